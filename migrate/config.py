@@ -1,0 +1,89 @@
+"""Configuration from ``[tool.migrate]`` in pyproject.toml.
+
+Looked up like ruff and black do: the nearest pyproject.toml at or above the
+common parent of the paths given (or the current directory). Command-line flags
+win over the file.
+
+```toml
+[tool.migrate]
+select = ["TFD"]           # rule ids or id prefixes
+ignore = ["TFD502"]
+exclude = ["third_party/*", "*_pb2.py"]
+jobs = 2
+rules-dirs = ["tools/migrate_rules"]   # extra rule directories, relative to pyproject.toml
+```
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+KNOWN_KEYS = {"select", "ignore", "exclude", "jobs", "rules-dirs"}
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Config:
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    jobs: int | None = None
+    rules_dirs: tuple[str, ...] = ()
+    source: str | None = None
+
+
+def find_pyproject(paths: list[str]) -> Path | None:
+    starts = [Path(p).resolve() for p in paths] or [Path.cwd()]
+    try:
+        common = Path(os.path.commonpath([str(p) for p in starts]))
+    except ValueError:
+        common = Path.cwd()
+    if common.is_file():
+        common = common.parent
+    for directory in (common, *common.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _str_list(path: Path, key: str, value) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: [tool.migrate] {key} must be a list of strings")
+    return tuple(value)
+
+
+def load_config(paths: list[str], explicit: str | None = None) -> Config:
+    path = Path(explicit) if explicit else find_pyproject(paths)
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
+    section = data.get("tool", {}).get("migrate")
+    if section is None:
+        return Config()
+    unknown = set(section) - KNOWN_KEYS
+    if unknown:
+        raise ConfigError(f"{path}: [tool.migrate] has unknown keys: {', '.join(sorted(unknown))} (known: {', '.join(sorted(KNOWN_KEYS))})")
+    jobs = section.get("jobs")
+    if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
+        raise ConfigError(f"{path}: [tool.migrate] jobs must be a positive integer")
+    rules_dirs = tuple(str((path.parent / d).resolve()) for d in _str_list(path, "rules-dirs", section.get("rules-dirs", [])))
+    return Config(
+        select=_str_list(path, "select", section.get("select", [])),
+        ignore=_str_list(path, "ignore", section.get("ignore", [])),
+        exclude=_str_list(path, "exclude", section.get("exclude", [])),
+        jobs=jobs,
+        rules_dirs=rules_dirs,
+        source=str(path),
+    )

@@ -1,0 +1,1 @@
+"""The codemod engine: planning, rewriting, and running over files."""

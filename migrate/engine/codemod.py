@@ -1,0 +1,617 @@
+"""The codemod: plan which rule applies where, then rewrite.
+
+Two passes over one parsed module:
+
+1. *Planning* (read-only). Names are resolved through imports (libcst's scope
+   analysis), through module-level aliases (``ReduceOp = tf.distribute.ReduceOp``)
+   and through tracked objects: a variable bound once to a strategy constructor
+   resolves as ``tensorflow.distribute.Strategy``, so ``strategy.run`` matches the
+   rule for ``tensorflow.distribute.Strategy.run``. A tracked object is rewritten
+   away only if *every* use of it has a static rule; otherwise it *escapes* (passed
+   as an argument, kept on ``self``, returned, reassigned…) and its construction is
+   pointed at ``migrate.runtime`` with all call sites left as they are.
+2. *Rewriting*, keyed by the original nodes the plan chose. Imports are scheduled
+   through libcst's AddImportsVisitor/RemoveImportsVisitor, which
+   :class:`~libcst.codemod.CodemodCommand` runs once at the end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import libcst as cst
+from libcst.codemod import CodemodCommand, CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.metadata import Assignment, ParentNodeProvider, PositionProvider, QualifiedNameSource, ScopeProvider
+
+from migrate import ops
+from migrate.engine.findings import Finding
+from migrate.rules import Rule
+
+# Spellings of the same TF 2 API: `import tensorflow.compat.v2 as tf` is `tensorflow`.
+NORMALIZE_PREFIXES = (("tensorflow.compat.v2.", "tensorflow."), ("tensorflow._api.v2.", "tensorflow."))
+SUPPRESS = "# migrate: ignore"
+
+
+def normalize(qualname: str) -> str:
+    for old, new in NORMALIZE_PREFIXES:
+        if qualname.startswith(old) or qualname + "." == old:
+            return new + qualname[len(old):] if qualname.startswith(old) else new[:-1]
+    return qualname
+
+
+class RuleIndex:
+    """Rules by what they match: exact names, name prefixes (``a.b.*``) and string literals."""
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.rules = rules
+        self.exact: dict[str, Rule] = {}
+        self.prefixes: list[tuple[str, Rule]] = []
+        self.strings: dict[str, Rule] = {}
+        self.returns: dict[str, str] = {}
+        for rule in rules:
+            for name in rule.exact_matches:
+                self.exact.setdefault(name, rule)
+                if rule.returns:
+                    self.returns.setdefault(name, rule.returns)
+            for prefix in rule.prefix_matches:
+                self.prefixes.append((prefix, rule))
+            for literal in rule.match_strings:
+                self.strings.setdefault(literal, rule)
+        self.prefixes.sort(key=lambda p: -len(p[0]))
+        self.roots = {name.split(".")[0] for name in list(self.exact) + [p for p, _ in self.prefixes]}
+
+    def candidates(self, qualname: str) -> list[tuple[Rule, str]]:
+        """(rule, suffix) pairs, most specific first; the suffix is what a prefix rule keeps."""
+        found = []
+        if qualname in self.exact:
+            found.append((self.exact[qualname], ""))
+        for prefix, rule in self.prefixes:
+            if qualname.startswith(prefix + "."):
+                found.append((rule, qualname[len(prefix):]))
+        return found
+
+
+@dataclass
+class Action:
+    rule: Rule
+    node: cst.CSTNode  # the original node the operation rewrites
+    match: cst.CSTNode  # the matched reference (for positions and messages)
+    api: str
+    suffix: str = ""
+    status: str = ""
+
+
+@dataclass
+class Plan:
+    refs: dict[cst.CSTNode, Action] = field(default_factory=dict)
+    calls: dict[cst.CSTNode, Action] = field(default_factory=dict)
+    scope_items: dict[cst.CSTNode, Action] = field(default_factory=dict)
+    statements: dict[cst.CSTNode, Action] = field(default_factory=dict)
+    markers: dict[cst.CSTNode, list[str]] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+
+class Planner:
+    """Decides, on the original tree, which rule rewrites which node."""
+
+    def __init__(self, module: cst.Module, wrapper, index: RuleIndex, path: str) -> None:
+        self.module = module
+        self.index = index
+        self.path = path
+        self.scopes = wrapper.resolve(ScopeProvider)
+        self.parents = wrapper.resolve(ParentNodeProvider)
+        self.positions = wrapper.resolve(PositionProvider)
+        self.aliases: dict[cst.Name, cst.BaseExpression] = {}
+        self.producers: list[tuple[cst.Name | None, cst.Call, cst.CSTNode]] = []
+        self.instances: dict[cst.Name, str] = {}
+        self.use_actions: dict[cst.CSTNode, tuple[Rule, str]] = {}
+        self.plan = Plan()
+        self.facts = ops.FileFacts()
+        self.suppressed = _suppressed_lines(module)
+        self._resolving: set[int] = set()
+
+    # -- small helpers --------------------------------------------------------------
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parents.get(node)
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+    def line_col(self, node: cst.CSTNode) -> tuple[int, int]:
+        pos = self.positions[node].start
+        return pos.line, pos.column + 1
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        cur = node
+        while cur is not None and not isinstance(cur, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            cur = self.parent(cur)
+        return cur
+
+    # -- name resolution ------------------------------------------------------------
+
+    def resolve(self, node: cst.CSTNode, *, instances: bool = True) -> str | None:
+        qual, _ = self.resolve_ex(node, instances=instances)
+        return qual
+
+    def resolve_ex(self, node: cst.CSTNode, *, instances: bool = True) -> tuple[str | None, bool]:
+        """The fully-qualified name ``node`` stands for, and whether an alias was followed."""
+        if isinstance(node, cst.Attribute):
+            base, via = self.resolve_ex(node.value, instances=instances)
+            return (f"{base}.{node.attr.value}", via) if base else (None, False)
+        if isinstance(node, cst.Call) and instances:
+            func = self.resolve(node.func, instances=False)
+            if func in self.index.returns:
+                return self.index.returns[func], False
+            return None, False
+        if not isinstance(node, cst.Name) or id(node) in self._resolving:
+            return None, False
+        scope = self.scopes.get(node)
+        if scope is None:
+            return None, False
+        names = {q.name for q in scope.get_qualified_names_for(node) if q.source is QualifiedNameSource.IMPORT}
+        if len(names) == 1:
+            return normalize(names.pop()), False
+        assignments = list(scope[node.value]) if node.value in scope else []
+        if len(assignments) != 1 or not isinstance(assignments[0], Assignment):
+            return None, False
+        target = assignments[0].node
+        if instances and target in self.instances:
+            return self.instances[target], False
+        if target in self.aliases:
+            self._resolving.add(id(node))
+            try:
+                qual, _ = self.resolve_ex(self.aliases[target], instances=False)
+            finally:
+                self._resolving.discard(id(node))
+            return qual, qual is not None
+        return None, False
+
+    # -- planning ---------------------------------------------------------------------
+
+    def run(self) -> Plan:
+        self.module.visit(_Collector(self))
+        self._decide_bindings()
+        self.module.visit(_Assigner(self))
+        self.plan.findings.sort()
+        return self.plan
+
+    def _decide_bindings(self) -> None:
+        """Track objects made by rules with ``returns``; keep them only if every use is static."""
+        for target, call, holder in self.producers:
+            qual = self.resolve(call.func, instances=False)
+            kind = self.index.returns.get(qual or "")
+            if kind is None:
+                continue
+            rule = self.index.exact[qual]
+            op = ops.REGISTRY[rule.operation]
+            if op.target == "statement" and not op.accepts(call.func, self.parent, rule.params):
+                continue
+            uses = self._static_uses(target, kind) if target is not None else {}
+            if uses is None:
+                continue
+            if target is not None:
+                self.instances[target] = kind
+            self.use_actions.update(uses)
+            stmt = self.parent(holder)
+            self.plan.statements[stmt] = Action(rule, stmt, call.func, qual or "", status=rule.status)
+
+    def _static_uses(self, target: cst.Name, kind: str) -> dict[cst.CSTNode, tuple[Rule, str]] | None:
+        scope = self.scopes.get(target)
+        if scope is None:
+            return None
+        assignments = [a for a in scope.assignments[target.value]]
+        if len(assignments) != 1 or not isinstance(assignments[0], Assignment) or assignments[0].node is not target:
+            return None
+        uses: dict[cst.CSTNode, tuple[Rule, str]] = {}
+        for access in assignments[0].references:
+            found = self._use_rule(access.node, kind)
+            if found is None:
+                return None
+            node, rule, api = found
+            uses[node] = (rule, api)
+        # A name bound again elsewhere (a global statement, a nested scope) is not ours alone.
+        for access in assignments[0].references:
+            if len([a for a in access.scope[target.value]]) != 1:
+                return None
+        return uses
+
+    def _use_rule(self, node: cst.CSTNode, kind: str) -> tuple[cst.CSTNode, Rule, str] | None:
+        """The deepest attribute chain above ``node`` that a static rule handles where it stands."""
+        best = None
+        cur, qual = node, kind
+        while True:
+            parent = self.parent(cur)
+            if not (isinstance(parent, cst.Attribute) and parent.value is cur):
+                break
+            cur, qual = parent, f"{qual}.{parent.attr.value}"
+            rule = self.index.exact.get(qual)
+            if rule is not None:
+                best = (cur, rule, qual)
+        if best is None:
+            return None
+        cur, rule, qual = best
+        op = ops.REGISTRY[rule.operation]
+        if not op.static or not op.accepts(cur, self.parent, rule.params):
+            return None
+        return best
+
+    def add(self, action: Action) -> None:
+        op = ops.REGISTRY[action.rule.operation]
+        line, _ = self.line_col(action.match)
+        if line in self.suppressed and (self.suppressed[line] is None or action.rule.id in self.suppressed[line]):
+            return
+        if op.target == "call":
+            self.plan.calls[action.node] = action
+            if op.name == "remove_call":
+                stmt = self.statement_of(action.node)
+                self.plan.statements[stmt] = action
+        elif op.target == "with_item":
+            self.plan.scope_items[action.node] = action
+        else:
+            self.plan.refs[action.node] = action
+        if op.name == "flag":
+            stmt = self.statement_of(action.match)
+            self.plan.markers.setdefault(stmt, []).append(f"# migrate: {action.rule.id} {action.rule.params['message']}")
+
+    def finding(self, action: Action, message: str | None = None, status: str | None = None) -> None:
+        line, col = self.line_col(action.match)
+        self.plan.findings.append(
+            Finding(
+                self.path,
+                line,
+                col,
+                action.rule.id,
+                status or action.status or action.rule.status,
+                message or action.rule.summary,
+                action.api,
+                action.rule.maps_to,
+            )
+        )
+
+
+def _suppressed_lines(module: cst.Module) -> dict[int, set[str] | None]:
+    """``# migrate: ignore`` / ``# migrate: ignore[TFD101,TFD102]`` comments by line number."""
+    out: dict[int, set[str] | None] = {}
+    code = module.code
+    if SUPPRESS not in code:
+        return out
+    for n, line in enumerate(code.splitlines(), 1):
+        at = line.find(SUPPRESS)
+        if at < 0:
+            continue
+        rest = line[at + len(SUPPRESS):]
+        if rest.startswith("["):
+            out[n] = {c.strip() for c in rest[1:rest.find("]")].split(",") if c.strip()}
+        else:
+            out[n] = None
+    return out
+
+
+class _Collector(cst.CSTVisitor):
+    """First pass: aliases, objects made by tracked constructors, and whole-file facts."""
+
+    def __init__(self, planner: Planner) -> None:
+        self.p = planner
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        target = node.targets[0].target
+        if isinstance(node.value, (cst.Name, cst.Attribute)):
+            self.p.aliases[target] = node.value
+        elif isinstance(node.value, cst.Call):
+            self.p.producers.append((target, node.value, node))
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, cst.Call):
+            self.p.producers.append((None, node.value, node))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "fit":
+            self.p.facts.uses_keras_fit = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == "GradientTape":
+            self.p.facts.uses_gradient_tape = True
+
+
+class _Assigner(cst.CSTVisitor):
+    """Second pass: give each reference, call, scope and statement its action."""
+
+    def __init__(self, planner: Planner) -> None:
+        self.p = planner
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        action = self.p.plan.statements.get(node)
+        if action is not None and action.rule.operation != "remove_call":
+            self.p.finding(action)
+            return False  # the statement is replaced whole
+        return True
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        rule = self.p.index.strings.get(_string_value(node))
+        if rule is not None:
+            action = Action(rule, node, node, repr(_string_value(node)), status=rule.status)
+            self.p.add(action)
+            self.p.finding(action)
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        return self._reference(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if not self._reference(node):
+            return False
+        node.value.visit(self)  # the attribute's own name is not a reference
+        return False
+
+    def _reference(self, node: cst.Name | cst.Attribute) -> bool:
+        """Plan ``node``; False when it is rewritten whole (its children need nothing)."""
+        p = self.p
+        use = p.use_actions.get(node)
+        if use is not None:
+            rule, api = use
+            self._plan(rule, node, api, "")
+            return False
+        parent = p.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return True  # the outermost attribute decides
+        if isinstance(node, cst.Name) and _is_binding_name(node, parent):
+            return True
+        qual, via_alias = p.resolve_ex(node, instances=False)
+        if qual is None or via_alias or qual.split(".")[0] not in p.index.roots:
+            return True
+        for rule, suffix in p.index.candidates(qual):
+            op = ops.REGISTRY[rule.operation]
+            if op.target in ("statement", "with_item"):
+                continue  # reached only when the object escaped: a fallback rule takes it
+            if op.accepts(node, p.parent, rule.params):
+                self._plan(rule, node, qual, suffix)
+                return False
+        return True
+
+    def _plan(self, rule: Rule, node: cst.CSTNode, api: str, suffix: str) -> None:
+        op = ops.REGISTRY[rule.operation]
+        target = self.p.parent(node) if op.target in ("call", "with_item") else node
+        if op.target == "with_item":
+            target = self.p.parent(target)  # the WithItem holding `<strategy>.scope()`
+        action = Action(rule, target, node, api, suffix, status=rule.status)
+        self.p.add(action)
+        if op.name != "remove_call":
+            self.p.finding(action)
+
+
+def _string_value(node: cst.SimpleString) -> str:
+    try:
+        return node.evaluated_value if isinstance(node.evaluated_value, str) else ""
+    except Exception:  # noqa: BLE001 - odd literals (bytes, bad escapes) simply match nothing
+        return ""
+
+
+def _is_binding_name(node: cst.Name, parent: cst.CSTNode | None) -> bool:
+    """Names that introduce a binding or a keyword rather than read one."""
+    if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Param, cst.Arg, cst.Global, cst.Nonlocal, cst.ImportAlias, cst.AsName)):
+        return parent.keyword is node if isinstance(parent, cst.Arg) else True
+    if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AnnAssign, cst.AugAssign)) and parent.target is node):
+        return True
+    return False
+
+
+class Rewriter(cst.CSTTransformer):
+    """Applies a :class:`Plan`; every lookup is by original node."""
+
+    def __init__(self, planner: Planner, context: CodemodContext) -> None:
+        super().__init__()
+        self.p = planner
+        self.plan = planner.plan
+        self.context = context
+        self.unwrap: set[int] = set()
+        self.removed: dict[int, str | None] = {}
+
+    # -- ops' view of the engine ------------------------------------------------------
+
+    @property
+    def facts(self) -> ops.FileFacts:
+        return self.p.facts
+
+    def code(self, node: cst.CSTNode) -> str:
+        try:
+            return self.p.code(node)
+        except Exception:  # noqa: BLE001 - a node built by an op has no place in the module
+            return cst.Module([]).code_for_node(node)
+
+    def resolve(self, node: cst.CSTNode) -> str | None:
+        return self.p.resolve(node, instances=False)
+
+    def note(self, node: cst.CSTNode, message: str, status: str = "info") -> None:
+        action = self._current
+        self.p.finding(Action(action.rule, action.node, action.match, action.api), message, status)
+
+    # -- applying -----------------------------------------------------------------------
+
+    def _apply(self, action: Action, original: cst.CSTNode, updated: cst.CSTNode):
+        self._current = action
+        op = ops.REGISTRY[action.rule.operation]
+        new = op.rewrite(self, original, updated, action.rule.params, action.suffix)
+        if new is not updated:
+            RemoveImportsVisitor.remove_unused_import_by_node(self.context, original)
+            self._add_imports(action.rule, new)
+        return new
+
+    def _add_imports(self, rule: Rule, new) -> None:
+        used = _names_in(new)
+        for imp in rule.imports:
+            bound = imp.asname or imp.obj or imp.module.split(".")[0]
+            if bound in used:
+                AddImportsVisitor.add_needed_import(self.context, imp.module, imp.obj, imp.asname)
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name):
+        action = self.plan.refs.get(original)
+        return self._apply(action, original, updated) if action else updated
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
+        action = self.plan.refs.get(original)
+        return self._apply(action, original, updated) if action else updated
+
+    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
+        action = self.plan.refs.get(original)
+        return self._apply(action, original, updated) if action else updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call):
+        action = self.plan.calls.get(original)
+        if action is None or action.rule.operation == "remove_call":
+            return updated
+        return self._apply(action, original, updated)
+
+    def leave_With(self, original: cst.With, updated: cst.With):
+        keep = [new for old, new in zip(original.items, updated.items) if old not in self.plan.scope_items]
+        if len(keep) == len(updated.items):
+            return updated
+        for old in original.items:
+            if old in self.plan.scope_items:
+                RemoveImportsVisitor.remove_unused_import_by_node(self.context, old)
+        if keep:
+            keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated.with_changes(items=keep)
+        self.unwrap.add(id(updated))
+        return updated
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
+        action = self.plan.statements.get(original)
+        if action is None:
+            return self._mark(original, updated)
+        self._current = action
+        RemoveImportsVisitor.remove_unused_import_by_node(self.context, original)
+        op = ops.REGISTRY[action.rule.operation]
+        if op.name == "remove_call":
+            text = " ".join(self.p.code(original.body[0]).split())
+            if len(text) > 60:
+                text = text[:57] + "..."
+            self.removed[id(updated)] = f"# migrate: {action.rule.id} removed `{text}`: {action.rule.params['reason']}"
+            self.p.finding(action, f"removed `{text}`: {action.rule.params['reason']}")
+            return updated
+        if op.name != "construct_strategy":
+            self.removed[id(updated)] = None  # a tracked binding whose every use was rewritten
+            return updated
+        call = original.body[0].value if isinstance(original.body[0], (cst.Assign, cst.Expr)) else None
+        statements = op.statements(self, call, action.rule.params)
+        for stmt in statements:
+            self._add_imports(action.rule, stmt)
+        first, last = statements[0], statements[-1]
+        statements[0] = first.with_changes(leading_lines=updated.leading_lines)
+        statements[-1] = statements[-1].with_changes(trailing_whitespace=updated.trailing_whitespace) if len(statements) > 1 else statements[0].with_changes(trailing_whitespace=updated.trailing_whitespace)
+        return cst.FlattenSentinel(statements)
+
+    def on_leave(self, original, updated):
+        result = super().on_leave(original, updated)
+        if isinstance(original, cst.BaseCompoundStatement) and isinstance(result, cst.BaseCompoundStatement):
+            result = self._mark(original, result)
+        return result
+
+    def _mark(self, original, updated):
+        comments = self.plan.markers.get(original)
+        if not comments:
+            return updated
+        have = {line.comment.value for line in updated.leading_lines if line.comment}
+        extra = [cst.EmptyLine(comment=cst.Comment(c)) for c in dict.fromkeys(comments) if c not in have]
+        return updated.with_changes(leading_lines=[*updated.leading_lines, *extra]) if extra else updated
+
+    # -- bodies: statements removed or unwrapped are spliced here, keeping their comments --
+
+    def leave_IndentedBlock(self, original, updated: cst.IndentedBlock):
+        body, footer = self._splice(updated.body, updated.footer)
+        if body is updated.body:
+            return updated
+        return updated.with_changes(body=body, footer=footer)
+
+    def leave_Module(self, original, updated: cst.Module):
+        body, footer = self._splice(updated.body, updated.footer)
+        if body is updated.body:
+            return updated
+        return updated.with_changes(body=body, footer=footer)
+
+    def _splice(self, body, footer):
+        if not any(id(s) in self.unwrap or id(s) in self.removed for s in body):
+            return body, footer
+        out: list[cst.BaseStatement] = []
+        carry: list[cst.EmptyLine] = []
+        for stmt in body:
+            if id(stmt) in self.removed:
+                carry += list(stmt.leading_lines)
+                comment = self.removed[id(stmt)]
+                if comment:
+                    carry.append(cst.EmptyLine(comment=cst.Comment(comment)))
+                continue
+            if id(stmt) in self.unwrap:
+                inner = stmt.body
+                lead = carry + list(stmt.leading_lines)
+                carry = []
+                if isinstance(inner, cst.IndentedBlock):
+                    if inner.header.comment:
+                        lead.append(cst.EmptyLine(comment=inner.header.comment))
+                    statements = list(inner.body)
+                    carry = list(inner.footer)
+                else:
+                    statements = [cst.SimpleStatementLine(body=inner.body, trailing_whitespace=inner.trailing_whitespace)]
+                if statements:
+                    statements[0] = statements[0].with_changes(leading_lines=[*lead, *statements[0].leading_lines])
+                    out += statements
+                else:
+                    carry = lead + carry
+                continue
+            if carry:
+                stmt = stmt.with_changes(leading_lines=[*carry, *stmt.leading_lines])
+                carry = []
+            out.append(stmt)
+        if not out:
+            out = [cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carry)]
+            carry = []
+        return out, [*carry, *footer]
+
+
+def _names_in(node) -> set[str]:
+    names: set[str] = set()
+
+    class _V(cst.CSTVisitor):
+        def visit_Name(self, n: cst.Name) -> None:
+            names.add(n.value)
+
+    nodes = node.nodes if isinstance(node, cst.FlattenSentinel) else [node]
+    for n in nodes:
+        n.visit(_V())
+    return names
+
+
+class MigrateCommand(CodemodCommand):
+    """The whole conversion of one module, as a libcst codemod command."""
+
+    DESCRIPTION = "Convert tf.distribute training code to MindSpore data parallelism."
+    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider, PositionProvider)
+
+    def __init__(self, context: CodemodContext, index: RuleIndex, path: str = "<string>") -> None:
+        super().__init__(context)
+        self.index = index
+        self.path = path
+        self.findings: list[Finding] = []
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        planner = Planner(tree, self.context.wrapper, self.index, self.path)
+        plan = planner.run()
+        if not (plan.refs or plan.calls or plan.scope_items or plan.statements or plan.markers):
+            self.findings = plan.findings
+            return tree
+        new = tree.visit(Rewriter(planner, self.context))
+        self.findings = sorted(plan.findings)
+        return new
+
+
+def mentions_any(code: str, index: RuleIndex) -> bool:
+    """Cheap pre-filter: a file that never names a rule's root module needs no scope analysis."""
+    return any(root in code for root in index.roots) or any(s in code for s in index.strings)
+

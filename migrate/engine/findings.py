@@ -1,0 +1,28 @@
+"""Findings: what the engine saw at one place in one file, and what it did about it."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+# converted: rewritten statically; runtime: left to migrate.runtime at run time;
+# manual: a person has to act; info: converted, with a behaviour note worth reading.
+NEEDS_PERSON = ("manual",)
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    path: str
+    line: int
+    col: int
+    rule: str
+    status: str
+    message: str
+    api: str = ""
+    maps_to: str = ""
+
+    def format(self) -> str:
+        """``path:line:col: ID message`` as ruff and flake8 print them."""
+        return f"{self.path}:{self.line}:{self.col}: {self.rule} {self.message}"
+
+    def to_dict(self) -> dict:
+        return asdict(self)

@@ -1,0 +1,75 @@
+"""What every rewrite operation shares: parameter specs and the context it rewrites in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+import libcst as cst
+
+
+@dataclass(frozen=True)
+class Param:
+    type: type | tuple[type, ...]
+    required: bool = False
+    doc: str = ""
+
+
+class RewriteContext(Protocol):
+    """What the engine offers an operation while it rewrites one node."""
+
+    facts: "FileFacts"
+
+    def code(self, node: cst.CSTNode) -> str: ...
+
+    def resolve(self, node: cst.CSTNode) -> str | None: ...
+
+    def note(self, node: cst.CSTNode, message: str, status: str = "info") -> None: ...
+
+
+@dataclass
+class FileFacts:
+    """Whole-file observations some operations depend on (computed once per file)."""
+
+    uses_keras_fit: bool = False
+    uses_gradient_tape: bool = False
+
+
+class Operation:
+    """One rewrite operation. Subclasses set ``name``, ``target`` and ``params``.
+
+    ``target`` says where the engine applies it:
+      * ``reference`` – a name or attribute (``tf.distribute.ReduceOp.SUM``);
+      * ``call`` – a call whose callee matches;
+      * ``with_item`` – ``with <strategy>.scope():`` items;
+      * ``statement`` – the statement holding a matching constructor call.
+    ``static`` says whether a use of a tracked object (a strategy variable) through
+    this operation can be rewritten away; if any use cannot, the object is kept and
+    handled at run time instead.
+    """
+
+    name: str = ""
+    target: str = "reference"
+    static: bool = True
+    params: dict[str, Param] = {}
+
+    def validate_params(self, params: dict[str, Any]) -> None:
+        for key in params:
+            if key not in self.params:
+                raise ValueError(f"operation '{self.name}' has no parameter '{key}' (known: {', '.join(self.params) or 'none'})")
+        for key, spec in self.params.items():
+            if key not in params:
+                if spec.required:
+                    raise ValueError(f"operation '{self.name}' needs parameter '{key}'")
+                continue
+            if not isinstance(params[key], spec.type):
+                names = spec.type.__name__ if isinstance(spec.type, type) else " or ".join(t.__name__ for t in spec.type)
+                raise ValueError(f"parameter '{key}' must be {names}")
+        self.check(params)
+
+    def check(self, params: dict[str, Any]) -> None:
+        """Further validation of parameter values; raise ValueError."""
+
+    def accepts(self, node: cst.CSTNode, parent: Callable[[cst.CSTNode], cst.CSTNode | None], params: dict[str, Any]) -> bool:
+        """Can this operation rewrite ``node`` (the matched reference) where it stands?"""
+        return True

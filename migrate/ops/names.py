@@ -1,0 +1,63 @@
+"""Operations on references: rename an API, rewrite an attribute, flag a use for a person."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+from libcst.helpers import parse_template_expression
+
+from migrate.ops.base import Operation, Param
+
+
+def is_store(node: cst.CSTNode, parent) -> bool:
+    p = parent(node)
+    return isinstance(p, (cst.AssignTarget, cst.Del)) or (isinstance(p, (cst.AugAssign, cst.AnnAssign)) and p.target is node)
+
+
+class Rename(Operation):
+    """``tf.distribute.X`` → ``<to>``; a rule matching ``a.b.*`` keeps the rest of the name."""
+
+    name = "rename"
+    target = "reference"
+    params = {"to": Param(str, required=True, doc="dotted name of the replacement")}
+
+    def check(self, params: dict[str, Any]) -> None:
+        cst.parse_expression(params["to"])
+
+    def rewrite(self, ctx, original, updated, params, suffix: str = ""):
+        return cst.parse_expression(params["to"] + suffix)
+
+
+class AttributeTemplate(Operation):
+    """``<receiver>.attr`` → an expression, e.g. ``strategy.num_replicas_in_sync`` → ``get_group_size()``."""
+
+    name = "attribute_template"
+    target = "reference"
+    params = {"template": Param(str, required=True, doc="expression; {receiver} is the object")}
+
+    def check(self, params: dict[str, Any]) -> None:
+        kwargs = {"receiver": cst.Name("x")} if "{receiver}" in params["template"] else {}
+        parse_template_expression(params["template"], **kwargs)
+
+    def accepts(self, node, parent, params) -> bool:
+        return not is_store(node, parent)
+
+    def rewrite(self, ctx, original, updated, params, suffix: str = ""):
+        receiver = updated.value if isinstance(updated, cst.Attribute) else updated
+        kwargs = {"receiver": receiver} if "{receiver}" in params["template"] else {}
+        return parse_template_expression(params["template"], **kwargs)
+
+
+class Flag(Operation):
+    """Leave the code as it is; mark it with a comment and a finding for a person."""
+
+    name = "flag"
+    target = "reference"
+    static = False
+    params = {
+        "message": Param(str, required=True, doc="what a person has to do"),
+    }
+
+    def rewrite(self, ctx, original, updated, params, suffix: str = ""):
+        return updated

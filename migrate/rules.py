@@ -1,0 +1,260 @@
+"""The rule model: one YAML file per rule under ``rules/<area>/<ID>-<slug>.yaml``.
+
+Rules are data. A rule names the TensorFlow API(s) it matches by fully-qualified
+name, the operation from :mod:`migrate.ops` that rewrites a match, that
+operation's parameters, the imports the rewritten code needs, a markdown note on
+what behaves differently in MindSpore, links, and examples that double as tests.
+
+The schema is checked when rules load; a bad file raises :class:`RuleError`
+naming the file, the field and the problem.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ID_PATTERN = re.compile(r"^[A-Z]{2,5}\d{3}$")
+SLUG_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+QUALNAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*(\.\*)?$")
+IMPORT_PATTERN = re.compile(
+    r"^(?:import (?P<module>[\w.]+)(?: as (?P<asname>\w+))?"
+    r"|from (?P<from>[\w.]+) import (?P<obj>\w+)(?: as (?P<objas>\w+))?)$"
+)
+STATUSES = ("converted", "runtime", "manual", "info")
+
+
+class RuleError(ValueError):
+    """A rule file that does not follow the schema."""
+
+    def __init__(self, path: Path | str, field_name: str, problem: str) -> None:
+        self.path, self.field, self.problem = str(path), field_name, problem
+        super().__init__(f"{path}: field '{field_name}': {problem}")
+
+
+@dataclass(frozen=True)
+class Import:
+    """One import a rewritten node needs, as given to libcst's AddImportsVisitor."""
+
+    module: str
+    obj: str | None = None
+    asname: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> "Import":
+        m = IMPORT_PATTERN.match(text.strip())
+        if not m:
+            raise ValueError(f"not an import statement: {text!r}")
+        if m["module"]:
+            return cls(m["module"], None, m["asname"])
+        return cls(m["from"], m["obj"], m["objas"])
+
+    def __str__(self) -> str:
+        if self.obj is None:
+            return f"import {self.module}" + (f" as {self.asname}" if self.asname else "")
+        return f"from {self.module} import {self.obj}" + (f" as {self.asname}" if self.asname else "")
+
+
+@dataclass(frozen=True)
+class Example:
+    before: str
+    after: str | None  # None: the input must come out unchanged
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    name: str
+    summary: str
+    area: str
+    match: tuple[str, ...]
+    operation: str
+    params: dict[str, Any]
+    imports: tuple[Import, ...]
+    difference: str
+    maps_to: str
+    status: str
+    links: tuple[str, ...]
+    examples: tuple[Example, ...]
+    returns: str | None = None
+    path: str = ""
+    match_strings: tuple[str, ...] = field(default=())
+
+    @property
+    def prefix_matches(self) -> tuple[str, ...]:
+        return tuple(m[:-2] for m in self.match if m.endswith(".*"))
+
+    @property
+    def exact_matches(self) -> tuple[str, ...]:
+        return tuple(m for m in self.match if not m.endswith(".*"))
+
+
+_FIELDS: dict[str, tuple[type | tuple[type, ...], bool]] = {
+    # name: (type, required)
+    "id": (str, True),
+    "name": (str, True),
+    "summary": (str, True),
+    "match": (list, False),
+    "match_strings": (list, False),
+    "operation": (str, True),
+    "params": (dict, False),
+    "imports": (list, False),
+    "difference": (str, True),
+    "maps_to": (str, True),
+    "status": (str, True),
+    "links": (list, False),
+    "examples": (list, True),
+    "returns": (str, False),
+}
+
+
+def _check_str_list(path: Path, key: str, value: list, pattern: re.Pattern | None = None) -> tuple[str, ...]:
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item.strip():
+            raise RuleError(path, f"{key}[{i}]", "must be a non-empty string")
+        if pattern is not None and not pattern.match(item):
+            raise RuleError(path, f"{key}[{i}]", f"{item!r} is not a dotted name (optionally ending in '.*')")
+    return tuple(value)
+
+
+def parse_rule(data: Any, path: Path, area: str) -> Rule:
+    """Validate one rule's parsed YAML and build the :class:`Rule`."""
+    from migrate import ops  # ops validate their own parameters
+
+    if not isinstance(data, dict):
+        raise RuleError(path, "<file>", "must be a mapping of fields")
+    for key in data:
+        if key not in _FIELDS:
+            raise RuleError(path, key, f"unknown field (allowed: {', '.join(_FIELDS)})")
+    for key, (typ, required) in _FIELDS.items():
+        if key not in data:
+            if required:
+                raise RuleError(path, key, "is required")
+            continue
+        if not isinstance(data[key], typ):
+            raise RuleError(path, key, f"must be a {typ.__name__}, not {type(data[key]).__name__}")
+
+    rule_id = data["id"]
+    if not ID_PATTERN.match(rule_id):
+        raise RuleError(path, "id", f"{rule_id!r} must look like 'TFD101' (2-5 capitals, 3 digits)")
+    if not SLUG_PATTERN.match(data["name"]):
+        raise RuleError(path, "name", f"{data['name']!r} must be a lowercase slug like 'unwrap-scope'")
+    expected_stem = f"{rule_id}-{data['name']}"
+    if path.stem != expected_stem:
+        raise RuleError(path, "name", f"file must be named {expected_stem}{path.suffix}")
+    if "\n" in data["summary"].strip():
+        raise RuleError(path, "summary", "must be one line")
+    match = _check_str_list(path, "match", data.get("match", []), QUALNAME_PATTERN)
+    match_strings = _check_str_list(path, "match_strings", data.get("match_strings", []))
+    if not match and not match_strings:
+        raise RuleError(path, "match", "a rule must match at least one API (match) or literal (match_strings)")
+    if data["status"] not in STATUSES:
+        raise RuleError(path, "status", f"must be one of {', '.join(STATUSES)}")
+
+    op = ops.REGISTRY.get(data["operation"])
+    if op is None:
+        raise RuleError(path, "operation", f"unknown operation {data['operation']!r} (known: {', '.join(sorted(ops.REGISTRY))})")
+    params = data.get("params", {}) or {}
+    try:
+        op.validate_params(params)
+    except ValueError as exc:
+        raise RuleError(path, "params", str(exc)) from None
+
+    imports = []
+    for i, text in enumerate(data.get("imports", [])):
+        try:
+            imports.append(Import.parse(text))
+        except (ValueError, AttributeError, TypeError):
+            raise RuleError(path, f"imports[{i}]", f"{text!r} must be 'import a.b [as c]' or 'from a.b import c [as d]'") from None
+
+    links = _check_str_list(path, "links", data.get("links", []))
+    examples = []
+    for i, ex in enumerate(data["examples"]):
+        where = f"examples[{i}]"
+        if not isinstance(ex, dict):
+            raise RuleError(path, where, "must be a mapping with 'before' and 'after', or 'unchanged'")
+        if set(ex) == {"unchanged"} and isinstance(ex["unchanged"], str):
+            examples.append(Example(ex["unchanged"], None))
+        elif set(ex) == {"before", "after"} and all(isinstance(ex[k], str) for k in ex):
+            examples.append(Example(ex["before"], ex["after"]))
+        else:
+            raise RuleError(path, where, "must have string 'before' and 'after', or only 'unchanged'")
+    if not any(ex.after is not None for ex in examples):
+        raise RuleError(path, "examples", "needs at least one before/after pair")
+
+    return Rule(
+        id=rule_id,
+        name=data["name"],
+        summary=data["summary"].strip(),
+        area=area,
+        match=match,
+        operation=data["operation"],
+        params=params,
+        imports=tuple(imports),
+        difference=data["difference"].strip(),
+        maps_to=data["maps_to"].strip(),
+        status=data["status"],
+        links=links,
+        examples=tuple(examples),
+        returns=data.get("returns"),
+        path=str(path),
+        match_strings=match_strings,
+    )
+
+
+def default_rules_dir() -> Path:
+    """``rules/`` of a source checkout, or the copy packaged inside an installed wheel."""
+    packaged = Path(__file__).parent / "_rules"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "rules"
+
+
+def load_rules_from(directory: Path) -> list[Rule]:
+    rules: list[Rule] = []
+    seen: dict[str, str] = {}
+    for path in sorted(directory.glob("*/*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise RuleError(path, "<file>", f"is not valid YAML: {exc}") from None
+        rule = parse_rule(data, path, path.parent.name)
+        if rule.id in seen:
+            raise RuleError(path, "id", f"{rule.id} is also used by {seen[rule.id]}")
+        seen[rule.id] = str(path)
+        rules.append(rule)
+    if not rules:
+        raise RuleError(directory, "<dir>", "holds no rules (expected rules/<area>/<ID>-<slug>.yaml)")
+    return rules
+
+
+@functools.cache
+def _load_cached(directories: tuple[str, ...]) -> tuple[Rule, ...]:
+    rules: list[Rule] = []
+    for d in directories:
+        rules.extend(load_rules_from(Path(d)))
+    ids = [r.id for r in rules]
+    dupes = {i for i in ids if ids.count(i) > 1}
+    if dupes:
+        raise RuleError(directories[-1], "id", f"rule ids defined twice: {', '.join(sorted(dupes))}")
+    return tuple(rules)
+
+
+def load_rules(extra_dirs: tuple[str, ...] = ()) -> tuple[Rule, ...]:
+    """All rules: the bundled set plus any extra directories from configuration."""
+    return _load_cached((str(default_rules_dir()), *extra_dirs))
+
+
+def select_rules(rules: tuple[Rule, ...], select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[Rule, ...]:
+    """Filter by id or id prefix, as ruff's --select/--ignore do (``TFD`` selects every TFD rule)."""
+
+    def hit(rule: Rule, codes: tuple[str, ...]) -> bool:
+        return any(rule.id.startswith(code) for code in codes)
+
+    chosen = [r for r in rules if (not select or hit(r, select)) and not hit(r, ignore)]
+    return tuple(chosen)
