@@ -103,6 +103,7 @@ class Planner:
         self.positions = wrapper.resolve(PositionProvider)
         self.aliases: dict[cst.Name, cst.BaseExpression] = {}
         self.producers: list[tuple[cst.Name | None, cst.Call, cst.CSTNode]] = []
+        self.chained: list[cst.Call] = []  # `make_thing().method(...)`: a call used directly as a receiver
         self.instances: dict[cst.Name, str] = {}
         self.use_actions: dict[cst.CSTNode, tuple[Rule, str]] = {}
         self.plan = Plan()
@@ -172,6 +173,7 @@ class Planner:
     def run(self) -> Plan:
         self.module.visit(_Collector(self))
         self._decide_bindings()
+        self._decide_chains()
         self.module.visit(_Assigner(self))
         self.plan.findings.sort()
         return self.plan
@@ -189,12 +191,24 @@ class Planner:
                 continue
             uses = self._static_uses(target, kind) if target is not None else {}
             if uses is None:
-                continue
+                continue  # escaped: a fallback rule points the construction at migrate.runtime
             if target is not None:
                 self.instances[target] = kind
             self.use_actions.update(uses)
             stmt = self.parent(holder)
             self.plan.statements[stmt] = Action(rule, stmt, call.func, qual or "", status=rule.status)
+
+    def _decide_chains(self) -> None:
+        """``tf.distribute.get_replica_context().all_reduce(...)``: the call is the receiver."""
+        for call in self.chained:
+            kind = self.index.returns.get(self.resolve(call.func, instances=False) or "")
+            found = self._use_rule(call, kind) if kind else None
+            if found is None:
+                continue
+            node, rule, api = found
+            op = ops.REGISTRY[rule.operation]
+            if op.name == "flag" or (op.static and op.accepts(node, self.parent, rule.params)):
+                self.use_actions[node] = (rule, api)
 
     def _static_uses(self, target: cst.Name, kind: str) -> dict[cst.CSTNode, tuple[Rule, str]] | None:
         scope = self.scopes.get(target)
@@ -204,12 +218,21 @@ class Planner:
         if len(assignments) != 1 or not isinstance(assignments[0], Assignment) or assignments[0].node is not target:
             return None
         uses: dict[cst.CSTNode, tuple[Rule, str]] = {}
+        static = True
         for access in assignments[0].references:
             found = self._use_rule(access.node, kind)
             if found is None:
-                return None
+                static = False
+                continue
             node, rule, api = found
+            op = ops.REGISTRY[rule.operation]
+            if op.name == "flag":
+                self.use_actions[node] = (rule, api)  # flagged whether or not the object escapes
+            if not op.static or not op.accepts(node, self.parent, rule.params):
+                static = False
             uses[node] = (rule, api)
+        if not static:
+            return None
         # A name bound again elsewhere (a global statement, a nested scope) is not ours alone.
         for access in assignments[0].references:
             if len([a for a in access.scope[target.value]]) != 1:
@@ -228,12 +251,6 @@ class Planner:
             rule = self.index.exact.get(qual)
             if rule is not None:
                 best = (cur, rule, qual)
-        if best is None:
-            return None
-        cur, rule, qual = best
-        op = ops.REGISTRY[rule.operation]
-        if not op.static or not op.accepts(cur, self.parent, rule.params):
-            return None
         return best
 
     def add(self, action: Action) -> None:
@@ -310,6 +327,9 @@ class _Collector(cst.CSTVisitor):
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "fit":
             self.p.facts.uses_keras_fit = True
+        parent = self.p.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            self.p.chained.append(node)
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value == "GradientTape":
@@ -434,6 +454,10 @@ class Rewriter(cst.CSTTransformer):
         self.p.finding(Action(action.rule, action.node, action.match, action.api), message, status)
 
     # -- applying -----------------------------------------------------------------------
+
+    @property
+    def current(self) -> Action:
+        return self._current
 
     def _apply(self, action: Action, original: cst.CSTNode, updated: cst.CSTNode):
         self._current = action
@@ -600,6 +624,10 @@ class MigrateCommand(CodemodCommand):
         self.path = path
         self.findings: list[Finding] = []
 
+    def transform_module(self, tree: cst.Module) -> cst.Module:
+        new = super().transform_module(tree)
+        return _no_leading_blank_lines(tree, new)
+
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         planner = Planner(tree, self.context.wrapper, self.index, self.path)
         plan = planner.run()
@@ -609,6 +637,21 @@ class MigrateCommand(CodemodCommand):
         new = tree.visit(Rewriter(planner, self.context))
         self.findings = sorted(plan.findings)
         return new
+
+
+def _no_leading_blank_lines(old: cst.Module, new: cst.Module) -> cst.Module:
+    """Removing a file's first import must not leave the file starting with a blank line."""
+    if new is old or not new.body or new.header or old.header:
+        return new
+    if old.body and any(not line.comment for line in old.body[0].leading_lines[:1]):
+        return new  # the input itself started with a blank line
+    first = new.body[0]
+    lines = list(first.leading_lines)
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    if len(lines) == len(first.leading_lines):
+        return new
+    return new.with_changes(body=[first.with_changes(leading_lines=lines), *new.body[1:]])
 
 
 def mentions_any(code: str, index: RuleIndex) -> bool:

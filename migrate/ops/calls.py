@@ -49,7 +49,15 @@ class CallTemplate(Operation):
         values = {k: v for k, v in bound.items() if "{%s}" % k in template}
         if "{receiver}" in template and isinstance(updated.func, cst.Attribute):
             values["receiver"] = updated.func.value
-        return parse_template_expression(template, **values)
+        return keep_layout(updated, parse_template_expression(template, **values))
+
+
+def keep_layout(old: cst.Call, new: cst.BaseExpression) -> cst.BaseExpression:
+    """A rebuilt call keeps the original's line breaks after ``(`` and before ``)``."""
+    if not isinstance(new, cst.Call) or not new.args or not old.args:
+        return new
+    last = new.args[-1].with_changes(whitespace_after_arg=old.args[-1].whitespace_after_arg)
+    return new.with_changes(whitespace_before_args=old.whitespace_before_args, args=[*new.args[:-1], last])
 
 
 class RunToCall(Operation):
@@ -95,7 +103,7 @@ class RunToCall(Operation):
             call_args.append(cst.Arg(kwargs, star="**"))
         # Commas between the rebuilt arguments, none after the last.
         call_args = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in call_args[:-1]] + call_args[-1:]
-        return cst.Call(func=bound["fn"], args=call_args)
+        return keep_layout(updated, cst.Call(func=bound["fn"], args=call_args))
 
 
 class RemoveCall(Operation):

@@ -15,18 +15,29 @@ def is_store(node: cst.CSTNode, parent) -> bool:
     return isinstance(p, (cst.AssignTarget, cst.Del)) or (isinstance(p, (cst.AugAssign, cst.AnnAssign)) and p.target is node)
 
 
+def renamed(to: str, api: str, suffix: str) -> cst.BaseExpression:
+    """``to`` plus what a prefix rule keeps; ``to`` ending in ``.*`` keeps the API's own last name."""
+    if to.endswith(".*"):
+        to = to[:-1] + api.rsplit(".", 1)[-1]
+    return cst.parse_expression(to + suffix)
+
+
+def check_target(to: str) -> None:
+    cst.parse_expression(to[:-2] if to.endswith(".*") else to)
+
+
 class Rename(Operation):
     """``tf.distribute.X`` → ``<to>``; a rule matching ``a.b.*`` keeps the rest of the name."""
 
     name = "rename"
     target = "reference"
-    params = {"to": Param(str, required=True, doc="dotted name of the replacement")}
+    params = {"to": Param(str, required=True, doc="dotted name of the replacement; 'x.*' keeps the matched last name")}
 
     def check(self, params: dict[str, Any]) -> None:
-        cst.parse_expression(params["to"])
+        check_target(params["to"])
 
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
-        return cst.parse_expression(params["to"] + suffix)
+        return renamed(params["to"], ctx.current.api, suffix)
 
 
 class AttributeTemplate(Operation):
@@ -57,7 +68,14 @@ class Flag(Operation):
     static = False
     params = {
         "message": Param(str, required=True, doc="what a person has to do"),
+        "to": Param(str, doc="also rename the reference (e.g. to the migrate.runtime equivalent)"),
     }
 
+    def check(self, params: dict[str, Any]) -> None:
+        if "to" in params:
+            check_target(params["to"])
+
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
+        if "to" in params:
+            return renamed(params["to"], ctx.current.api, suffix)
         return updated

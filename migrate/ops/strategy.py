@@ -27,6 +27,26 @@ COMMUNICATION_OPTIONS = {
 }
 
 
+def const_int(node: cst.BaseExpression) -> int | None:
+    """The value of an integer literal or of +, -, * and ** over them (``50 * 1024 * 1024``)."""
+    if isinstance(node, cst.Integer):
+        return int(node.value.replace("_", ""), 0)
+    if isinstance(node, cst.BinaryOperation):
+        left, right = const_int(node.left), const_int(node.right)
+        if left is None or right is None:
+            return None
+        op = type(node.operator)
+        if op is cst.Multiply:
+            return left * right
+        if op is cst.Add:
+            return left + right
+        if op is cst.Subtract:
+            return left - right
+        if op is cst.Power and 0 <= right < 64:
+            return left**right
+    return None
+
+
 class ConstructStrategy(Operation):
     name = "construct_strategy"
     target = "statement"
@@ -73,7 +93,7 @@ class ConstructStrategy(Operation):
                 packs = next((a.value for a in value.args if a.keyword and a.keyword.value == "num_packs"), None)
                 if packs is None and value.args and value.args[0].keyword is None:
                     packs = value.args[0].value
-                if isinstance(packs, cst.Integer) and int(packs.value) == 0:
+                if packs is not None and const_int(packs) == 0:
                     ctx.note(call, f"`{ctx.code(value)}`: no packing; MindSpore reduces each gradient on its own")
                     return '{"allreduce": {"mode": "index", "config": [0]}}'
                 return '{"allreduce": {"mode": "auto"}}'
@@ -83,9 +103,13 @@ class ConstructStrategy(Operation):
             if kind in COMMUNICATION_OPTIONS:
                 for arg in value.args:
                     name = arg.keyword.value if arg.keyword else "bytes_per_pack"
-                    if name == "bytes_per_pack" and isinstance(arg.value, cst.Integer):
-                        megabytes = max(1, math.ceil(int(arg.value.value, 0) / 2**20))
-                        return '{"allreduce": {"mode": "size", "config": %d}}' % megabytes
+                    if name == "bytes_per_pack":
+                        size = const_int(arg.value)
+                        if size is None:
+                            ctx.note(call, f"`bytes_per_pack={ctx.code(arg.value)}` is not a constant; all-reduce fusion is left at MindSpore's default", "manual")
+                        elif size > 0:
+                            megabytes = max(1, math.ceil(size / 2**20))
+                            return '{"allreduce": {"mode": "size", "config": %d}}' % megabytes
                     if name == "implementation":
                         ctx.note(call, "`implementation`: the backend follows the device (HCCL on Ascend, NCCL on GPU, MindSpore's own on CPU)")
                     elif name == "timeout_seconds":
