@@ -96,7 +96,7 @@ class ConstructStrategy(Operation):
                 if packs is not None and const_int(packs) == 0:
                     ctx.note(call, f"`{ctx.code(value)}`: no packing; MindSpore reduces each gradient on its own")
                     return '{"allreduce": {"mode": "index", "config": [0]}}'
-                return '{"allreduce": {"mode": "auto"}}'
+                return '{"allreduce": {"mode": "auto", "config": None}}'
             if kind in UNPACKED_CROSS_DEVICE_OPS:
                 ctx.note(call, f"`{ctx.code(value)}`: MindSpore all-reduces on every device; the result is the same sum")
                 continue
