@@ -1,0 +1,324 @@
+"""The one seam between the runtime and MindSpore's communication layer.
+
+Everything that talks to other processes goes through a `Group`: `all_reduce_sum`,
+`all_gather` (concatenate along axis 0, rank order), `broadcast` and `agree`
+(check that every rank is about to run the same collective on the same dtypes and
+shapes). Nothing here hand-builds a transport; the collectives are MindSpore's.
+
+Backends differ by configuration only: `WIRE_DTYPES` says which dtypes each
+backend's kernels accept natively; other dtypes are cast to a carrier dtype on the
+way in and back on the way out (or, for float64 sums, gathered and summed on the
+host so that no precision is lost).
+
+A collective that fails leaves the ranks out of step: every later collective
+would pair with the wrong partner. So the first failure marks the group broken
+and every later call raises `CollectiveError` at once instead of hanging.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import numpy as np
+
+# Dtypes each backend's kernels carry exactly. Measured on MindSpore 2.10 CPU (2 processes
+# under msrun): ops.AllReduce takes only float32/float16; AllGather and Broadcast accept
+# int64/float64 but pass them through 32 bits (values change), so those travel as int32 bit
+# patterns instead. GPU (NCCL) and Ascend (HCCL) carry the usual numeric types natively.
+_ALL_NUMERIC = frozenset({"float16", "float32", "bfloat16", "int8", "int32", "int64", "uint8", "float64"})
+WIRE_DTYPES = {
+    "CPU": {
+        "all_reduce_op": frozenset({"float32", "float16"}),     # ops.AllReduce
+        "all_reduce_mint": frozenset({"int32", "bfloat16"}),    # mint.distributed.all_reduce
+        "all_gather": frozenset({"float32", "int32"}),
+        "broadcast": frozenset({"float32", "int32", "float16"}),
+    },
+    "GPU": {
+        "all_reduce_op": _ALL_NUMERIC,
+        "all_reduce_mint": frozenset(),
+        "all_gather": _ALL_NUMERIC,
+        "broadcast": _ALL_NUMERIC,
+    },
+    "Ascend": {
+        "all_reduce_op": frozenset({"float32", "float16", "bfloat16", "int8", "int32"}),
+        "all_reduce_mint": frozenset(),
+        "all_gather": frozenset({"float32", "float16", "bfloat16", "int8", "int32", "uint8"}),
+        "broadcast": frozenset({"float32", "float16", "bfloat16", "int8", "int32", "uint8"}),
+    },
+}
+
+_DESCRIPTION_BYTES = 2048
+_INLINE_EXTRAS = 7
+
+
+class CollectiveError(RuntimeError):
+    """A collective failed; the ranks can no longer be kept in step."""
+
+
+class RankMismatchError(ValueError):
+    """Ranks called a collective with different structures, dtypes or shapes."""
+
+
+def launched_by_launcher() -> bool:
+    """True when msrun (or the dynamic-cluster variables it sets) started this process."""
+    env = os.environ
+    return bool(env.get("MS_ROLE")) and bool(env.get("MS_SCHED_HOST")) and bool(env.get("MS_WORKER_NUM"))
+
+
+def _dtype_name(tensor) -> str:
+    return str(tensor.dtype).lower()
+
+
+def _host(tensor) -> np.ndarray:
+    if isinstance(tensor, np.ndarray):
+        return tensor
+    from .tensors import contiguous, to_numpy
+
+    return contiguous(to_numpy(tensor))
+
+
+def _as_words(array: np.ndarray) -> np.ndarray:
+    from .tensors import contiguous
+
+    """The bytes of `array` as int32 words (zero-padded), a carrier every backend moves exactly."""
+    raw = contiguous(array).tobytes()
+    raw += b"\0" * (-len(raw) % 4)
+    return np.frombuffer(raw, dtype=np.int32).copy() if raw else np.zeros(1, np.int32)
+
+
+def _from_words(words: np.ndarray, dtype, shape) -> np.ndarray:
+    from .tensors import contiguous
+
+    count = int(np.prod(shape, dtype=np.int64))
+    raw = contiguous(words).tobytes()[: count * np.dtype(dtype).itemsize]
+    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+
+
+class Group:
+    """Collectives over a set of processes, one replica each."""
+
+    rank: int = 0
+    size: int = 1
+
+    def all_reduce_sum(self, tensor):
+        return tensor
+
+    def all_gather(self, tensor):
+        return tensor
+
+    def broadcast(self, tensor, root: int = 0):
+        return tensor
+
+    def agree(self, description: str, what: str = "collective", extras=()) -> np.ndarray:
+        """Raise RankMismatchError on every rank unless all ranks pass the same description.
+
+        Returns the `extras` ints of every rank as a (size, len(extras)) array.
+        """
+        return np.array([list(extras)], dtype=np.int64).reshape(1, len(extras))
+
+    def barrier(self) -> None:
+        pass
+
+
+class LocalGroup(Group):
+    """One replica: every collective is the identity (TF's default and OneDevice strategies)."""
+
+
+class WorldGroup(Group):
+    """All processes of the job, through MindSpore's world communication group."""
+
+    def __init__(self, rank: int, size: int, backend: str):
+        self.rank, self.size, self.backend = rank, size, backend
+        self._wire = WIRE_DTYPES.get(backend, WIRE_DTYPES["CPU"])
+        self._broken: str | None = None
+        self._all_reduce = self._all_gather = None
+
+    # --- failure handling ------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _guarded(self, name: str):
+        if self._broken:
+            raise CollectiveError(
+                f"rank {self.rank}: cannot run {name}: an earlier collective failed ({self._broken}); "
+                "the ranks are out of step and the job has to stop")
+        try:
+            yield
+        except (RankMismatchError, CollectiveError):
+            raise
+        except Exception as exc:  # any MindSpore failure inside a collective is fatal for the job
+            first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            self._broken = f"{name}: {type(exc).__name__}: {first_line}"
+            raise CollectiveError(
+                f"rank {self.rank}: collective {name} failed ({type(exc).__name__}: {first_line}). "
+                "A failed collective leaves the ranks out of step, so the job cannot continue.") from exc
+
+    # --- primitives ------------------------------------------------------------------
+
+    def _ops(self):
+        if self._all_reduce is None:
+            from mindspore import ops
+
+            self._all_reduce, self._all_gather = ops.AllReduce(), ops.AllGather()
+        return self._all_reduce, self._all_gather
+
+    def all_reduce_sum(self, tensor):
+        """Elementwise sum over ranks of a MindSpore Tensor; returns a new Tensor."""
+        dtype = _dtype_name(tensor)
+        with self._guarded(f"all_reduce(sum, {dtype}{list(tensor.shape)})"):
+            if dtype in self._wire["all_reduce_op"]:
+                all_reduce, _ = self._ops()
+                return all_reduce(tensor)
+            if dtype in self._wire["all_reduce_mint"]:
+                from mindspore.mint import distributed
+
+                out = tensor.copy()
+                distributed.all_reduce(out)
+                return out
+        # float64, int64, bool, ...: gather every rank's exact copy and add on the host in rank
+        # order (exact for float64, which the CPU kernels cannot carry).
+        import mindspore as ms
+
+        host = _host(tensor)
+        stacked = _host(self.all_gather(ms.Tensor(host.reshape((1,) + host.shape))))
+        total = stacked.sum(axis=0, dtype=host.dtype if host.dtype.kind in "fc" else np.int64)
+        return ms.Tensor(total.astype(host.dtype))
+
+    def all_gather(self, tensor):
+        """Concatenate every rank's Tensor along axis 0, in rank order (bit-exact for every dtype)."""
+        dtype = _dtype_name(tensor)
+        if dtype in self._wire["all_gather"] and tensor.ndim > 0:
+            with self._guarded(f"all_gather({dtype}{list(tensor.shape)})"):
+                _, all_gather = self._ops()
+                return all_gather(tensor)
+        import mindspore as ms
+
+        host = _host(tensor)
+        with self._guarded(f"all_gather({dtype}{list(tensor.shape)})"):
+            _, all_gather = self._ops()
+            words = all_gather(ms.Tensor(_as_words(host))).asnumpy()
+        rows = words.reshape(self.size, -1)
+        parts = [_from_words(row, host.dtype, host.shape) for row in rows]
+        return ms.Tensor(np.concatenate([p.reshape((-1,) + host.shape[1:]) if host.ndim else p.reshape(1)
+                                         for p in parts]))
+
+    def broadcast(self, tensor, root: int = 0):
+        """Every rank receives root's Tensor (a new Tensor; the input is not modified)."""
+        dtype = _dtype_name(tensor)
+        from mindspore.mint import distributed
+
+        if dtype in self._wire["broadcast"]:
+            with self._guarded(f"broadcast({dtype}{list(tensor.shape)}, root={root})"):
+                out = tensor.copy()
+                distributed.broadcast(out, src=root)
+                return out
+        import mindspore as ms
+
+        host = _host(tensor)
+        with self._guarded(f"broadcast({dtype}{list(tensor.shape)}, root={root})"):
+            words = ms.Tensor(_as_words(host))
+            distributed.broadcast(words, src=root)
+            received = words.asnumpy()
+        return ms.Tensor(_from_words(received, host.dtype, host.shape))
+
+    def barrier(self) -> None:
+        with self._guarded("barrier"):
+            from mindspore.mint import distributed
+
+            distributed.barrier()
+
+    def agree(self, description: str, what: str = "collective", extras=()) -> np.ndarray:
+        """Cheap cross-rank check (one small all-gather) that every rank runs the same thing.
+
+        Runs before a collective whose shapes must match, so that a mismatch becomes a clear
+        error on every rank instead of a desynchronised or hung job. All ranks see the same
+        gathered digests, so they all take the same branch and stay in step. `extras` (a few
+        ints per rank, e.g. local batch sizes) ride along; returns them as a (size, n) array.
+        """
+        import mindspore as ms
+
+        extras = [int(e) for e in extras]
+        description = f"{description} #extras={len(extras)}"
+        digest = int.from_bytes(hashlib.blake2b(description.encode(), digest_size=8).digest(), "little",
+                                signed=True)
+        inline = (extras[:_INLINE_EXTRAS] + [0] * _INLINE_EXTRAS)[:_INLINE_EXTRAS]
+        rows = _host(self.all_gather(ms.Tensor(np.array([digest] + inline, dtype=np.int64))))
+        rows = rows.reshape(self.size, 1 + _INLINE_EXTRAS)
+        if not (rows[:, 0] == rows[0, 0]).all():
+            self._report_mismatch(description, what)
+        if len(extras) <= _INLINE_EXTRAS:
+            return rows[:, 1:1 + len(extras)]
+        # Same length on every rank: agreed above.
+        full = _host(self.all_gather(ms.Tensor(np.array(extras, dtype=np.int64))))
+        return full.reshape(self.size, len(extras))
+
+    def _report_mismatch(self, description: str, what: str):
+        import mindspore as ms
+
+        # Second round, taken by every rank: exchange the readable descriptions for the message.
+        raw = description.encode()[:_DESCRIPTION_BYTES].ljust(_DESCRIPTION_BYTES, b"\0")
+        rows = _host(self.all_gather(ms.Tensor(np.frombuffer(raw, dtype=np.int32).copy())))
+        texts = [row.tobytes().rstrip(b"\0").decode(errors="replace").rsplit(" #extras=", 1)[0]
+                 for row in rows.reshape(self.size, -1)]
+        lines = "\n".join(f"  rank {r}: {text}" for r, text in enumerate(texts))
+        raise RankMismatchError(
+            f"ranks disagree on {what}; every rank must make the same call with the same structure, "
+            f"dtypes and shapes (raised on rank {self.rank}):\n{lines}")
+
+
+# --- process-wide state ---------------------------------------------------------------
+
+_world: Group | None = None
+
+
+def detect_backend() -> str:
+    """Device MindSpore should use: MIGRATE_DEVICE if set (by `migrate run --device`), else the
+    best available of Ascend, GPU, CPU."""
+    requested = os.environ.get("MIGRATE_DEVICE", "auto")
+    if requested and requested.lower() != "auto":
+        return {"cpu": "CPU", "gpu": "GPU", "ascend": "Ascend", "npu": "Ascend"}.get(requested.lower(),
+                                                                                   requested)
+    import mindspore as ms
+
+    current = ms.get_context("device_target")
+    if current in ("Ascend", "GPU"):
+        return current
+    try:
+        from mindspore import device_context
+
+        for name, probe in (("Ascend", device_context.ascend), ("GPU", device_context.gpu)):
+            with contextlib.suppress(Exception):
+                if probe.is_available():
+                    return name
+    except ImportError:
+        pass
+    return "CPU"
+
+
+def world(initialize: bool = True) -> Group:
+    """The group of all processes; the first call joins the cluster when under a launcher."""
+    global _world
+    if _world is None and initialize:
+        _world = _join_cluster()
+    return _world if _world is not None else LocalGroup()
+
+
+def _join_cluster() -> Group:
+    if not launched_by_launcher():
+        return LocalGroup()
+    import mindspore as ms
+    from mindspore.communication import get_group_size, get_rank, init
+
+    backend = detect_backend()
+    local_device = int(os.environ.get("DEVICE_ID", "0"))
+    with contextlib.suppress(RuntimeError):  # the program may have chosen its device already
+        # Each process drives its own local device; msrun exports DEVICE_ID = local rank.
+        ms.set_device(backend) if backend == "CPU" else ms.set_device(backend, local_device)
+    init()  # the scheduler process (MS_ROLE=MS_SCHED) serves the cluster here and exits
+    size = get_group_size()
+    return WorldGroup(get_rank(), size, backend) if size > 1 else LocalGroup()
+
+
+def is_initialized() -> bool:
+    return _world is not None
+

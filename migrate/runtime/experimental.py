@@ -1,0 +1,34 @@
+"""`tf.distribute.experimental` counterparts."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from .data import ValueContext
+from .strategies import (CentralStorageStrategy, MultiWorkerMirroredStrategy, ParameterServerStrategy,
+                         TPUStrategy)
+
+
+class CommunicationImplementation(enum.Enum):
+    """Collective implementation hint; MindSpore chooses by device, so it has no effect."""
+
+    AUTO = "AUTO"
+    RING = "RING"
+    NCCL = "NCCL"
+
+
+CollectiveCommunication = CommunicationImplementation
+
+
+@dataclass
+class CommunicationOptions:
+    """`tf.distribute.experimental.CommunicationOptions`; accepted, with no effect here."""
+
+    bytes_per_pack: int = 0
+    timeout_seconds: float | None = None
+    implementation: CommunicationImplementation = CommunicationImplementation.AUTO
+
+
+__all__ = ["CentralStorageStrategy", "MultiWorkerMirroredStrategy", "ParameterServerStrategy", "TPUStrategy",
+           "CommunicationOptions", "CommunicationImplementation", "CollectiveCommunication", "ValueContext"]

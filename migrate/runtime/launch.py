@@ -1,0 +1,455 @@
+"""`migrate run`: start a converted program as N processes (one per device) under msrun.
+
+    migrate run -n 2 train.py --epochs 3
+    python -m migrate.runtime.launch -n 2 train.py
+
+msrun starts a scheduler and the workers and writes each worker's output to
+``<log-dir>/worker_<rank>.log``. This launcher supervises it: rank 0's output is
+streamed to the terminal unprefixed (``--all-ranks``: every local rank, prefixed
+``[rank k]``); when a rank exits non-zero the whole job is ended within seconds
+(msrun itself would wait for its scheduler to time out); ``--timeout`` bounds the
+job, naming the ranks still running. The exit code is 0 only if every rank exited 0.
+
+Multi-node: ``--nnodes/--node-rank/--master-addr/--master-port`` map onto msrun's
+cluster options; a TF_CONFIG in the environment is translated (chief/workers ->
+nodes, task index -> node rank, first worker -> master). Not yet verified: two
+"nodes" on one host (two msruns both treat a local master address as theirs and both
+start a scheduler).
+
+This module does not import MindSpore; a missing MindSpore is reported clearly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import re
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .cluster import nodes_from_tf_config, tf_config_from_env
+
+EXIT_TIMEOUT = 124
+EXIT_LAUNCH_ERROR = 2
+_POLL_SECONDS = 0.1
+_FAILURE_GRACE_SECONDS = 2.0     # after a rank fails: time for its last output to land
+_SCHEDULER_GRACE_SECONDS = 8.0   # after all ranks finished: time for msrun to wind down
+_DEVICES = ("auto", "Ascend", "GPU", "CPU")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add `migrate run`'s options to `parser`."""
+    parser.add_argument("-n", "--nproc-per-node", "--nproc", dest="nproc", type=int, default=1,
+                        help="processes (replicas) on this node, one per device (default 1)")
+    parser.add_argument("--device", choices=_DEVICES, default="auto",
+                        help="device for every process; auto picks Ascend, then GPU, then CPU")
+    parser.add_argument("--nnodes", type=int, default=None, help="number of nodes (default 1, or from TF_CONFIG)")
+    parser.add_argument("--node-rank", type=int, default=None, help="rank of this node (default 0)")
+    parser.add_argument("--master-addr", default=None, help="address of node 0, which runs the scheduler")
+    parser.add_argument("--master-port", type=int, default=None, help="scheduler port (default: a free port)")
+    parser.add_argument("--log-dir", default=None, help="directory for per-rank logs (default: a new temp dir)")
+    parser.add_argument("--all-ranks", action="store_true",
+                        help="stream every local rank's output, prefixed with [rank k]")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="end the job if it runs longer than this many seconds")
+    parser.add_argument("script", help="the Python program to run")
+    parser.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments for the program")
+
+
+@dataclass
+class LaunchPlan:
+    """Everything needed to start msrun on this node."""
+
+    nproc: int
+    nnodes: int
+    node_rank: int
+    master_addr: str
+    master_port: int
+    log_dir: Path
+    device: str
+    script: str
+    script_args: list = field(default_factory=list)
+
+    @property
+    def world_size(self) -> int:
+        return self.nproc * self.nnodes
+
+    def global_rank(self, local_rank: int) -> int:
+        return self.node_rank * self.nproc + local_rank
+
+
+class LaunchError(Exception):
+    """A problem found before anything was started."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def make_plan(args: argparse.Namespace, environ=None) -> LaunchPlan:
+    """Resolve options, TF_CONFIG and defaults into a LaunchPlan."""
+    environ = os.environ if environ is None else environ
+    if args.nproc < 1:
+        raise LaunchError("-n must be at least 1")
+    nnodes, node_rank, master_addr, master_port = args.nnodes, args.node_rank, args.master_addr, args.master_port
+    tf_config = tf_config_from_env(environ)
+    if tf_config and nnodes is None and node_rank is None:
+        try:
+            plan = nodes_from_tf_config(tf_config)
+        except ValueError as exc:
+            raise LaunchError(str(exc)) from exc
+        nnodes, node_rank = plan.nnodes, plan.node_rank
+        master_addr = master_addr or plan.master_addr
+        master_port = master_port or plan.master_port
+    nnodes = nnodes or 1
+    node_rank = node_rank or 0
+    if not 0 <= node_rank < nnodes:
+        raise LaunchError(f"--node-rank {node_rank} is out of range for --nnodes {nnodes}")
+    if nnodes > 1 and master_port is None:
+        raise LaunchError("a multi-node job needs --master-port (the same on every node)")
+    script = args.script
+    if not Path(script).is_file():
+        raise LaunchError(f"no such program: {script}")
+    log_dir = Path(args.log_dir) if args.log_dir else Path(tempfile.mkdtemp(prefix="migrate-run-"))
+    return LaunchPlan(
+        nproc=args.nproc, nnodes=nnodes, node_rank=node_rank, master_addr=master_addr or "127.0.0.1",
+        master_port=master_port or free_port(), log_dir=log_dir.resolve(), device=args.device,
+        script=str(Path(script).resolve()), script_args=list(args.script_args or []))
+
+
+def msrun_command(plan: LaunchPlan) -> list[str]:
+    """msrun through this interpreter (the `msrun` script may belong to another Python)."""
+    return [
+        sys.executable, "-c", "import sys; from mindspore.parallel.cluster.run import main; sys.exit(main())",
+        f"--worker_num={plan.world_size}", f"--local_worker_num={plan.nproc}",
+        f"--master_addr={plan.master_addr}", f"--master_port={plan.master_port}",
+        f"--node_rank={plan.node_rank}", f"--log_dir={plan.log_dir}", "--join=True",
+        # Keep msrun from echoing worker logs itself: this launcher streams them.
+        "--tail_worker_log=99999",
+        plan.script, *plan.script_args,
+    ]
+
+
+def worker_environment(plan: LaunchPlan, environ=None) -> dict:
+    """Environment for msrun and its processes."""
+    env = dict(os.environ if environ is None else environ)
+    # msrun starts `python <script>` from PATH: make that this interpreter.
+    shim_bin = plan.log_dir / ".bin"
+    shim_bin.mkdir(parents=True, exist_ok=True)
+    python_shim = shim_bin / "python"
+    if not python_shim.exists():
+        # A script, not a symlink: a venv interpreter finds its site-packages from the path it
+        # was started by, which must stay sys.executable.
+        python_shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+        python_shim.chmod(0o755)
+    env["PATH"] = f"{shim_bin}{os.pathsep}{env.get('PATH', '')}"
+    env.setdefault("MS_RETRY_INTERVAL_LOWER", "1")   # cluster forms in ~1 s instead of ~3-10 s
+    env.setdefault("MS_RETRY_INTERVAL_UPPER", "1")
+    env.setdefault("GLOG_v", "3")                     # MindSpore's C++ warnings only with GLOG_v=2
+    env.setdefault("PYTHONUNBUFFERED", "1")           # stream output as it is printed
+    env["MIGRATE_DEVICE"] = plan.device
+    env["MIGRATE_NNODES"] = str(plan.nnodes)
+    env["MIGRATE_NODE_RANK"] = str(plan.node_rank)
+    env.pop("TF_CONFIG", None) if env.get("MIGRATE_KEEP_TF_CONFIG") != "1" else None
+    # The package running this launcher must be importable by the program.
+    package_root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def check_mindspore() -> None:
+    if importlib.util.find_spec("mindspore") is None:
+        raise LaunchError(
+            "MindSpore is not installed for this Python; install it to run converted programs "
+            "(pip install 'migrate-tf2ms[runtime]')")
+    if shutil.which("ip") is None and sys.platform.startswith("linux"):
+        pass  # msrun falls back to routing lookups; nothing to do
+
+
+# --- supervision ------------------------------------------------------------------------
+
+# MindSpore's own C++ log lines, e.g. "[INFO] DISTRIBUTED(8289,7fa0,python):2026-...".
+_MINDSPORE_LOG_LINE = re.compile(r"^\[(DEBUG|INFO|WARNING)\] [A-Z_]+\(\d+,")
+
+
+class _LogStream:
+    """Follows one worker log file and writes complete new lines to the terminal.
+
+    MindSpore's INFO/WARNING lines stay in the log file but are not streamed unless
+    the user set GLOG_v themselves.
+    """
+
+    def __init__(self, path: Path, prefix: str, out, hide_framework_logs: bool = True):
+        self.path, self.prefix, self.out = path, prefix, out
+        self.hide_framework_logs = hide_framework_logs
+        self._offset, self._pending = 0, b""
+
+    def pump(self, final: bool = False) -> None:
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(self._offset)
+                chunk = handle.read()
+        except FileNotFoundError:
+            return
+        self._offset += len(chunk)
+        data = self._pending + chunk
+        lines = data.split(b"\n")
+        self._pending = lines.pop()
+        if final and self._pending:
+            lines.append(self._pending)
+            self._pending = b""
+        for line in lines:
+            text = line.decode(errors="replace")
+            if self.hide_framework_logs and _MINDSPORE_LOG_LINE.match(text):
+                continue
+            self.out.write(f"{self.prefix}{text}\n")
+        if lines:
+            self.out.flush()
+
+
+@dataclass
+class _Worker:
+    rank: int
+    pid: int
+    exit_code: int | None = None
+    finished_at: float | None = None
+
+
+class Supervisor:
+    """Runs msrun for a plan, streams logs, ends the job on failure or timeout."""
+
+    def __init__(self, plan: LaunchPlan, all_ranks: bool, timeout: float | None, out=None, err=None):
+        self.plan, self.all_ranks, self.timeout = plan, all_ranks, timeout
+        self.out, self.err = out or sys.stdout, err or sys.stderr
+        self.workers: dict[int, _Worker] = {}
+        self.msrun = None
+        self.msrun_log = plan.log_dir / "msrun.log"
+
+    def _streams(self) -> list[_LogStream]:
+        local = [self.plan.global_rank(i) for i in range(self.plan.nproc)]
+        hide = "GLOG_v" not in os.environ
+        if self.all_ranks:
+            return [_LogStream(self._log_of(r), f"[rank {r}] ", self.out, hide) for r in local]
+        return [_LogStream(self._log_of(0), "", self.out, hide)] if 0 in local else []
+
+    def _log_of(self, rank: int) -> Path:
+        return self.plan.log_dir / f"worker_{rank}.log"
+
+    def _discover_workers(self) -> None:
+        import psutil
+
+        try:
+            # Workers are msrun's direct children; their own helpers inherit the same environment.
+            children = psutil.Process(self.msrun.pid).children(recursive=False)
+        except psutil.Error:
+            return
+        for child in children:
+            if child.pid in {w.pid for w in self.workers.values()}:
+                continue
+            try:
+                env = child.environ()
+            except psutil.Error:
+                continue
+            if env.get("MS_ROLE") == "MS_WORKER" and env.get("MS_NODE_ID", "").isdigit():
+                rank = int(env["MS_NODE_ID"])
+                if rank not in self.workers:
+                    self.workers[rank] = _Worker(rank, child.pid)
+
+    def _exit_codes_from_msrun_log(self) -> dict[int, int]:
+        """msrun reaps the workers and logs the exit code of a failed one; map pid -> code."""
+        codes = {}
+        try:
+            text = self.msrun_log.read_text(errors="replace")
+        except FileNotFoundError:
+            return codes
+        marker = "Worker process "
+        for line in text.splitlines():
+            if marker in line and "exit with exception. Error code:" in line:
+                try:
+                    pid = int(line.split(marker, 1)[1].split()[0])
+                    code = int(line.rsplit("Error code:", 1)[1].strip().rstrip("."))
+                except (ValueError, IndexError):
+                    continue
+                codes[pid] = code
+        return codes
+
+    def _update_workers(self, now: float) -> None:
+        import psutil
+
+        codes = self._exit_codes_from_msrun_log()
+        for worker in self.workers.values():
+            if worker.finished_at is not None:
+                if worker.exit_code in (None, 0) and worker.pid in codes:
+                    worker.exit_code = codes[worker.pid]
+                continue
+            try:
+                alive = psutil.Process(worker.pid).status() != psutil.STATUS_ZOMBIE
+            except psutil.Error:
+                alive = False
+            if not alive:
+                worker.finished_at = now
+                worker.exit_code = codes.get(worker.pid)
+
+    def _kill_everything(self) -> None:
+        """End msrun, its scheduler and every worker (each worker has its own process group)."""
+        import psutil
+
+        victims = []
+        try:
+            victims = psutil.Process(self.msrun.pid).children(recursive=True)
+        except psutil.Error:
+            pass
+        for worker in self.workers.values():
+            try:
+                os.killpg(os.getpgid(worker.pid), signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            os.killpg(self.msrun.pid, signal.SIGKILL)   # msrun runs in its own session
+        except (ProcessLookupError, PermissionError):
+            pass
+        for proc in victims:
+            try:
+                proc.kill()
+            except psutil.Error:
+                pass
+        try:
+            self.msrun.wait(timeout=5)
+        except Exception:
+            pass
+
+    def _last_line(self, rank: int) -> str:
+        try:
+            lines = [l for l in self._log_of(rank).read_text(errors="replace").splitlines() if l.strip()]
+        except FileNotFoundError:
+            return "(no output)"
+        return lines[-1][:200] if lines else "(no output)"
+
+    def _tail(self, rank: int, count: int = 15) -> str:
+        try:
+            lines = self._log_of(rank).read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return ""
+        lines = [line for line in lines if not _MINDSPORE_LOG_LINE.match(line)]
+        return "\n".join(f"    {line}" for line in lines[-count:])
+
+    def run(self) -> int:
+        import subprocess
+
+        env = worker_environment(self.plan)
+        started = time.monotonic()
+        with open(self.msrun_log, "wb") as log:
+            self.msrun = subprocess.Popen(msrun_command(self.plan), stdout=log, stderr=subprocess.STDOUT,
+                                          stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+                                          cwd=os.getcwd())
+        streams = self._streams()
+        failure_seen_at = all_done_at = None
+        outcome = None
+        try:
+            while True:
+                now = time.monotonic()
+                if len(self.workers) < self.plan.nproc:
+                    self._discover_workers()
+                self._update_workers(now)
+                for stream in streams:
+                    stream.pump()
+                msrun_code = self.msrun.poll()
+                failed = [w for w in self.workers.values() if w.exit_code not in (None, 0)]
+                finished = [w for w in self.workers.values() if w.finished_at is not None]
+                if msrun_code is not None:
+                    outcome = "msrun-exited"
+                    break
+                if failed and failure_seen_at is None:
+                    failure_seen_at = now
+                if failure_seen_at is not None and now - failure_seen_at > _FAILURE_GRACE_SECONDS:
+                    outcome = "failed"
+                    break
+                if len(finished) == self.plan.nproc and all_done_at is None:
+                    all_done_at = now
+                if all_done_at is not None and now - all_done_at > _SCHEDULER_GRACE_SECONDS:
+                    outcome = "done"
+                    break
+                if self.timeout is not None and now - started > self.timeout:
+                    outcome = "timeout"
+                    break
+                time.sleep(_POLL_SECONDS)
+        except KeyboardInterrupt:
+            outcome = "interrupted"
+        # Who was still running when the job ended (before the kill makes everyone "finished").
+        self._running_at_end = sorted(w.rank for w in self.workers.values() if w.finished_at is None)
+        self._kill_everything()  # also strays of a node whose msrun already returned
+        self._update_workers(time.monotonic())
+        for stream in streams:
+            stream.pump(final=True)
+        return self._report(outcome, time.monotonic() - started)
+
+    def _report(self, outcome: str, elapsed: float) -> int:
+        msrun_code = self.msrun.returncode
+        failed = sorted((w for w in self.workers.values() if w.exit_code not in (None, 0)), key=lambda w: w.rank)
+        if outcome == "interrupted":
+            self.err.write("migrate run: interrupted; all ranks stopped\n")
+            return 130
+        if outcome == "timeout":
+            running = self._running_at_end
+            missing = sorted(set(self.plan.global_rank(i) for i in range(self.plan.nproc)) - set(self.workers))
+            lines = [f"migrate run: timed out after {self.timeout:g} s; job ended."]
+            for rank in running:
+                lines.append(f"  rank {rank} was still running (hung, or waiting in a collective for a peer); "
+                             f"last output: {self._last_line(rank)}")
+            for rank in missing:
+                lines.append(f"  rank {rank} never started; see {self.msrun_log}")
+            for worker in sorted(self.workers.values(), key=lambda w: w.rank):
+                if worker.rank not in running:
+                    lines.append(f"  rank {worker.rank} had exited with code {worker.exit_code or 0}")
+            self.err.write("\n".join(lines) + f"\n  logs: {self.plan.log_dir}\n")
+            return EXIT_TIMEOUT
+        if failed:
+            first = failed[0]
+            lines = [f"migrate run: rank {w.rank} exited with code {w.exit_code}" for w in failed]
+            lines.append("migrate run: the other ranks were stopped.")
+            if not (self.all_ranks or first.rank == 0 and self.plan.node_rank == 0):
+                lines.append(f"  last output of rank {first.rank}:\n{self._tail(first.rank)}")
+            lines.append(f"  logs: {self.plan.log_dir}")
+            self.err.write("\n".join(lines) + "\n")
+            return first.exit_code if 0 < first.exit_code < 256 else 1
+        if outcome == "msrun-exited" and msrun_code != 0:
+            self.err.write(f"migrate run: msrun failed with exit code {msrun_code}; see {self.msrun_log}\n"
+                           + "\n".join(f"    {l}" for l in self.msrun_log.read_text(errors="replace")
+                                       .splitlines()[-10:]) + "\n")
+            return msrun_code if 0 < msrun_code < 256 else 1
+        if len(self.workers) < self.plan.nproc:
+            self.err.write(f"migrate run: not every rank started; see {self.msrun_log}\n")
+            return 1
+        return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Launch `args.script` as configured by `add_arguments`; returns the job's exit code."""
+    try:
+        plan = make_plan(args)
+        check_mindspore()
+    except LaunchError as exc:
+        sys.stderr.write(f"migrate run: {exc}\n")
+        return EXIT_LAUNCH_ERROR
+    plan.log_dir.mkdir(parents=True, exist_ok=True)
+    return Supervisor(plan, args.all_ranks, args.timeout).run()
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m migrate.runtime.launch",
+                                     description="Run a converted program as N processes under msrun.")
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

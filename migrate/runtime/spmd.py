@@ -1,0 +1,133 @@
+"""SPMD helpers: tf.distribute semantics as plain functions over all processes.
+
+These are what `migrate convert` emits where a strategy method cannot become plain
+MindSpore code; none of them needs a strategy object. Each process is one replica;
+with no launcher the program is a single replica and every collective is the
+identity, so ``python train.py`` just works.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import collectives, context, data, parameters, reductions
+from .fusion import DEFAULT_BUCKET_BYTES, fused_all_reduce_sum
+from .reduce_op import ReduceOp, resolve_reduce_op
+
+__all__ = [
+    "initialize", "rank", "group_size", "reduce", "all_reduce", "gather", "distribute_dataset",
+    "distribute_datasets_from_function", "distribute_values_from_function", "aggregate_gradients",
+    "broadcast_parameters",
+]
+
+_applied_context: dict | None = None
+
+
+def initialize(**context) -> None:
+    """Join the job's processes (idempotent) and configure data parallelism.
+
+    Under a launcher (msrun sets MS_ROLE, MS_SCHED_HOST, MS_WORKER_NUM, ...) this calls
+    ``mindspore.communication.init()`` once, after binding the process to its device;
+    without one, the program runs as a single replica (``init()`` would raise there).
+    With more than one process it then applies
+    ``ms.set_auto_parallel_context(parallel_mode=DATA_PARALLEL, **context)``;
+    ``gradients_mean`` defaults to False because TF sums replica gradients.
+    """
+    global _applied_context
+    group = collectives.world()
+    if group.size <= 1:
+        return
+    wanted = {"gradients_mean": False, **context}
+    if _applied_context is not None and all(_applied_context.get(k) == v for k, v in wanted.items()):
+        return
+    import mindspore as ms
+
+    ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, **wanted)
+    _applied_context = {**(_applied_context or {}), **wanted}
+
+
+def rank() -> int:
+    """This process's replica id: 0 .. group_size() - 1 (0 without a launcher)."""
+    return collectives.world().rank
+
+
+def group_size() -> int:
+    """Number of replicas (processes) in sync (1 without a launcher)."""
+    return collectives.world().size
+
+
+def reduce(op, value, axis=None):
+    """`strategy.reduce(op, value, axis)` across all processes.
+
+    `op`: ReduceOp.SUM/MEAN, their names in any case, or ``mindspore.ops.ReduceOp.SUM``.
+    `value`: a Tensor, numpy array, number, tf.Tensor or a nest of them; results keep
+    the input's kind. ``axis=None`` reduces elementwise across replicas; an integer axis
+    also reduces that dimension, and MEAN divides by the global example count.
+    """
+    context.require_cross_replica("reduce")
+    return reductions.reduce_values(collectives.world(), op, value, axis)
+
+
+def all_reduce(op, value):
+    """`ReplicaContext.all_reduce(op, value)`: the same nest, reduced elementwise across replicas."""
+    return reductions.reduce_values(collectives.world(), op, value, what="all_reduce")
+
+
+def gather(value, axis):
+    """`strategy.gather(value, axis)`: every replica's value concatenated along `axis`, rank order."""
+    context.require_cross_replica("gather")
+    return reductions.gather_values(collectives.world(), value, axis)
+
+
+def distribute_dataset(dataset, options=None):
+    """`experimental_distribute_dataset`: iterate this rank's slice of every global batch."""
+    return data.distribute_dataset(collectives.world(), dataset, options)
+
+
+def distribute_datasets_from_function(dataset_fn, options=None):
+    """`distribute_datasets_from_function`: per-pipeline datasets, batches taken in turn."""
+    return data.distribute_datasets_from_function(collectives.world(), dataset_fn, options)
+
+
+def distribute_values_from_function(value_fn):
+    """`experimental_distribute_values_from_function`: value_fn(ValueContext) for this rank."""
+    return data.distribute_values_from_function(collectives.world(), value_fn)
+
+
+def aggregate_gradients(grads, op="sum", bucket_bytes=DEFAULT_BUCKET_BYTES):
+    """Reduce a tuple of gradient Tensors across replicas, fused into buckets.
+
+    SUM by default, as TF's optimizers sum replica gradients (the loss is divided by
+    the global batch); ``op="mean"`` averages. Tensors are packed into flat buckets of
+    at most `bucket_bytes` (like Horovod's fusion buffer) so that a model with many
+    parameters needs few collectives. `None` entries stay None. Returns a tuple in the
+    input order.
+    """
+    reduce_op = resolve_reduce_op(op)
+    group = collectives.world()
+    grads = tuple(grads)
+    present = [g for g in grads if g is not None]
+    description = "aggregate_gradients(%s) %s" % (
+        reduce_op.name, " ".join("None" if g is None else f"{str(g.dtype).lower()}{list(g.shape)}" for g in grads))
+    group.agree(description, "aggregate_gradients")
+    if group.size == 1:
+        return grads
+    summed = iter(fused_all_reduce_sum(group, present, bucket_bytes))
+    out = []
+    for g in grads:
+        if g is None:
+            out.append(None)
+            continue
+        total = next(summed)
+        out.append(total / group.size if reduce_op is ReduceOp.MEAN else total)
+    return tuple(out)
+
+
+def broadcast_parameters(params, root=0):
+    """Make every rank's parameters equal rank `root`'s (a Cell, or an iterable of Parameters)."""
+    parameters.broadcast_parameters(collectives.world(), params, root)
+
+
+def launched() -> bool:
+    """True when this process was started by a launcher (msrun / `migrate run`)."""
+    return collectives.launched_by_launcher() or bool(os.environ.get("RANK_TABLE_FILE"))

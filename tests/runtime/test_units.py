@@ -1,0 +1,143 @@
+"""Fast single-process checks of the pieces that need no collective."""
+
+import argparse
+import json
+import sys
+
+import numpy as np
+import pytest
+
+import migrate.runtime as tfd
+from migrate.runtime import launch
+from migrate.runtime.cluster import nodes_from_tf_config, split_address
+from migrate.runtime.data import replica_slice
+from migrate.runtime.fusion import plan_buckets
+
+
+def test_importing_the_runtime_and_launcher_does_not_import_mindspore_or_tensorflow():
+    code = ("import sys, migrate.runtime, migrate.runtime.launch; "
+            "print('mindspore' in sys.modules, 'tensorflow' in sys.modules)")
+    from runtime_helpers import run_python
+
+    assert run_python("-c", code).stdout.split() == ["False", "False"]
+
+
+@pytest.mark.parametrize("n, replicas, expected", [
+    (8, 2, [4, 4]), (6, 2, [3, 3]), (1, 2, [1, 0]), (7, 3, [3, 3, 1]), (4, 3, [2, 2, 0]), (5, 3, [2, 2, 1]),
+    (2, 3, [1, 1, 0]), (0, 2, [0, 0]),
+])
+def test_replica_slice_matches_tf_split(n, replicas, expected):
+    sizes = [len(range(n)[replica_slice(n, r, replicas)]) for r in range(replicas)]
+    assert sizes == expected
+    assert sum(sizes) == n
+
+
+@pytest.mark.parametrize("op, expected", [("sum", tfd.ReduceOp.SUM), ("MEAN", tfd.ReduceOp.MEAN),
+                                          ("Mean", tfd.ReduceOp.MEAN), (tfd.ReduceOp.SUM, tfd.ReduceOp.SUM)])
+def test_reduce_op_names(op, expected):
+    from migrate.runtime.reduce_op import resolve_reduce_op
+
+    assert resolve_reduce_op(op) is expected
+
+
+def test_unknown_reduce_op_message_is_tfs():
+    with pytest.raises(ValueError, match="'MAX' is not a valid ReduceOp"):
+        tfd.reduce("max", 1.0)
+
+
+def test_single_replica_semantics_without_launcher():
+    assert (tfd.rank(), tfd.group_size()) == (0, 1)
+    np.testing.assert_allclose(tfd.reduce("MEAN", np.arange(6.0).reshape(3, 2), axis=0), [2.0, 3.0])
+    assert tfd.reduce("sum", {"a": 2.0})["a"] == 2.0
+    assert [b.tolist() for b in tfd.distribute_dataset([np.arange(3)])] == [[0, 1, 2]]
+    grads = (np.ones(2), None)
+    assert tfd.aggregate_gradients(grads) == grads
+
+
+def test_input_context_batch_size():
+    context = tfd.InputContext(num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=2)
+    assert context.get_per_replica_batch_size(8) == 4
+    with pytest.raises(ValueError, match="The `global_batch_size` 7 is not divisible by `num_replicas_in_sync` 2"):
+        context.get_per_replica_batch_size(7)
+
+
+def test_bucket_plan_respects_dtype_order_and_size():
+    sizes = [100, 100, 100, 300, 50]
+    dtypes = ["f32", "f32", "f16", "f32", "f32"]
+    assert plan_buckets(sizes, dtypes, 250) == [[0, 1], [3], [4], [2]]
+    assert plan_buckets(sizes, dtypes, None) == [[0, 1, 3, 4], [2]]
+
+
+def test_tf_config_translation():
+    config = {"cluster": {"worker": ["hostA:2222", "hostB:2222", "hostC:2222"]},
+              "task": {"type": "worker", "index": 2}}
+    plan = nodes_from_tf_config(config)
+    assert (plan.nnodes, plan.node_rank, plan.master_addr, plan.master_port) == (3, 2, "hostA", 2222)
+    chief = {"cluster": {"chief": ["c:1"], "worker": ["w0:2", "w1:3"]}, "task": {"type": "worker", "index": 0}}
+    assert nodes_from_tf_config(chief).node_rank == 1
+    assert nodes_from_tf_config(chief).master_addr == "c"
+    with pytest.raises(ValueError, match="'ps' has no MindSpore counterpart"):
+        nodes_from_tf_config({"cluster": {"worker": ["a:1"], "ps": ["b:2"]}, "task": {"type": "ps", "index": 0}})
+    assert split_address("[::1]:80") == ("::1", 80)
+
+
+def test_launcher_reads_tf_config(tmp_path, monkeypatch):
+    script = tmp_path / "train.py"
+    script.write_text("print('hi')\n")
+    parser = argparse.ArgumentParser()
+    launch.add_arguments(parser)
+    args = parser.parse_args(["-n", "2", str(script)])
+    environ = {"TF_CONFIG": json.dumps({"cluster": {"worker": ["10.0.0.1:23456", "10.0.0.2:23456"]},
+                                         "task": {"type": "worker", "index": 1}})}
+    plan = launch.make_plan(args, environ)
+    assert (plan.nnodes, plan.node_rank, plan.master_addr, plan.master_port) == (2, 1, "10.0.0.1", 23456)
+    assert plan.world_size == 4 and plan.global_rank(0) == 2
+    command = launch.msrun_command(plan)
+    assert "--worker_num=4" in command and "--local_worker_num=2" in command and "--node_rank=1" in command
+    assert "--master_addr=10.0.0.1" in command and "--master_port=23456" in command
+
+
+def test_launcher_rejects_bad_use(tmp_path, capsys):
+    parser = argparse.ArgumentParser()
+    launch.add_arguments(parser)
+    assert launch.run(parser.parse_args(["-n", "2", str(tmp_path / "missing.py")])) == launch.EXIT_LAUNCH_ERROR
+    assert "no such program" in capsys.readouterr().err
+
+
+def test_strategy_constructor_arguments_warn_once():
+    with pytest.warns(UserWarning, match="argument 'devices' has no effect"):
+        tfd.MirroredStrategy(devices=["/gpu:0", "/gpu:1"])
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tfd.MirroredStrategy(devices=["/gpu:0"])  # second time: silent
+
+
+def test_public_surface():
+    for name in ["MirroredStrategy", "OneDeviceStrategy", "MultiWorkerMirroredStrategy", "CollectiveAllReduceStrategy",
+                 "CentralStorageStrategy", "ParameterServerStrategy", "TPUStrategy", "Strategy", "StrategyExtended",
+                 "ReduceOp", "get_strategy", "has_strategy", "in_cross_replica_context", "get_replica_context",
+                 "experimental_set_strategy", "ReplicaContext", "InputContext", "InputReplicationMode",
+                 "InputOptions", "ValueContext", "PerReplica", "DistributedValues", "CrossDeviceOps",
+                 "NcclAllReduce", "HierarchicalCopyAllReduce", "ReductionToOneDevice", "TFConfigClusterResolver"]:
+        assert hasattr(tfd, name), name
+    for name in ["MultiWorkerMirroredStrategy", "CentralStorageStrategy", "ParameterServerStrategy", "TPUStrategy",
+                 "CommunicationOptions", "CommunicationImplementation", "CollectiveCommunication"]:
+        assert hasattr(tfd.experimental, name), name
+    for name in ["TFConfigClusterResolver", "TPUClusterResolver", "SimpleClusterResolver"]:
+        assert hasattr(tfd.cluster_resolver, name), name
+    strategy = tfd.MirroredStrategy()
+    assert strategy.experimental_run_v2(lambda x: x + 1, args=(1,)) == 2
+    assert strategy.extended.call_for_each_replica(lambda: 3) == 3
+    assert strategy.experimental_local_results(5) == (5,)
+
+
+def test_tf_config_cluster_resolver(monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["a:1", "b:2"]},
+                                                "task": {"type": "worker", "index": 1}}))
+    resolver = tfd.cluster_resolver.TFConfigClusterResolver()
+    assert (resolver.task_type, resolver.task_id) == ("worker", 1)
+    assert resolver.cluster_spec().as_dict() == {"worker": ["a:1", "b:2"]}
+    assert resolver.master() == "b:2"
+    assert tfd.MultiWorkerMirroredStrategy().cluster_resolver.task_id == 1
