@@ -10,6 +10,7 @@ import argparse
 import difflib
 import os
 import shutil
+import stat
 import sys
 import textwrap
 from pathlib import Path
@@ -17,8 +18,17 @@ from pathlib import Path
 from migrate import __version__
 from migrate.config import ConfigError, load_config
 from migrate.engine.findings import NEEDS_PERSON
-from migrate.engine.runner import FileResult, RuleSelection, atomic_write, discover, rule_index, run_files
-from migrate.rules import RuleError
+from migrate.engine.runner import (
+    SKIP_DIRS,
+    FileResult,
+    RuleSelection,
+    atomic_write,
+    detect_encoding,
+    discover,
+    rule_index,
+    run_files,
+)
+from migrate.rules import RuleError, load_rules
 
 EXIT_OK, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 PROGRESS_MIN_FILES = 50
@@ -27,113 +37,191 @@ PROGRESS_MIN_FILES = 50
 def _split_ids(values: list[str] | None) -> tuple[str, ...]:
     out: list[str] = []
     for v in values or []:
-        out += [x.strip() for x in v.split(",") if x.strip()]
+        out += [x.strip().upper() for x in v.split(",") if x.strip()]
     return tuple(out)
 
 
-class Progress:
-    """A one-line bar on stderr, only on a terminal and only for long runs."""
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
+    return value
 
-    def __init__(self, total: int, enabled: bool) -> None:
+
+class Progress:
+    """A one-line bar on stderr, only on a terminal and only for long runs (>= 50 files)."""
+
+    def __init__(self, total: int, enabled: bool, stream=None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
         self.total, self.done = total, 0
-        self.enabled = enabled and total >= PROGRESS_MIN_FILES and sys.stderr.isatty()
+        isatty = getattr(self.stream, "isatty", None)
+        self.enabled = enabled and total >= PROGRESS_MIN_FILES and bool(isatty and isatty())
+        self.shown = 0  # width of the bar on screen, 0 when none is
 
     def __call__(self) -> None:
         self.done += 1
         if self.enabled and (self.done % 10 == 0 or self.done == self.total):
             width = 30
             filled = width * self.done // self.total
-            sys.stderr.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} files")
-            sys.stderr.flush()
+            bar = f"[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} files"
+            self.stream.write("\r" + bar)
+            self.stream.flush()
+            self.shown = len(bar)
 
-    def close(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 60 + "\r")
+    def clear(self) -> None:
+        """Erase the bar before another line is printed (it is redrawn on the next step)."""
+        if self.shown:
+            self.stream.write("\r" + " " * self.shown + "\r")
+            self.stream.flush()
+            self.shown = 0
+
+    close = clear
 
 
 def _diff(result: FileResult, label: str) -> str:
-    enc_old = result.original.decode("utf-8", "replace").splitlines(keepends=True)
-    enc_new = result.converted.decode("utf-8", "replace").splitlines(keepends=True)
-    return "".join(difflib.unified_diff(enc_old, enc_new, f"a/{label}", f"b/{label}"))
+    try:
+        encoding = detect_encoding(result.original)
+    except SyntaxError:
+        encoding = "utf-8"
+    old = result.original.decode(encoding, "replace").splitlines(keepends=True)
+    new = result.converted.decode(encoding, "replace").splitlines(keepends=True)
+    label = Path(label).as_posix()
+    return "".join(difflib.unified_diff(old, new, f"a/{label}", f"b/{label}"))
 
 
 def _selection(args, config) -> RuleSelection:
-    return RuleSelection(
-        select=_split_ids(args.select) or config.select,
-        ignore=_split_ids(args.ignore) + config.ignore,
+    selection = RuleSelection(
+        select=_split_ids(args.select) or tuple(c.upper() for c in config.select),
+        ignore=_split_ids(args.ignore) + tuple(c.upper() for c in config.ignore),
         extra_dirs=config.rules_dirs,
     )
+    # A code that selects nothing is a typo, not a wish to run no rules (ruff does the same).
+    known = [r.id for r in load_rules(selection.extra_dirs)]
+    for flag, codes in (("select", selection.select), ("ignore", selection.ignore)):
+        for code in codes:
+            if not any(rule_id.startswith(code) for rule_id in known):
+                raise ConfigError(f"{flag}: {code!r} is not a rule id or id prefix (see `migrate rules`)")
+    return selection
 
 
 def _out_path(path: str, roots: list[str], out_dir: str) -> Path:
-    p = Path(path).resolve()
+    p = Path(os.path.abspath(path))
     for root in roots:
-        r = Path(root).resolve()
-        base = r if r.is_dir() else r.parent
+        r = Path(os.path.abspath(root))
+        base = r if r.is_dir() and not r.is_symlink() else r.parent
         if p == r or base in p.parents:
             return Path(out_dir) / p.relative_to(base)
     return Path(out_dir) / p.name
 
 
-def _copy_tree_rest(roots: list[str], out_dir: str, exclude_files: set[str]) -> None:
-    """--out: non-Python files come along, so the converted copy is a whole project."""
-    skip = {str(Path(f).resolve()) for f in exclude_files}
+def _mode(path: str) -> int | None:
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return None
+
+
+def _copy_link(src: Path, dest: Path) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if os.path.lexists(dest):
+        if dest.is_dir() and not dest.is_symlink():
+            return
+        dest.unlink()
+    os.symlink(os.readlink(src), dest)
+
+
+def _copy_tree_rest(roots: list[str], out_dir: str, done: set[str]) -> None:
+    """--out: everything not written yet comes along, so the copy is a whole project.
+
+    Non-Python files, excluded Python files and symbolic links (copied as links).
+    """
+    done = {os.path.abspath(f) for f in done}
     out_resolved = Path(out_dir).resolve()
     for root in roots:
         r = Path(root)
+        if r.is_symlink() and not r.is_dir():
+            _copy_link(r, _out_path(str(r), roots, out_dir))
+            continue
         if not r.is_dir():
             continue
         for dirpath, dirs, names in os.walk(r):
-            dirs[:] = [d for d in dirs if d not in {".git", "__pycache__", ".venv"} and (Path(dirpath) / d).resolve() != out_resolved]
+            keep = []
+            for d in sorted(dirs):
+                full = Path(dirpath) / d
+                if d in SKIP_DIRS or full.resolve() == out_resolved:
+                    continue
+                if full.is_symlink():
+                    _copy_link(full, _out_path(str(full), roots, out_dir))
+                    continue
+                keep.append(d)
+            dirs[:] = keep
             for name in names:
                 src = Path(dirpath) / name
-                if str(src.resolve()) in skip or src.suffix == ".py":
+                if os.path.abspath(src) in done:
                     continue
                 dest = _out_path(str(src), roots, out_dir)
+                if src.is_symlink():
+                    _copy_link(src, dest)
+                    continue
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, dest, follow_symlinks=False)
+                shutil.copy2(src, dest)
+
+
+def _error_text(exc: OSError) -> str:
+    if exc.strerror:
+        return f"cannot write: {exc.strerror}" + (f" ({exc.filename})" if exc.filename else "")
+    return str(exc)
 
 
 def cmd_convert(args, *, check_only: bool = False) -> int:
     config = load_config(args.paths, args.config)
     selection = _selection(args, config)
     rule_index(selection)
-    files, passed_over = discover(args.paths, config.exclude)
+    prune = [args.out] if args.out else []
+    if args.out and any(os.path.abspath(args.out) == os.path.abspath(p) for p in args.paths):
+        raise ConfigError(f"--out {args.out} is the source itself; name another directory (or convert in place)")
+    base = os.path.dirname(config.source) if config.source else None
+    files, passed_over = discover(args.paths, config.exclude, base=base, prune=prune)
     jobs = args.jobs or config.jobs or 1
     write = not (args.diff or args.check or check_only)
     progress = Progress(len(files), not args.quiet)
     counts = {"changed": 0, "unchanged": 0, "skipped": 0, "failed": 0}
     needs_person = 0
     lines_changed = 0
+    written: set[str] = set()
     out = sys.stdout
     for result in passed_over:
         counts[result.status] += 1
-        print(f"{result.path}: {result.status}: {result.error}", file=sys.stderr)
+        label = "error" if result.status == "failed" else result.status
+        print(f"{result.path}: {label}: {result.error}", file=sys.stderr)
     for result in run_files(files, selection, jobs, progress):
-        if result.status == "failed":
-            counts["failed"] += 1
-            progress.close()
+        status = result.status
+        if status == "failed":
+            progress.clear()
             print(f"{result.path}: error: {result.error}", file=sys.stderr)
-            continue
-        if result.changed and write:
+        if write:
             try:
                 if args.out:
                     dest = _out_path(result.path, args.paths, args.out)
                     dest.parent.mkdir(parents=True, exist_ok=True)
-                    atomic_write(str(dest), result.converted)
-                else:
-                    if not os.access(result.path, os.W_OK):
-                        raise OSError(f"{result.path} is not writable; left as it was")
+                    # A file that failed is copied as it is: the copy stays a whole project.
+                    if status != "failed" or result.original:
+                        data = result.converted if result.changed else result.original
+                        atomic_write(str(dest), data, mode=_mode(result.path))
+                        written.add(result.path)
+                elif result.changed:
                     atomic_write(result.path, result.converted, expected=result.original)
             except OSError as exc:
-                counts["failed"] += 1
-                print(f"{result.path}: error: {exc}", file=sys.stderr)
-                continue
-        elif args.out and write:
-            dest = _out_path(result.path, args.paths, args.out)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(str(dest), result.original)
-        counts[result.status] += 1
+                if status != "failed":
+                    status = "failed"
+                    progress.clear()
+                    print(f"{result.path}: error: {_error_text(exc)}", file=sys.stderr)
+        counts[status] += 1
+        if status == "failed":
+            continue
         if result.changed:
             diff = _diff(result, result.path)
             lines_changed += sum(1 for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---"))
@@ -141,11 +229,13 @@ def cmd_convert(args, *, check_only: bool = False) -> int:
                 out.write(diff)
         for f in result.findings:
             if check_only or f.status in NEEDS_PERSON or (f.status == "runtime" and not args.quiet):
+                progress.clear()
                 print(f.format(), file=out)
             needs_person += f.status in NEEDS_PERSON or check_only
+        out.flush()
     progress.close()
     if args.out and write:
-        _copy_tree_rest(args.paths, args.out, set(files))
+        _copy_tree_rest(args.paths, args.out, written)
     if not args.quiet:
         verb = "would change" if not write else "changed"
         summary = (
@@ -201,7 +291,8 @@ def cmd_run(args) -> int:
     return launch.run(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(with_launcher: bool = True) -> argparse.ArgumentParser:
+    """The command line; ``with_launcher=False`` leaves the runtime (numpy, MindSpore) unimported."""
     parser = argparse.ArgumentParser(
         prog="migrate",
         description="Move TensorFlow tf.distribute training code onto MindSpore data parallelism.",
@@ -215,7 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--select", action="append", metavar="IDS", help="only these rule ids or id prefixes (comma-separated)")
         p.add_argument("--ignore", action="append", metavar="IDS", help="skip these rule ids or id prefixes (comma-separated)")
         p.add_argument("--config", metavar="PYPROJECT", help="read [tool.migrate] from this file instead of the nearest pyproject.toml")
-        p.add_argument("--jobs", "-j", type=int, metavar="N", help="convert N files at a time (output is the same as with 1)")
+        p.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="convert N files at a time (output is the same as with 1)")
         p.add_argument("--quiet", "-q", action="store_true", help="print only errors and findings that need a person")
 
     conv = sub.add_parser(
@@ -225,7 +316,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     conv.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
     mode = conv.add_mutually_exclusive_group()
-    mode.add_argument("--out", metavar="DIR", help="write a converted copy of the tree here (other files are copied)")
+    mode.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write a converted copy of the tree here; other files, and files that fail, are copied as they are",
+    )
     mode.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
     mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything would change")
     selection_flags(conv)
@@ -250,11 +345,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="launch a converted program on N processes (msrun)",
         description="Launch SCRIPT as N MindSpore processes, one per device, through msrun.",
     )
-    try:
-        from migrate.runtime import launch
-
+    launch = None
+    if with_launcher:
+        try:
+            from migrate.runtime import launch
+        except ImportError:  # the runtime package is optional at conversion time
+            launch = None
+    if launch is not None:
         launch.add_arguments(run)
-    except ImportError:  # the runtime package is optional at conversion time
+    else:
         run.add_argument("rest", nargs=argparse.REMAINDER)
     run.set_defaults(func=cmd_run)
     return parser
@@ -268,7 +367,9 @@ def _check_args(args):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # Converting must not pay for importing the runtime; only `migrate run` needs it.
+    parser = build_parser(with_launcher="run" in argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
@@ -276,6 +377,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except (ConfigError, RuleError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:  # e.g. an --out directory that cannot be made
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

@@ -8,7 +8,7 @@ win over the file.
 [tool.migrate]
 select = ["TFD"]           # rule ids or id prefixes
 ignore = ["TFD502"]
-exclude = ["third_party/*", "*_pb2.py"]
+exclude = ["third_party/*", "*_pb2.py"]   # relative to this file; no '/': any path part
 jobs = 2
 rules-dirs = ["tools/migrate_rules"]   # extra rule directories, relative to pyproject.toml
 ```
@@ -57,7 +57,7 @@ def _str_list(path: Path, key: str, value) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{path}: [tool.migrate] {key} must be a list of strings")
+        raise ConfigError(f"{path}: [tool.migrate] {key} must be a list of strings, not {value!r}")
     return tuple(value)
 
 
@@ -69,15 +69,18 @@ def load_config(paths: list[str], explicit: str | None = None) -> Config:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
-    section = data.get("tool", {}).get("migrate")
+    tool = data.get("tool", {})
+    section = tool.get("migrate") if isinstance(tool, dict) else None
     if section is None:
         return Config()
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [tool.migrate] must be a table, not {type(section).__name__}")
     unknown = set(section) - KNOWN_KEYS
     if unknown:
         raise ConfigError(f"{path}: [tool.migrate] has unknown keys: {', '.join(sorted(unknown))} (known: {', '.join(sorted(KNOWN_KEYS))})")
     jobs = section.get("jobs")
-    if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
-        raise ConfigError(f"{path}: [tool.migrate] jobs must be a positive integer")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ConfigError(f"{path}: [tool.migrate] jobs must be a positive integer, not {jobs!r}")
     rules_dirs = tuple(str((path.parent / d).resolve()) for d in _str_list(path, "rules-dirs", section.get("rules-dirs", [])))
     return Config(
         select=_str_list(path, "select", section.get("select", [])),

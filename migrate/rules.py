@@ -27,6 +27,8 @@ IMPORT_PATTERN = re.compile(
     r"|from (?P<from>[\w.]+) import (?P<obj>\w+)(?: as (?P<objas>\w+))?)$"
 )
 STATUSES = ("converted", "runtime", "manual", "info")
+# libyaml's loader when PyYAML was built with it: every CLI start reads every rule.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class RuleError(ValueError):
@@ -162,8 +164,9 @@ def parse_rule(data: Any, path: Path, area: str) -> Rule:
     params = data.get("params", {}) or {}
     try:
         op.validate_params(params)
-    except ValueError as exc:
-        raise RuleError(path, "params", str(exc)) from None
+    except Exception as exc:  # noqa: BLE001 - an op's check may fail any way (e.g. a template that does not parse)
+        problem = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise RuleError(path, "params", problem) from None
 
     imports = []
     for i, text in enumerate(data.get("imports", [])):
@@ -216,11 +219,22 @@ def default_rules_dir() -> Path:
 
 
 def load_rules_from(directory: Path) -> list[Rule]:
+    """Every rule under ``directory/<area>/<ID>-<slug>.yaml``; a file anywhere else is an error."""
+    directory = Path(directory)
     rules: list[Rule] = []
     seen: dict[str, str] = {}
-    for path in sorted(directory.glob("*/*.yaml")):
+    for path in sorted(p for p in directory.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()):
+        depth = len(path.relative_to(directory).parts)
+        if depth != 2:
+            raise RuleError(path, "<file>", f"rule files live one level down, in {directory}/<area>/<ID>-<slug>.yaml")
+        if path.suffix != ".yaml":
+            raise RuleError(path, "<file>", "rule files are named <ID>-<slug>.yaml (not .yml)")
         try:
-            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RuleError(path, "<file>", f"cannot be read: {exc}") from None
+        try:
+            data = yaml.load(text, Loader=_YAML_LOADER)
         except yaml.YAMLError as exc:
             raise RuleError(path, "<file>", f"is not valid YAML: {exc}") from None
         rule = parse_rule(data, path, path.parent.name)
@@ -229,19 +243,20 @@ def load_rules_from(directory: Path) -> list[Rule]:
         seen[rule.id] = str(path)
         rules.append(rule)
     if not rules:
-        raise RuleError(directory, "<dir>", "holds no rules (expected rules/<area>/<ID>-<slug>.yaml)")
+        raise RuleError(directory, "<dir>", "holds no rules (expected <dir>/<area>/<ID>-<slug>.yaml)")
     return rules
 
 
 @functools.cache
 def _load_cached(directories: tuple[str, ...]) -> tuple[Rule, ...]:
     rules: list[Rule] = []
+    seen: dict[str, str] = {}
     for d in directories:
-        rules.extend(load_rules_from(Path(d)))
-    ids = [r.id for r in rules]
-    dupes = {i for i in ids if ids.count(i) > 1}
-    if dupes:
-        raise RuleError(directories[-1], "id", f"rule ids defined twice: {', '.join(sorted(dupes))}")
+        for rule in load_rules_from(Path(d)):
+            if rule.id in seen:
+                raise RuleError(rule.path, "id", f"{rule.id} is also defined in {seen[rule.id]}")
+            seen[rule.id] = rule.path
+            rules.append(rule)
     return tuple(rules)
 
 
