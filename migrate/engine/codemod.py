@@ -17,6 +17,10 @@ Two passes over one parsed module:
 
 from __future__ import annotations
 
+import io
+import re
+import tokenize
+from collections import Counter
 from dataclasses import dataclass, field
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
@@ -30,6 +34,7 @@ from migrate.rules import Rule
 # Spellings of the same TF 2 API: `import tensorflow.compat.v2 as tf` is `tensorflow`.
 NORMALIZE_PREFIXES = (("tensorflow.compat.v2.", "tensorflow."), ("tensorflow._api.v2.", "tensorflow."))
 SUPPRESS = "# migrate: ignore"
+SUPPRESS_COMMENT = re.compile(r"# migrate: ignore(?:\[(?P<ids>[^\]]*)\])?")
 
 
 def normalize(qualname: str) -> str:
@@ -59,6 +64,19 @@ class RuleIndex:
                 self.strings.setdefault(literal, rule)
         self.prefixes.sort(key=lambda p: -len(p[0]))
         self.roots = {name.split(".")[0] for name in list(self.exact) + [p for p, _ in self.prefixes]}
+        # Words a file must contain for any rule to match in it: the last name of every
+        # matched API (`MirroredStrategy`, `distribute` for `tensorflow.distribute.*`).
+        # Methods of tracked objects need no word of their own: their constructor has one.
+        instance_types = tuple(t + "." for t in set(self.returns.values()))
+        needles = {name.rsplit(".", 1)[-1] for name in list(self.exact) + [p for p, _ in self.prefixes] if not name.startswith(instance_types)}
+        self._needles = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, needles)))) if needles else None
+        self._roots = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, self.roots)))) if self.roots else None
+
+    def may_match(self, code: str) -> bool:
+        """Cheap pre-filter: without these words no rule can match, so no scope analysis is needed."""
+        if any(s in code for s in self.strings):
+            return True
+        return bool(self._roots and self._needles and self._roots.search(code) and self._needles.search(code))
 
     def candidates(self, qualname: str) -> list[tuple[Rule, str]]:
         """(rule, suffix) pairs, most specific first; the suffix is what a prefix rule keeps."""
@@ -109,6 +127,7 @@ class Planner:
         self.plan = Plan()
         self.facts = ops.FileFacts()
         self.suppressed = _suppressed_lines(module)
+        self.keep_strategies = False
         self._resolving: set[int] = set()
 
     # -- small helpers --------------------------------------------------------------
@@ -172,11 +191,27 @@ class Planner:
 
     def run(self) -> Plan:
         self.module.visit(_Collector(self))
+        self._plan_everything()
+        if self._asks_for_strategies() and self._rewrites_strategies():
+            # The file asks migrate.runtime for the current strategy or replica context
+            # (`get_strategy()`, `ctx.merge_call`): its strategies must exist there as
+            # objects for the answers to be true, so none is rewritten away.
+            self.keep_strategies = True
+            self.plan, self.instances, self.use_actions = Plan(), {}, {}
+            self._plan_everything()
+        self.plan.findings.sort()
+        return self.plan
+
+    def _plan_everything(self) -> None:
         self._decide_bindings()
         self._decide_chains()
         self.module.visit(_Assigner(self))
-        self.plan.findings.sort()
-        return self.plan
+
+    def _asks_for_strategies(self) -> bool:
+        return any(a.rule.params.get("keeps_strategies") for a in self.plan.refs.values())
+
+    def _rewrites_strategies(self) -> bool:
+        return any(ops.REGISTRY[a.rule.operation].target == "statement" for a in self.plan.statements.values())
 
     def _decide_bindings(self) -> None:
         """Track objects made by rules with ``returns``; keep them only if every use is static."""
@@ -187,8 +222,12 @@ class Planner:
                 continue
             rule = self.index.exact[qual]
             op = ops.REGISTRY[rule.operation]
-            if op.target == "statement" and not op.accepts(call.func, self.parent, rule.params):
+            if op.target == "statement" and (self.keep_strategies or not op.accepts(call.func, self.parent, rule.params)):
                 continue
+            if not ops.alone_on_its_line(holder, self.parent):
+                continue  # the binding's line holds other statements: it cannot go away whole
+            if self.suppresses(rule, call.func):
+                continue  # kept as an object: what the rule would have removed stays
             uses = self._static_uses(target, kind) if target is not None else {}
             if uses is None:
                 continue  # escaped: a fallback rule points the construction at migrate.runtime
@@ -228,8 +267,8 @@ class Planner:
             op = ops.REGISTRY[rule.operation]
             if op.name == "flag":
                 self.use_actions[node] = (rule, api)  # flagged whether or not the object escapes
-            if not op.static or not op.accepts(node, self.parent, rule.params):
-                static = False
+            if not op.static or not op.accepts(node, self.parent, rule.params) or self.suppresses(rule, node):
+                static = False  # a use left as it is needs the object
             uses[node] = (rule, api)
         if not static:
             return None
@@ -253,11 +292,16 @@ class Planner:
                 best = (cur, rule, qual)
         return best
 
-    def add(self, action: Action) -> None:
+    def suppresses(self, rule: Rule, node: cst.CSTNode) -> bool:
+        """A ``# migrate: ignore`` comment on the line where ``node`` starts silences ``rule``."""
+        line, _ = self.line_col(node)
+        return line in self.suppressed and (self.suppressed[line] is None or rule.id in self.suppressed[line])
+
+    def add(self, action: Action) -> bool:
+        """Put ``action`` in the plan unless a comment silences it; say whether it went in."""
         op = ops.REGISTRY[action.rule.operation]
-        line, _ = self.line_col(action.match)
-        if line in self.suppressed and (self.suppressed[line] is None or action.rule.id in self.suppressed[line]):
-            return
+        if self.suppresses(action.rule, action.match):
+            return False
         if op.target == "call":
             self.plan.calls[action.node] = action
             if op.name == "remove_call":
@@ -270,6 +314,15 @@ class Planner:
         if op.name == "flag":
             stmt = self.statement_of(action.match)
             self.plan.markers.setdefault(stmt, []).append(f"# migrate: {action.rule.id} {action.rule.params['message']}")
+        return True
+
+    def refuse(self, rule: Rule, node: cst.CSTNode, api: str) -> None:
+        """``rule`` matched ``node`` but cannot rewrite it where it stands, and no other rule can: a person must."""
+        if self.suppresses(rule, node):
+            return
+        reason = f"not converted: {ops.REGISTRY[rule.operation].refusal(rule.params)}"
+        self.plan.markers.setdefault(self.statement_of(node), []).append(f"# migrate: {rule.id} {reason}")
+        self.finding(Action(rule, node, node, api), reason, "manual")
 
     def finding(self, action: Action, message: str | None = None, status: str | None = None) -> None:
         line, col = self.line_col(action.match)
@@ -288,20 +341,26 @@ class Planner:
 
 
 def _suppressed_lines(module: cst.Module) -> dict[int, set[str] | None]:
-    """``# migrate: ignore`` / ``# migrate: ignore[TFD101,TFD102]`` comments by line number."""
+    """``# migrate: ignore`` / ``# migrate: ignore[TFD101,TFD102]`` comments by line number.
+
+    Read from comment tokens: the same text inside a string literal silences nothing.
+    """
     out: dict[int, set[str] | None] = {}
     code = module.code
     if SUPPRESS not in code:
         return out
-    for n, line in enumerate(code.splitlines(), 1):
-        at = line.find(SUPPRESS)
-        if at < 0:
+    try:
+        comments = [(t.start[0], t.string) for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):  # libcst parsed it; tokenize may still balk at odd input
+        comments = list(enumerate(re.split(r"\r\n|\r|\n", code), 1))
+    for n, comment in comments:
+        m = SUPPRESS_COMMENT.search(comment)
+        if m is None:
             continue
-        rest = line[at + len(SUPPRESS):]
-        if rest.startswith("["):
-            out[n] = {c.strip() for c in rest[1:rest.find("]")].split(",") if c.strip()}
-        else:
+        if m["ids"] is None or out.get(n, set()) is None:
             out[n] = None
+        else:
+            out[n] = out.get(n, set()) | {c.strip() for c in m["ids"].split(",") if c.strip()}
     return out
 
 
@@ -341,6 +400,7 @@ class _Assigner(cst.CSTVisitor):
 
     def __init__(self, planner: Planner) -> None:
         self.p = planner
+        self.dropped: set[cst.Arg] = set()
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -387,13 +447,16 @@ class _Assigner(cst.CSTVisitor):
         qual, via_alias = p.resolve_ex(node, instances=False)
         if qual is None or via_alias or qual.split(".")[0] not in p.index.roots:
             return True
+        refused = None
         for rule, suffix in p.index.candidates(qual):
             op = ops.REGISTRY[rule.operation]
-            if op.target in ("statement", "with_item"):
-                continue  # reached only when the object escaped: a fallback rule takes it
-            if op.accepts(node, p.parent, rule.params):
+            # A statement rule is reached only when the object escaped: a fallback rule takes it.
+            if op.target not in ("statement", "with_item") and op.accepts(node, p.parent, rule.params):
                 self._plan(rule, node, qual, suffix)
                 return False
+            refused = refused or rule
+        if refused is not None:
+            p.refuse(refused, node, qual)
         return True
 
     def _plan(self, rule: Rule, node: cst.CSTNode, api: str, suffix: str) -> None:
@@ -402,9 +465,13 @@ class _Assigner(cst.CSTVisitor):
         if op.target == "with_item":
             target = self.p.parent(target)  # the WithItem holding `<strategy>.scope()`
         action = Action(rule, target, node, api, suffix, status=rule.status)
-        self.p.add(action)
+        if self.p.add(action) and op.target == "call":
+            self.dropped.update(op.dropped(target, rule.params))
         if op.name != "remove_call":
             self.p.finding(action)
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        return node not in self.dropped  # left out of the rewrite: nothing in it is converted
 
 
 def _string_value(node: cst.SimpleString) -> str:
@@ -431,8 +498,10 @@ class Rewriter(cst.CSTTransformer):
         self.p = planner
         self.plan = planner.plan
         self.context = context
-        self.unwrap: set[int] = set()
-        self.removed: dict[int, str | None] = {}
+        # Statements to splice out of their body, by id; the node is held so its id stays unique.
+        self.unwrap: dict[int, cst.With] = {}
+        self.removed: dict[int, tuple[cst.SimpleStatementLine, list[str]]] = {}
+        self.orphans: dict[cst.CSTNode, list[str]] = {}  # comments a rewrite displaced, by original statement
 
     # -- ops' view of the engine ------------------------------------------------------
 
@@ -466,6 +535,9 @@ class Rewriter(cst.CSTTransformer):
         if new is not updated:
             RemoveImportsVisitor.remove_unused_import_by_node(self.context, original)
             self._add_imports(action.rule, new)
+            lost = _lost_comments(updated, new)
+            if lost:  # a comment inside a rebuilt node moves above its statement, never away
+                self.orphans.setdefault(self.p.statement_of(original), []).extend(lost)
         return new
 
     def _add_imports(self, rule: Rule, new) -> None:
@@ -489,9 +561,36 @@ class Rewriter(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         action = self.plan.calls.get(original)
-        if action is None or action.rule.operation == "remove_call":
-            return updated
-        return self._apply(action, original, updated)
+        new = updated if action is None or action.rule.operation == "remove_call" else self._apply(action, original, updated)
+        return self._realign(original, new)
+
+    def _realign(self, original: cst.Call, new):
+        """Arguments aligned with the call's ``(`` stay aligned when the name before it changes length.
+
+        Separators are the original's (see ``ops.calls.keep_layout``): the original argument
+        after the same separator tells whether the line it starts was aligned.
+        """
+        if new is original or not isinstance(new, cst.Call):
+            return new
+        func = self.p.positions.get(original.func)
+        head = self.code(new.func) + self.code(new.whitespace_after_func)
+        if func is None or func.start.line != func.end.line or "\n" in head:
+            return new
+        inside = func.end.column + len(self.code(original.whitespace_after_func)) + 1  # first column after `(`
+        shift = func.start.column + len(head) + 1 - inside
+        if shift == 0:
+            return new
+        args = list(new.args)
+        separators = [(a.comma, self.p.positions.get(b)) for a, b in zip(original.args, original.args[1:])]
+        for i, arg in enumerate(args[:-1]):
+            ws = arg.comma.whitespace_after if isinstance(arg.comma, cst.Comma) else None
+            after = next((pos for comma, pos in separators if comma.deep_equals(arg.comma)), None)
+            if not isinstance(ws, cst.ParenthesizedWhitespace) or after is None or after.start.column != inside:
+                continue
+            width = len(ws.last_line.value) + shift
+            if width >= 0 and not ws.last_line.value.strip(" "):
+                args[i] = arg.with_changes(comma=arg.comma.with_changes(whitespace_after=ws.with_changes(last_line=cst.SimpleWhitespace(" " * width))))
+        return new.with_changes(args=args)
 
     def leave_With(self, original: cst.With, updated: cst.With):
         keep = [new for old, new in zip(original.items, updated.items) if old not in self.plan.scope_items]
@@ -503,7 +602,7 @@ class Rewriter(cst.CSTTransformer):
         if keep:
             keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             return updated.with_changes(items=keep)
-        self.unwrap.add(id(updated))
+        self.unwrap[id(updated)] = updated
         return updated
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
@@ -517,19 +616,21 @@ class Rewriter(cst.CSTTransformer):
             text = " ".join(self.p.code(original.body[0]).split())
             if len(text) > 60:
                 text = text[:57] + "..."
-            self.removed[id(updated)] = f"# migrate: {action.rule.id} removed `{text}`: {action.rule.params['reason']}"
+            comments = [*_comments_of(original.body, original.trailing_whitespace), f"# migrate: {action.rule.id} removed `{text}`: {action.rule.params['reason']}"]
+            self.removed[id(updated)] = (updated, comments)
             self.p.finding(action, f"removed `{text}`: {action.rule.params['reason']}")
             return updated
         if op.name != "construct_strategy":
-            self.removed[id(updated)] = None  # a tracked binding whose every use was rewritten
+            # A tracked binding whose every use was rewritten; its comments stay.
+            self.removed[id(updated)] = (updated, _comments_of(original.body, original.trailing_whitespace))
             return updated
         call = original.body[0].value if isinstance(original.body[0], (cst.Assign, cst.Expr)) else None
         statements = op.statements(self, call, action.rule.params)
         for stmt in statements:
             self._add_imports(action.rule, stmt)
-        first, last = statements[0], statements[-1]
-        statements[0] = first.with_changes(leading_lines=updated.leading_lines)
-        statements[-1] = statements[-1].with_changes(trailing_whitespace=updated.trailing_whitespace) if len(statements) > 1 else statements[0].with_changes(trailing_whitespace=updated.trailing_whitespace)
+        lost = [cst.EmptyLine(comment=cst.Comment(c)) for c in _lost_comments(original.body, [s.body for s in statements])]
+        statements[0] = statements[0].with_changes(leading_lines=[*updated.leading_lines, *lost])
+        statements[-1] = statements[-1].with_changes(trailing_whitespace=updated.trailing_whitespace)
         return cst.FlattenSentinel(statements)
 
     def on_leave(self, original, updated):
@@ -539,12 +640,16 @@ class Rewriter(cst.CSTTransformer):
         return result
 
     def _mark(self, original, updated):
-        comments = self.plan.markers.get(original)
-        if not comments:
+        """Above a statement: comments its rewrites displaced, then the markers for a person."""
+        orphans = self.orphans.pop(original, [])
+        markers = self.plan.markers.get(original, [])
+        if not orphans and not markers:
             return updated
         have = {line.comment.value for line in updated.leading_lines if line.comment}
-        extra = [cst.EmptyLine(comment=cst.Comment(c)) for c in dict.fromkeys(comments) if c not in have]
-        return updated.with_changes(leading_lines=[*updated.leading_lines, *extra]) if extra else updated
+        extra = [*orphans, *(c for c in dict.fromkeys(markers) if c not in have)]
+        if not extra:
+            return updated
+        return updated.with_changes(leading_lines=[*updated.leading_lines, *(cst.EmptyLine(comment=cst.Comment(c)) for c in extra)])
 
     # -- bodies: statements removed or unwrapped are spliced here, keeping their comments --
 
@@ -567,12 +672,11 @@ class Rewriter(cst.CSTTransformer):
         carry: list[cst.EmptyLine] = []
         for stmt in body:
             if id(stmt) in self.removed:
-                carry += list(stmt.leading_lines)
-                comment = self.removed[id(stmt)]
-                if comment:
-                    carry.append(cst.EmptyLine(comment=cst.Comment(comment)))
+                _, comments = self.removed.pop(id(stmt))
+                carry += [*stmt.leading_lines, *(cst.EmptyLine(comment=cst.Comment(c)) for c in comments)]
                 continue
             if id(stmt) in self.unwrap:
+                del self.unwrap[id(stmt)]
                 inner = stmt.body
                 lead = carry + list(stmt.leading_lines)
                 carry = []
@@ -597,6 +701,37 @@ class Rewriter(cst.CSTTransformer):
             out = [cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carry)]
             carry = []
         return out, [*carry, *footer]
+
+
+def _comments_of(*nodes) -> list[str]:
+    """The comments inside ``nodes`` (nodes, or lists of them), in source order."""
+    found: list[str] = []
+
+    class _V(cst.CSTVisitor):
+        def visit_Comment(self, n: cst.Comment) -> None:
+            found.append(n.value)
+
+    def walk(item) -> None:
+        if isinstance(item, (list, tuple)):
+            for each in item:
+                walk(each)
+        elif item is not None:
+            item.visit(_V())
+
+    walk(nodes)
+    return found
+
+
+def _lost_comments(old, new) -> list[str]:
+    """Comments in ``old`` that ``new`` no longer holds (counted, so a repeated comment is kept each time)."""
+    left = Counter(_comments_of(new))
+    lost = []
+    for comment in _comments_of(old):
+        if left[comment]:
+            left[comment] -= 1
+        else:
+            lost.append(comment)
+    return lost
 
 
 def _names_in(node) -> set[str]:
@@ -655,6 +790,6 @@ def _no_leading_blank_lines(old: cst.Module, new: cst.Module) -> cst.Module:
 
 
 def mentions_any(code: str, index: RuleIndex) -> bool:
-    """Cheap pre-filter: a file that never names a rule's root module needs no scope analysis."""
-    return any(root in code for root in index.roots) or any(s in code for s in index.strings)
+    """Cheap pre-filter: a file that cannot match any rule needs no parse and no scope analysis."""
+    return index.may_match(code)
 

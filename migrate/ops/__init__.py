@@ -6,7 +6,7 @@ A rule file says ``operation: <name>`` and gives the parameters; the code is her
 from __future__ import annotations
 
 from migrate.ops.base import FileFacts, Operation, Param
-from migrate.ops.calls import CallTemplate, RemoveCall, RunToCall
+from migrate.ops.calls import CallTemplate, RemoveCall, RunToCall, alone_on_its_line
 from migrate.ops.names import AttributeTemplate, Flag, Rename
 from migrate.ops.scope import UnwrapScope
 from migrate.ops.strategy import ConstructStrategy
@@ -25,4 +25,4 @@ REGISTRY: dict[str, Operation] = {
     )
 }
 
-__all__ = ["REGISTRY", "FileFacts", "Operation", "Param"]
+__all__ = ["REGISTRY", "FileFacts", "Operation", "Param", "alone_on_its_line"]

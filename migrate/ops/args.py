@@ -60,6 +60,23 @@ def bind(call: cst.Call, signature: list[str]) -> dict[str, cst.BaseExpression] 
     return bound
 
 
+def passed_args(call: cst.Call, signature: list[str]) -> dict[str, cst.Arg]:
+    """The call's own ``Arg`` nodes by the parameter they bind (only those it passes)."""
+    params = parse_signature(signature)
+    positional = [p[0] for p in params if not p[2]]
+    out: dict[str, cst.Arg] = {}
+    pos_i = 0
+    for arg in call.args:
+        if arg.star:
+            continue
+        if arg.keyword is not None:
+            out[arg.keyword.value] = arg
+        elif pos_i < len(positional):
+            out[positional[pos_i]] = arg
+            pos_i += 1
+    return out
+
+
 def explicit(call: cst.Call, signature: list[str]) -> set[str]:
     """Names of the parameters the call passes explicitly."""
     params = [p for p in parse_signature(signature) if not p[2]]

@@ -73,3 +73,11 @@ class Operation:
     def accepts(self, node: cst.CSTNode, parent: Callable[[cst.CSTNode], cst.CSTNode | None], params: dict[str, Any]) -> bool:
         """Can this operation rewrite ``node`` (the matched reference) where it stands?"""
         return True
+
+    def refusal(self, params: dict[str, Any]) -> str:
+        """Why a match was left as it is, when :meth:`accepts` said no (shown to a person)."""
+        return "this use does not fit the rule; convert it by hand"
+
+    def dropped(self, call: cst.Call, params: dict[str, Any]) -> list[cst.Arg]:
+        """Arguments of ``call`` the rewrite leaves out: nothing inside them is planned or reported."""
+        return []

@@ -16,6 +16,19 @@ def call_of(node: cst.CSTNode, parent) -> cst.Call | None:
     return p if isinstance(p, cst.Call) and p.func is node else None
 
 
+def alone_on_its_line(small: cst.CSTNode, parent) -> bool:
+    """``small`` is the only statement of its line, so the whole line can be replaced or removed.
+
+    ``a = 1; b = f()`` and ``if x: b = f()`` are left to the run-time path instead.
+    """
+    line = parent(small)
+    return isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1
+
+
+def misfit(params) -> str:
+    return f"the arguments do not fit `({', '.join(params['signature'])})`; convert the call by hand"
+
+
 class CallTemplate(Operation):
     """``f(a, b=c)`` → a template expression over the bound arguments (and ``{receiver}``)."""
 
@@ -39,6 +52,12 @@ class CallTemplate(Operation):
         call = call_of(node, parent)
         return call is not None and argbind.bind(call, params["signature"]) is not None
 
+    def refusal(self, params) -> str:
+        return misfit(params)
+
+    def dropped(self, call, params) -> list[cst.Arg]:
+        return [arg for name, arg in argbind.passed_args(call, params["signature"]).items() if "{%s}" % name not in params["template"]]
+
     def rewrite(self, ctx, original: cst.Call, updated: cst.Call, params, suffix: str = ""):
         bound = argbind.bind(updated, params["signature"])
         passed = argbind.explicit(original, params["signature"])
@@ -53,11 +72,42 @@ class CallTemplate(Operation):
 
 
 def keep_layout(old: cst.Call, new: cst.BaseExpression) -> cst.BaseExpression:
-    """A rebuilt call keeps the original's line breaks after ``(`` and before ``)``."""
+    """A rebuilt call keeps the original's layout: line breaks and comments survive.
+
+    An argument carried over from the original keeps its own separator (and the comment
+    after it); any other takes the original's separator at the same position. The last
+    argument keeps what stood before ``)``: a trailing comma and the line break.
+    """
     if not isinstance(new, cst.Call) or not new.args or not old.args:
         return new
-    last = new.args[-1].with_changes(whitespace_after_arg=old.args[-1].whitespace_after_arg)
-    return new.with_changes(whitespace_before_args=old.whitespace_before_args, args=[*new.args[:-1], last])
+    unused = list(old.args)
+
+    def source(value: cst.BaseExpression) -> cst.Arg | None:
+        for arg in unused:
+            if arg.value.deep_equals(value):
+                unused.remove(arg)
+                return arg
+        return None
+
+    args, final = list(new.args), old.args[-1]
+    for i, arg in enumerate(args):
+        own = source(arg.value)
+        if i < len(args) - 1:
+            if own is not None and own is not final:
+                args[i] = arg.with_changes(comma=own.comma)
+            elif i < len(old.args) - 1:
+                args[i] = arg.with_changes(comma=old.args[i].comma)
+            continue
+        comma = final.comma
+        if own is not None and own is not final and isinstance(comma, cst.Comma):
+            mine, closing = own.comma.whitespace_after, comma.whitespace_after
+            if isinstance(mine, cst.ParenthesizedWhitespace) and isinstance(closing, cst.ParenthesizedWhitespace):
+                # Its own trailing comment, then the line break before `)`.
+                comma = comma.with_changes(whitespace_after=closing.with_changes(first_line=mine.first_line))
+        if len(args) == 1 and isinstance(arg.value, cst.GeneratorExp) and not arg.value.lpar:
+            comma = cst.MaybeSentinel.DEFAULT  # `f(x for x in y,)` does not parse
+        args[i] = arg.with_changes(comma=comma, whitespace_after_arg=final.whitespace_after_arg)
+    return new.with_changes(whitespace_before_args=old.whitespace_before_args, args=args)
 
 
 class RunToCall(Operation):
@@ -79,6 +129,12 @@ class RunToCall(Operation):
     def accepts(self, node, parent, params) -> bool:
         call = call_of(node, parent)
         return call is not None and argbind.bind(call, params["signature"]) is not None
+
+    def refusal(self, params) -> str:
+        return misfit(params)
+
+    def dropped(self, call, params) -> list[cst.Arg]:
+        return [arg for name, arg in argbind.passed_args(call, params["signature"]).items() if name not in ("fn", "args", "kwargs")]
 
     def rewrite(self, ctx, original, updated: cst.Call, params, suffix: str = ""):
         bound = argbind.bind(updated, params["signature"])
@@ -115,4 +171,10 @@ class RemoveCall(Operation):
 
     def accepts(self, node, parent, params) -> bool:
         call = call_of(node, parent)
-        return call is not None and isinstance(parent(call), cst.Expr)
+        return call is not None and isinstance(parent(call), cst.Expr) and alone_on_its_line(parent(call), parent)
+
+    def refusal(self, params) -> str:
+        return "only a call standing alone on its line is removed; this one's result is used or it shares its line"
+
+    def dropped(self, call, params) -> list[cst.Arg]:
+        return list(call.args)

@@ -31,7 +31,14 @@ class Rename(Operation):
 
     name = "rename"
     target = "reference"
-    params = {"to": Param(str, required=True, doc="dotted name of the replacement; 'x.*' keeps the matched last name")}
+    params = {
+        "to": Param(str, required=True, doc="dotted name of the replacement; 'x.*' keeps the matched last name"),
+        "keeps_strategies": Param(
+            bool,
+            doc="the replacement asks migrate.runtime for the current strategy, so a file that uses it keeps "
+            "its strategies as migrate.runtime objects instead of rewriting them away",
+        ),
+    }
 
     def check(self, params: dict[str, Any]) -> None:
         check_target(params["to"])
@@ -53,6 +60,9 @@ class AttributeTemplate(Operation):
 
     def accepts(self, node, parent, params) -> bool:
         return not is_store(node, parent)
+
+    def refusal(self, params) -> str:
+        return "it is assigned to, not read; convert it by hand"
 
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
         receiver = updated.value if isinstance(updated, cst.Attribute) else updated

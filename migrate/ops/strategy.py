@@ -16,7 +16,7 @@ from libcst.helpers import parse_template_statement
 
 from migrate.ops import args as argbind
 from migrate.ops.base import Operation, Param
-from migrate.ops.calls import call_of
+from migrate.ops.calls import alone_on_its_line, call_of
 
 PARALLEL_MODES = ("DATA_PARALLEL", "STAND_ALONE")
 # TF cross-device ops that pack gradients; MindSpore fuses all-reduces into buckets instead.
@@ -69,11 +69,15 @@ class ConstructStrategy(Operation):
         if call is None or argbind.bind(call, params["signature"]) is None:
             return False
         holder = parent(call)
+        if not alone_on_its_line(holder, parent):
+            return False
         if isinstance(holder, cst.Expr):
             return True
-        if isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name):
-            return True
-        return False
+        return isinstance(holder, cst.Assign) and len(holder.targets) == 1 and isinstance(holder.targets[0].target, cst.Name)
+
+    def refusal(self, params) -> str:
+        return (f"not a statement of its own with arguments fitting `({', '.join(params['signature'])})`, "
+                "and no run-time fallback serves this name; convert it by hand")
 
     # -- what the constructor's arguments say -------------------------------------------
 
