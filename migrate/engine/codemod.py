@@ -17,9 +17,7 @@ Two passes over one parsed module:
 
 from __future__ import annotations
 
-import io
 import re
-import tokenize
 from collections import Counter
 from dataclasses import dataclass, field
 import libcst as cst
@@ -29,12 +27,11 @@ from libcst.metadata import Assignment, ParentNodeProvider, PositionProvider, Qu
 
 from migrate import ops
 from migrate.engine.findings import Finding
+from migrate.engine.suppression import is_suppressed, suppressed_lines
 from migrate.rules import Rule
 
 # Spellings of the same TF 2 API: `import tensorflow.compat.v2 as tf` is `tensorflow`.
 NORMALIZE_PREFIXES = (("tensorflow.compat.v2.", "tensorflow."), ("tensorflow._api.v2.", "tensorflow."))
-SUPPRESS = "# migrate: ignore"
-SUPPRESS_COMMENT = re.compile(r"# migrate: ignore(?:\[(?P<ids>[^\]]*)\])?")
 
 
 def normalize(qualname: str) -> str:
@@ -126,7 +123,7 @@ class Planner:
         self.use_actions: dict[cst.CSTNode, tuple[Rule, str]] = {}
         self.plan = Plan()
         self.facts = ops.FileFacts()
-        self.suppressed = _suppressed_lines(module)
+        self.suppressed = suppressed_lines(module.code)
         self.keep_strategies = False
         self._resolving: set[int] = set()
 
@@ -295,7 +292,7 @@ class Planner:
     def suppresses(self, rule: Rule, node: cst.CSTNode) -> bool:
         """A ``# migrate: ignore`` comment on the line where ``node`` starts silences ``rule``."""
         line, _ = self.line_col(node)
-        return line in self.suppressed and (self.suppressed[line] is None or rule.id in self.suppressed[line])
+        return is_suppressed(self.suppressed, line, rule.id)
 
     def add(self, action: Action) -> bool:
         """Put ``action`` in the plan unless a comment silences it; say whether it went in."""
@@ -338,30 +335,6 @@ class Planner:
                 action.rule.maps_to,
             )
         )
-
-
-def _suppressed_lines(module: cst.Module) -> dict[int, set[str] | None]:
-    """``# migrate: ignore`` / ``# migrate: ignore[TFD101,TFD102]`` comments by line number.
-
-    Read from comment tokens: the same text inside a string literal silences nothing.
-    """
-    out: dict[int, set[str] | None] = {}
-    code = module.code
-    if SUPPRESS not in code:
-        return out
-    try:
-        comments = [(t.start[0], t.string) for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.COMMENT]
-    except (tokenize.TokenError, SyntaxError):  # libcst parsed it; tokenize may still balk at odd input
-        comments = list(enumerate(re.split(r"\r\n|\r|\n", code), 1))
-    for n, comment in comments:
-        m = SUPPRESS_COMMENT.search(comment)
-        if m is None:
-            continue
-        if m["ids"] is None or out.get(n, set()) is None:
-            out[n] = None
-        else:
-            out[n] = out.get(n, set()) | {c.strip() for c in m["ids"].split(",") if c.strip()}
-    return out
 
 
 class _Collector(cst.CSTVisitor):

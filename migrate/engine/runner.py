@@ -11,7 +11,6 @@ import ast
 import fnmatch
 import io
 import os
-import re
 import signal
 import stat
 import tempfile
@@ -26,10 +25,16 @@ from libcst.codemod import CodemodContext, TransformFailure, TransformSkip, tran
 
 from migrate.engine.codemod import MigrateCommand, RuleIndex, mentions_any
 from migrate.engine.findings import Finding
+from migrate.engine.suppression import is_suppressed, suppressed_lines
+from migrate.notebook import NOTEBOOK_SUFFIX, convert_notebook
 from migrate.rules import load_rules, select_rules
 
-SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", "node_modules", ".migrate_cache"}
-SOURCE_SUFFIXES = (".py",)
+SKIP_DIRS = {
+    ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", "node_modules",
+    ".migrate_cache",
+    ".ipynb_checkpoints",  # Jupyter's autosaved copies: converting them would only fight the autosave
+}
+SOURCE_SUFFIXES = (".py", NOTEBOOK_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -83,38 +88,12 @@ def _syntax_error(text: str, path: str) -> str | None:
     return None
 
 
-SUPPRESS_COMMENT = re.compile(r"# migrate: ignore(?:\[(?P<ids>[^\]]*)\])?")
-
-
-def suppressed_lines(text: str) -> dict[int, frozenset[str] | None]:
-    """Lines holding ``# migrate: ignore`` (every rule: None) or ``# migrate: ignore[ID,...]``.
-
-    Read from comment tokens, so the text inside a string literal silences nothing.
-    """
-    out: dict[int, frozenset[str] | None] = {}
-    if "# migrate: ignore" not in text:
-        return out
-    try:
-        comments = [(tok.start[0], tok.string) for tok in tokenize.generate_tokens(io.StringIO(text).readline) if tok.type == tokenize.COMMENT]
-    except (tokenize.TokenError, SyntaxError):
-        comments = list(enumerate(re.split(r"\r\n|\r|\n", text), 1))
-    for line, comment in comments:
-        m = SUPPRESS_COMMENT.search(comment)
-        if m is None:
-            continue
-        if m["ids"] is None:
-            out[line] = None
-        elif out.get(line, frozenset()) is not None:
-            out[line] = out.get(line, frozenset()) | {i.strip() for i in m["ids"].split(",") if i.strip()}
-    return out
-
-
 def _unsuppressed(findings: list[Finding], text: str) -> list[Finding]:
     """Findings minus those a ``# migrate: ignore`` comment on their line silences."""
     quiet = suppressed_lines(text)
     if not quiet:
         return findings
-    return [f for f in findings if not (f.line in quiet and (quiet[f.line] is None or f.rule in quiet[f.line]))]
+    return [f for f in findings if not is_suppressed(quiet, f.line, f.rule)]
 
 
 def convert_source(data: bytes, index: RuleIndex, path: str = "<string>") -> FileResult:
@@ -151,6 +130,13 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>") -> Fil
     return FileResult(path, status, findings=_unsuppressed(command.findings, text), original=data, converted=converted)
 
 
+def convert_bytes(data: bytes, index: RuleIndex, path: str) -> FileResult:
+    """Convert a file's bytes: a notebook (``.ipynb``) cell by cell, anything else as Python source."""
+    if path.endswith(NOTEBOOK_SUFFIX):
+        return convert_notebook(data, index, path)
+    return convert_source(data, index, path)
+
+
 def _convert_path(args: tuple[str, RuleSelection]) -> FileResult:
     path, selection = args
     try:
@@ -158,7 +144,7 @@ def _convert_path(args: tuple[str, RuleSelection]) -> FileResult:
     except OSError as exc:
         return FileResult(path, "failed", error=f"cannot read: {exc.strerror or exc}")
     try:
-        return convert_source(data, rule_index(selection), path)
+        return convert_bytes(data, rule_index(selection), path)
     except RecursionError:
         return FileResult(path, "failed", error="too deeply nested to convert; file left as it was", original=data)
     except Exception as exc:  # noqa: BLE001 - one file's crash must not end the run
