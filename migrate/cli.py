@@ -7,7 +7,6 @@ Exit codes follow ruff and black: 0 done and nothing needs a person, 1 changes
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import shutil
 import stat
@@ -23,11 +22,12 @@ from migrate.engine.runner import (
     FileResult,
     RuleSelection,
     atomic_write,
-    detect_encoding,
     discover,
     rule_index,
     run_files,
 )
+from migrate.report import FORMATS, ReportBuilder, default_output, format_for, write_report
+from migrate.report.model import file_diff
 from migrate.rules import RuleError, load_rules
 
 EXIT_OK, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
@@ -82,14 +82,8 @@ class Progress:
 
 
 def _diff(result: FileResult, label: str) -> str:
-    try:
-        encoding = detect_encoding(result.original)
-    except SyntaxError:
-        encoding = "utf-8"
-    old = result.original.decode(encoding, "replace").splitlines(keepends=True)
-    new = result.converted.decode(encoding, "replace").splitlines(keepends=True)
-    label = Path(label).as_posix()
-    return "".join(difflib.unified_diff(old, new, f"a/{label}", f"b/{label}"))
+    """Unified diff; a notebook's is one per changed code cell, and a missing final newline is marked."""
+    return file_diff(label, result.original, result.converted)
 
 
 def _selection(args, config) -> RuleSelection:
@@ -176,7 +170,16 @@ def _error_text(exc: OSError) -> str:
     return str(exc)
 
 
-def cmd_convert(args, *, check_only: bool = False) -> int:
+def _report_target(path: str | None, fmt: str | None) -> tuple[str, str]:
+    """(output path, format): the format named, else the path's suffix says, else HTML."""
+    if path is None:
+        fmt = fmt or "html"
+        return default_output(fmt), fmt
+    return path, format_for(path, fmt)
+
+
+def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) -> int:
+    """convert, check (``check_only``: list every finding, write nothing) and report (``report_only``)."""
     config = load_config(args.paths, args.config)
     selection = _selection(args, config)
     rule_index(selection)
@@ -186,7 +189,9 @@ def cmd_convert(args, *, check_only: bool = False) -> int:
     base = os.path.dirname(config.source) if config.source else None
     files, passed_over = discover(args.paths, config.exclude, base=base, prune=prune)
     jobs = args.jobs or config.jobs or 1
-    write = not (args.diff or args.check or check_only)
+    write = not (args.diff or args.check or check_only or report_only)
+    report_path = getattr(args, "report", None)
+    builder = ReportBuilder(rule_index(selection).rules, written=write) if report_path or report_only else None
     progress = Progress(len(files), not args.quiet)
     counts = {"changed": 0, "unchanged": 0, "skipped": 0, "failed": 0}
     needs_person = 0
@@ -194,11 +199,15 @@ def cmd_convert(args, *, check_only: bool = False) -> int:
     written: set[str] = set()
     out = sys.stdout
     for result in passed_over:
+        if builder:
+            builder.add(result)
         counts[result.status] += 1
         label = "error" if result.status == "failed" else result.status
         print(f"{result.path}: {label}: {result.error}", file=sys.stderr)
     for result in run_files(files, selection, jobs, progress):
         status = result.status
+        if builder:
+            builder.add(result)
         if status == "failed":
             progress.clear()
             print(f"{result.path}: error: {result.error}", file=sys.stderr)
@@ -219,6 +228,8 @@ def cmd_convert(args, *, check_only: bool = False) -> int:
                     status = "failed"
                     progress.clear()
                     print(f"{result.path}: error: {_error_text(exc)}", file=sys.stderr)
+                    if builder:
+                        builder.mark_failed(result.path, _error_text(exc))
         counts[status] += 1
         if status == "failed":
             continue
@@ -227,6 +238,8 @@ def cmd_convert(args, *, check_only: bool = False) -> int:
             lines_changed += sum(1 for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---"))
             if args.diff:
                 out.write(diff)
+        if report_only:
+            continue
         for f in result.findings:
             if check_only or f.status in NEEDS_PERSON or (f.status == "runtime" and not args.quiet):
                 progress.clear()
@@ -236,6 +249,23 @@ def cmd_convert(args, *, check_only: bool = False) -> int:
     progress.close()
     if args.out and write:
         _copy_tree_rest(args.paths, args.out, written)
+    if builder:
+        target, fmt = _report_target(report_path, getattr(args, "report_format", None))
+        report = builder.finish()
+        try:
+            write_report(report, target, fmt, root=os.getcwd())
+        except OSError as exc:
+            print(f"error: cannot write the report {target}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_ERROR
+        if not args.quiet and target != "-":
+            totals = report.summary
+            print(
+                f"wrote {target} ({fmt}): {totals.apis_found} TF API use(s) in {totals.files_with_findings} file(s): "
+                f"{totals.converted} converted, {totals.runtime} at run time, {totals.manual} manual",
+                file=sys.stderr,
+            )
+        if report_only:
+            return EXIT_ERROR if counts["failed"] else EXIT_OK
     if not args.quiet:
         verb = "would change" if not write else "changed"
         summary = (
@@ -309,12 +339,16 @@ def build_parser(with_launcher: bool = True) -> argparse.ArgumentParser:
         p.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="convert N files at a time (output is the same as with 1)")
         p.add_argument("--quiet", "-q", action="store_true", help="print only errors and findings that need a person")
 
+    def report_flags(p):
+        p.add_argument("--report", metavar="FILE", help="also write a report of this run (HTML; JSON or SARIF for a .json or .sarif name)")
+        p.add_argument("--report-format", choices=FORMATS, help="the report's format, whatever its name")
+
     conv = sub.add_parser(
         "convert",
         help="rewrite TF code to MindSpore (in place by default)",
         description="Rewrite tf.distribute code under PATH to MindSpore. In place unless --out, --diff or --check.",
     )
-    conv.add_argument("paths", nargs="+", metavar="PATH", help="files or directories")
+    conv.add_argument("paths", nargs="+", metavar="PATH", help="files, directories or notebooks (.ipynb)")
     mode = conv.add_mutually_exclusive_group()
     mode.add_argument(
         "--out",
@@ -324,6 +358,7 @@ def build_parser(with_launcher: bool = True) -> argparse.ArgumentParser:
     mode.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
     mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything would change")
     selection_flags(conv)
+    report_flags(conv)
     conv.set_defaults(func=cmd_convert)
 
     check = sub.add_parser(
@@ -333,7 +368,21 @@ def build_parser(with_launcher: bool = True) -> argparse.ArgumentParser:
     )
     check.add_argument("paths", nargs="+", metavar="PATH")
     selection_flags(check)
+    report_flags(check)
     check.set_defaults(func=lambda a: cmd_convert(_check_args(a), check_only=True))
+
+    report = sub.add_parser(
+        "report",
+        help="write a report of what convert finds and would change (HTML, JSON or SARIF)",
+        description="Find every TF API use under PATH and write one report: a self-contained HTML page, "
+        "JSON (schema: migrate/report/schema/report.schema.json) or SARIF 2.1.0. Writes no source file. "
+        "Exit 0 when the report is written, 2 on errors (files that fail are in the report too).",
+    )
+    report.add_argument("paths", nargs="+", metavar="PATH")
+    report.add_argument("-o", "--output", metavar="FILE", help="where to write it; - for standard output (default: migrate-report.html/.json/.sarif)")
+    report.add_argument("--format", choices=FORMATS, help="html, json or sarif (default: from the output's suffix, else html)")
+    selection_flags(report)
+    report.set_defaults(func=lambda a: cmd_convert(_report_args(a), report_only=True))
 
     rules = sub.add_parser("rules", help="list the rules, or explain one", description="List every rule, or explain the given ones.")
     rules.add_argument("id", nargs="*", metavar="ID", help="rule id (e.g. TFD101) or name")
@@ -363,6 +412,12 @@ def _check_args(args):
     args.out = None
     args.diff = False
     args.check = True
+    return args
+
+
+def _report_args(args):
+    args = _check_args(args)
+    args.report, args.report_format = _report_target(args.output, args.format)
     return args
 
 
