@@ -178,6 +178,16 @@ def _report_target(path: str | None, fmt: str | None) -> tuple[str, str]:
     return path, format_for(path, fmt)
 
 
+def _one_per_place(findings):
+    """For `check`: one line per use; a conversion's notes (status info) at the same place are not uses."""
+    primary = {}
+    for f in findings:
+        key = (f.path, f.line, f.col, f.rule)
+        if key not in primary or (primary[key].status == "info" and f.status != "info"):
+            primary[key] = f
+    return sorted(primary.values())
+
+
 def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) -> int:
     """convert, check (``check_only``: list every finding, write nothing) and report (``report_only``)."""
     config = load_config(args.paths, args.config)
@@ -240,7 +250,7 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
                 out.write(diff)
         if report_only:
             continue
-        for f in result.findings:
+        for f in _one_per_place(result.findings) if check_only else result.findings:
             if check_only or f.status in NEEDS_PERSON or (f.status == "runtime" and not args.quiet):
                 progress.clear()
                 print(f.format(), file=out)
@@ -271,7 +281,7 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
         summary = (
             f"{counts['changed']} file(s) {verb}, {counts['unchanged']} unchanged, "
             f"{counts['skipped']} skipped, {counts['failed']} failed; {lines_changed} line(s) changed; "
-            f"{needs_person} finding(s) need a person"
+            + (f"{needs_person} TF API use(s) found" if check_only else f"{needs_person} finding(s) need a person")
         )
         print(summary, file=sys.stderr)
     if counts["failed"]:
