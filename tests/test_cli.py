@@ -14,7 +14,7 @@ from tests.helpers import convert
 
 CONVERTED, _ = convert(TF_SOURCE)
 DIAGNOSTIC = re.compile(r"^(?P<path>[^:\s]+):(?P<line>\d+):(?P<col>\d+): (?P<id>[A-Z]{2,5}\d{3}) (?P<message>\S.*)$")
-SUMMARY = re.compile(r"^\d+ file\(s\) (changed|would change), \d+ unchanged, \d+ skipped, \d+ failed; \d+ line\(s\) changed; \d+ finding\(s\) need a person$")
+SUMMARY = re.compile(r"^\d+ file\(s\) (changed|would change), \d+ unchanged, \d+ skipped, \d+ failed; \d+ line\(s\) changed; \d+ (finding\(s\) need a person|TF API use\(s\) found)$")
 
 
 @pytest.fixture
