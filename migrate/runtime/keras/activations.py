@@ -1,0 +1,154 @@
+"""`tf.keras.activations` on MindSpore ops, by function or by name.
+
+`softmax` and `sigmoid` remember their input (`_keras_logits` on the output Tensor) so
+that crossentropy losses called with probabilities compute from the logits, as Keras 3
+does with the TensorFlow backend (there the logits are found from the graph).
+`gelu` is the exact erf form (Keras's default `approximate=False`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ._tensors import as_tensor
+
+
+def _ops():
+    from mindspore import ops
+
+    return ops
+
+
+def _remember_logits(output, logits):
+    try:
+        output._keras_logits = logits
+    except AttributeError:  # a Tensor type that refuses attributes: losses then use the clipped path
+        pass
+    return output
+
+
+def linear(x):
+    return as_tensor(x)
+
+
+def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
+    """Keras's relu: max(x, 0), or with a leak below `threshold`, capped at `max_value`."""
+    ops = _ops()
+    x = as_tensor(x)
+    if negative_slope == 0.0 and max_value is None and threshold == 0.0:
+        return ops.relu(x)
+    negative_part = ops.relu(threshold - x) if negative_slope else None
+    out = x * (x > threshold).astype(x.dtype) if threshold else ops.relu(x)
+    if max_value is not None:
+        out = ops.clip_by_value(out, 0.0, float(max_value))
+    if negative_part is not None:
+        out = out - negative_slope * negative_part
+    return out
+
+
+def relu6(x):
+    return _ops().clip_by_value(as_tensor(x), 0.0, 6.0)
+
+
+def sigmoid(x):
+    x = as_tensor(x)
+    return _remember_logits(_ops().sigmoid(x), x)
+
+
+def softmax(x, axis=-1):
+    x = as_tensor(x)
+    return _remember_logits(_ops().softmax(x, axis=axis), x)
+
+
+def log_softmax(x, axis=-1):
+    return _ops().log_softmax(as_tensor(x), axis=axis)
+
+
+def tanh(x):
+    return _ops().tanh(as_tensor(x))
+
+
+def gelu(x, approximate=False):
+    ops = _ops()
+    x = as_tensor(x)
+    if approximate:
+        return 0.5 * x * (1.0 + ops.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + ops.erf(x / math.sqrt(2.0)))
+
+
+def elu(x, alpha=1.0):
+    ops = _ops()
+    x = as_tensor(x)
+    return ops.where(x > 0, x, alpha * (ops.exp(ops.minimum(x, 0.0)) - 1.0))
+
+
+def selu(x):
+    ops = _ops()
+    x = as_tensor(x)
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    return scale * ops.where(x > 0, x, alpha * (ops.exp(ops.minimum(x, 0.0)) - 1.0))
+
+
+def softplus(x):
+    return _ops().softplus(as_tensor(x))
+
+
+def softsign(x):
+    x = as_tensor(x)
+    return x / (1.0 + _ops().abs(x))
+
+
+def swish(x):
+    x = as_tensor(x)
+    return x * _ops().sigmoid(x)
+
+
+silu = swish
+
+
+def exponential(x):
+    return _ops().exp(as_tensor(x))
+
+
+def hard_sigmoid(x):
+    return _ops().clip_by_value(as_tensor(x) / 6.0 + 0.5, 0.0, 1.0)
+
+
+def leaky_relu(x, negative_slope=0.2):
+    x = as_tensor(x)
+    return _ops().where(x > 0, x, negative_slope * x)
+
+
+def mish(x):
+    ops = _ops()
+    x = as_tensor(x)
+    return x * ops.tanh(ops.softplus(x))
+
+
+_BY_NAME = {
+    "linear": linear, "relu": relu, "relu6": relu6, "sigmoid": sigmoid, "softmax": softmax,
+    "log_softmax": log_softmax, "tanh": tanh, "gelu": gelu, "elu": elu, "selu": selu, "softplus": softplus,
+    "softsign": softsign, "swish": swish, "silu": silu, "exponential": exponential,
+    "hard_sigmoid": hard_sigmoid, "leaky_relu": leaky_relu, "mish": mish,
+}
+
+
+def get(identifier):
+    """An activation function from a name, a function, or None (linear)."""
+    if identifier is None:
+        return linear
+    if isinstance(identifier, str):
+        try:
+            return _BY_NAME[identifier.lower()]
+        except KeyError:
+            raise ValueError(f"Unknown activation function: {identifier!r}") from None
+    if callable(identifier):
+        return identifier
+    raise ValueError(f"Could not interpret activation function identifier: {identifier!r}")
+
+
+def serialize(activation) -> str:
+    for name, fn in _BY_NAME.items():
+        if fn is activation:
+            return name
+    return getattr(activation, "__name__", str(activation))

@@ -1,0 +1,23 @@
+"""`tf.keras.layers` on MindSpore Cells (Keras constructor arguments, defaults and layouts)."""
+
+from ..symbolic import Input
+from .base import Layer
+from .convolution import Conv1D, Conv2D, Convolution1D, Convolution2D
+from .core import (Activation, Dense, Dropout, Embedding, Flatten, Identity, InputLayer, Lambda, LeakyReLU, Permute,
+                   ReLU, RepeatVector, Reshape, Softmax, SpatialDropout1D, SpatialDropout2D)
+from .merging import Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, concatenate
+from .normalization import BatchNormalization, LayerNormalization
+from .pooling import (AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
+                      GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
+                      GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D)
+
+__all__ = [
+    "Input", "Layer", "InputLayer", "Dense", "Activation", "Dropout", "SpatialDropout1D", "SpatialDropout2D",
+    "Flatten", "Reshape", "Permute", "RepeatVector", "Embedding", "Lambda", "Identity", "ReLU", "LeakyReLU",
+    "Softmax", "Conv1D", "Conv2D", "Convolution1D", "Convolution2D", "MaxPooling1D", "MaxPooling2D",
+    "AveragePooling1D", "AveragePooling2D", "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
+    "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D",
+    "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "BatchNormalization",
+    "LayerNormalization", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
+    "concatenate", "add",
+]

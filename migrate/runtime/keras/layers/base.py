@@ -1,0 +1,374 @@
+"""`tf.keras.layers.Layer` as a MindSpore Cell.
+
+What follows Keras:
+- lazy build: the first call builds the layer from its input's shape (`build(input_shape)`),
+  so no input width is needed up front; `input_shape=`/`input_dim=` build it at once;
+- weights are MindSpore Parameters stored in Keras layouts (a Dense kernel is `(in, out)`,
+  a Conv2D kernel `(kh, kw, in, out)`), so `trainable_variables`, `get_weights()` and
+  shapes are what TF shows; a layer transposes internally where MindSpore wants another
+  layout;
+- `weights` lists a layer's own trainable then non-trainable weights, then its
+  sub-layers' (in the order they were assigned), as Keras does;
+- `training`: an explicit `training=` wins, otherwise the value of the enclosing call
+  propagates (Keras's call context); `None` means inference. An explicit value at the
+  outermost call also runs `set_train(training)`, so plain MindSpore cells inside
+  (nn.Dropout, nn.BatchNorm) follow it;
+- called on symbolic `Input`s the layer records a node for a functional `Model`.
+
+Parameter names are `<layer name>/<weight name>`, with Keras's unique layer names
+(`dense`, `dense_1`, ...), so they are unique in a process.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import inspect
+import re
+import threading
+
+import numpy as np
+from mindspore import nn
+
+from .. import initializers as initializers_module
+from .. import regularizers as regularizers_module
+from .._tensors import as_tensor, contiguous, is_tensor, map_structure
+
+_name_counters: collections.Counter = collections.Counter()
+_context = threading.local()
+
+
+def reset_name_counters() -> None:
+    _name_counters.clear()
+
+
+def to_snake_case(name: str) -> str:
+    name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
+    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+    return name[1:] if name.startswith("_") else name
+
+
+def unique_name(base: str) -> str:
+    """Keras's auto names: `dense`, `dense_1`, `dense_2`, ..."""
+    count = _name_counters[base]
+    _name_counters[base] += 1
+    return base if count == 0 else f"{base}_{count}"
+
+
+def current_training():
+    """The `training` value of the innermost enclosing layer call (None outside any call)."""
+    stack = getattr(_context, "training", None)
+    return stack[-1] if stack else None
+
+
+@contextlib.contextmanager
+def training_scope(training):
+    stack = getattr(_context, "training", None)
+    if stack is None:
+        stack = _context.training = []
+    stack.append(training)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def _in_call() -> bool:
+    return bool(getattr(_context, "training", None))
+
+
+def shape_of(value):
+    """The shape (tuple) of a tensor-like, or a nest of shapes for a nest."""
+    if isinstance(value, (list, tuple)) and not hasattr(value, "shape"):
+        return type(value)(shape_of(v) for v in value) if not hasattr(value, "_fields") else tuple(
+            shape_of(v) for v in value)
+    if isinstance(value, dict):
+        return {k: shape_of(v) for k, v in value.items()}
+    shape = getattr(value, "shape", None)
+    if shape is None:
+        shape = np.shape(value)
+    return tuple(None if d is None else int(d) for d in shape)
+
+
+def _convert_inputs(value):
+    def convert(leaf):
+        if isinstance(leaf, (np.ndarray, np.generic, float, int, list)) and not isinstance(leaf, bool):
+            return as_tensor(leaf)
+        return leaf
+
+    if isinstance(value, list) and value and not any(isinstance(v, (list, tuple)) for v in value) and all(
+            isinstance(v, (int, float)) for v in value):
+        return as_tensor(value)
+    return map_structure(convert, value)
+
+
+class Layer(nn.Cell):
+    """Base class of every Keras layer and model here (a MindSpore Cell).
+
+    Subclass as in Keras: create weights in `build(input_shape)` with `add_weight`,
+    compute in `call(inputs, training=None)`. `construct` dispatches to `call`.
+    """
+
+    def __init__(self, trainable=True, name=None, dtype=None, input_shape=None, input_dim=None,
+                 batch_input_shape=None, batch_size=None, autocast=True, **kwargs):
+        super().__init__(auto_prefix=True)
+        kwargs.pop("dynamic", None)
+        kwargs.pop("input_length", None)
+        for key in ("activity_regularizer",):
+            kwargs.pop(key, None)
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} got unexpected keyword arguments: {sorted(kwargs)}")
+        self.name = name or unique_name(to_snake_case(type(self).__name__))
+        self.built = False
+        self._trainable = bool(trainable)
+        self._own_weights: list = []          # Parameters in creation order
+        self._weight_regularizers: list = []  # (regularizer, Parameter)
+        self._added_losses: list = []
+        self._layer_attrs: list = []          # names of sub-layer attributes in assignment order
+        self.dtype = dtype or "float32"
+        if input_dim is not None and input_shape is None:
+            input_shape = (input_dim,)
+        if batch_input_shape is not None:
+            self._batch_input_shape = tuple(batch_input_shape)
+        elif input_shape is not None:
+            self._batch_input_shape = (batch_size,) + tuple(input_shape)
+        else:
+            self._batch_input_shape = None
+        parameters = inspect.signature(self.call).parameters
+        self._call_takes_training = "training" in parameters or any(
+            p.kind is p.VAR_KEYWORD for p in parameters.values())
+        self._call_takes_mask = "mask" in parameters
+        self._inbound_nodes: list = []
+
+    # --- attribute tracking ------------------------------------------------------------
+
+    def __setattr__(self, name, value):
+        from ..metrics import Metric
+
+        if isinstance(value, Metric) and not name.startswith("_") and "_cells" in self.__dict__:
+            tracked = self.__dict__.setdefault("_tracked_metrics", [])
+            if value not in tracked:
+                tracked.append(value)
+        if isinstance(value, (list, tuple)) and value and any(isinstance(v, nn.Cell) for v in value) \
+                and "_cells" in self.__dict__:
+            for index, cell in enumerate(value):
+                if isinstance(cell, nn.Cell):
+                    self.insert_child_to_cell(f"{name}_{index}", cell)
+            self.__dict__[name] = value
+            return
+        if isinstance(value, dict) and value and any(isinstance(v, nn.Cell) for v in value.values()) \
+                and "_cells" in self.__dict__:
+            for key, cell in value.items():
+                if isinstance(cell, nn.Cell):
+                    self.insert_child_to_cell(f"{name}_{key}", cell)
+            self.__dict__[name] = value
+            return
+        super().__setattr__(name, value)
+
+    # --- weights -------------------------------------------------------------------------
+
+    def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, regularizer=None,
+                   constraint=None, name=None, **kwargs):
+        """Create a Parameter (Keras 3 order: shape, initializer, dtype, trainable, ..., name).
+
+        A first positional string is taken as the name (Keras 2's order). Float weights
+        default to glorot_uniform, others to zeros, as in Keras.
+        """
+        args = list(args)
+        if args and isinstance(args[0], str):
+            name = args.pop(0)
+        if args:
+            shape = args.pop(0)
+        if args:
+            initializer = args.pop(0)
+        if args:
+            dtype = args.pop(0)
+        import mindspore as ms
+
+        dtype = dtype or self.dtype or "float32"
+        shape = tuple(int(d) for d in (shape or ()))
+        if initializer is None:
+            initializer = "glorot_uniform" if "float" in str(dtype) else "zeros"
+        values = initializers_module.get(initializer)(shape, dtype=dtype)
+        attr = self._free_attribute(name or "weight")
+        parameter = ms.Parameter(ms.Tensor(contiguous(values)), name=f"{self.name}/{name or attr}",
+                                 requires_grad=bool(trainable) and self._trainable)
+        parameter._keras_trainable = bool(trainable)
+        parameter._keras_constraint = constraint
+        super().__setattr__(attr, parameter)
+        self._own_weights.append(parameter)
+        if regularizer is not None:
+            self._weight_regularizers.append((regularizers_module.get(regularizer), parameter))
+        return parameter
+
+    def _free_attribute(self, base: str) -> str:
+        attr, index = base, 1
+        while attr in self.__dict__ or attr in self._params or attr in self._cells or hasattr(type(self), attr):
+            attr, index = f"{base}_{index}", index + 1
+        return attr
+
+    def _sublayers(self) -> list:
+        """Direct sub-cells in assignment order (lists of layers expanded)."""
+        return list(self._cells.values())
+
+    @property
+    def trainable(self) -> bool:
+        return self._trainable
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        self._trainable = bool(value)
+        for parameter in self._own_weights:
+            parameter.requires_grad = self._trainable and parameter._keras_trainable
+        for cell in self._sublayers():
+            if isinstance(cell, Layer):
+                cell.trainable = value
+            else:
+                for parameter in cell.get_parameters():
+                    parameter.requires_grad = bool(value)
+
+    @property
+    def weights(self) -> list:
+        """Own trainable, own non-trainable, then each sub-layer's weights (Keras's order)."""
+        own = [p for p in self._own_weights if p._keras_trainable] + [
+            p for p in self._own_weights if not p._keras_trainable]
+        out, seen = [], set()
+        for parameter in own + [p for cell in self._sublayers() for p in _cell_weights(cell)]:
+            if id(parameter) not in seen:
+                seen.add(id(parameter))
+                out.append(parameter)
+        return out
+
+    @property
+    def trainable_weights(self) -> list:
+        if not self._trainable:
+            return []
+        return [p for p in self.weights if getattr(p, "_keras_trainable", True) and p.requires_grad]
+
+    @property
+    def non_trainable_weights(self) -> list:
+        trainable = {id(p) for p in self.trainable_weights}
+        return [p for p in self.weights if id(p) not in trainable]
+
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+
+    @property
+    def variables(self) -> list:
+        return self.weights
+
+    def get_weights(self) -> list:
+        """numpy copies of `weights`, in Keras layouts."""
+        return [p.asnumpy().copy() for p in self.weights]
+
+    def set_weights(self, weights) -> None:
+        """Assign numpy arrays (Keras layouts, `weights` order); shapes must match."""
+        import mindspore as ms
+
+        params = self.weights
+        weights = list(weights)
+        if len(weights) != len(params):
+            raise ValueError(f"You called `set_weights(weights)` on layer {self.name!r} with a weight list of "
+                             f"length {len(weights)}, but the layer was expecting {len(params)} weights.")
+        for parameter, value in zip(params, weights):
+            array = np.asarray(value.asnumpy() if hasattr(value, "asnumpy") else value)
+            if tuple(array.shape) != tuple(parameter.shape):
+                raise ValueError(f"Layer {self.name!r} weight shape {tuple(parameter.shape)} is not compatible "
+                                 f"with provided weight shape {tuple(array.shape)}.")
+            parameter.set_data(ms.Tensor(contiguous(array.astype(parameter.asnumpy().dtype))))
+
+    def count_params(self) -> int:
+        return int(sum(int(np.prod(p.shape)) for p in self.weights))
+
+    @property
+    def losses(self) -> list:
+        """Regularization losses of this layer and its sub-layers, computed from current weights."""
+        out = [reg(p) for reg, p in self._weight_regularizers] + list(self._added_losses)
+        for cell in self._sublayers():
+            if isinstance(cell, Layer):
+                out.extend(cell.losses)
+        return out
+
+    def add_loss(self, loss) -> None:
+        self._added_losses.append(loss)
+
+    # --- building and calling ----------------------------------------------------------
+
+    def build(self, input_shape) -> None:
+        self.built = True
+
+    def _maybe_build(self, inputs) -> None:
+        if self.built:
+            return
+        self.build(shape_of(inputs))
+        self.built = True
+
+    def call(self, inputs, *args, **kwargs):
+        return inputs
+
+    def construct(self, *args, **kwargs):
+        return self.call(*args, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        from .. import symbolic
+
+        if symbolic.any_symbolic((args, kwargs)):
+            return symbolic.call_layer(self, args, kwargs)
+        explicit = kwargs.pop("training", None)
+        outer = current_training()
+        training = explicit if explicit is not None else outer
+        if args:
+            args = (_convert_inputs(args[0]),) + tuple(args[1:])
+        elif "inputs" in kwargs:
+            kwargs["inputs"] = _convert_inputs(kwargs["inputs"])
+        if explicit is not None and not _in_call() and bool(explicit) != bool(self.training):
+            self.set_train(bool(explicit))
+        if not self.built:
+            self._maybe_build(args[0] if args else kwargs.get("inputs"))
+        if self._call_takes_training and training is not None:
+            kwargs["training"] = bool(training)
+        if not self._call_takes_mask:
+            kwargs.pop("mask", None)
+        with training_scope(training):
+            return super().__call__(*args, **kwargs)
+
+    # --- misc Keras API ------------------------------------------------------------------
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "trainable": self._trainable, "dtype": self.dtype}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    def compute_output_shape(self, input_shape):
+        from .. import symbolic
+
+        return symbolic.infer_output_shape(self, input_shape)
+
+    @property
+    def input_shape(self):
+        if self._inbound_nodes:
+            return self._inbound_nodes[0].input_shapes
+        if self._batch_input_shape is not None:
+            return self._batch_input_shape
+        raise AttributeError(f"The layer {self.name!r} has never been called and thus has no defined input shape.")
+
+    @property
+    def output_shape(self):
+        if self._inbound_nodes:
+            return self._inbound_nodes[0].output_shapes
+        raise AttributeError(f"The layer {self.name!r} has never been called and thus has no defined output shape.")
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _cell_weights(cell) -> list:
+    if isinstance(cell, Layer):
+        return cell.weights
+    return list(cell.get_parameters())
+
+
+def tensor_or_none(value):
+    return None if value is None else (value if is_tensor(value) else as_tensor(value))

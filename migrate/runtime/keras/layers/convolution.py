@@ -1,0 +1,116 @@
+"""Conv1D and Conv2D with Keras's layouts: inputs channels_last (NWC / NHWC), kernels `(k, in, out)` /
+`(kh, kw, in, out)`.
+
+MindSpore's convolution takes NCHW inputs and `(out, in, kh, kw)` kernels, so the layer
+transposes both inside `call` (the stored Parameter keeps the Keras layout, so get/set
+weights and gradients are in Keras's layout). "same" padding is applied explicitly with
+TF's rule (the odd pixel goes after), "causal" (Conv1D) pads only before.
+"""
+
+from __future__ import annotations
+
+from .. import activations, initializers
+from ._padding import normalize_tuple, same_padding
+from .base import Layer
+
+
+def _ops():
+    from mindspore import ops
+
+    return ops
+
+
+class _Conv(Layer):
+    rank = 2
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
+                 groups=1, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(**kwargs)
+        self.filters = int(filters)
+        self.kernel_size = normalize_tuple(kernel_size, self.rank, "kernel_size")
+        self.strides = normalize_tuple(strides, self.rank, "strides")
+        self.dilation_rate = normalize_tuple(dilation_rate, self.rank, "dilation_rate")
+        self.padding = padding.lower()
+        if self.padding not in ("valid", "same", "causal") or (self.padding == "causal" and self.rank != 1):
+            raise ValueError(f"Invalid padding {padding!r}")
+        self.data_format = data_format or "channels_last"
+        self.groups = int(groups)
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        if self._batch_input_shape is not None:
+            self.build(self._batch_input_shape)
+
+    def build(self, input_shape):
+        channels = int(input_shape[-1] if self.data_format == "channels_last" else input_shape[1])
+        shape = self.kernel_size + (channels // self.groups, self.filters)
+        self.kernel = self.add_weight(name="kernel", shape=shape, initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
+        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
+        self.built = True
+
+    def _conv_nchw(self, x, spatial):
+        """x: (N, C, H, W); returns (N, filters, H', W'). `spatial` are the (H, W) sizes."""
+        ops = _ops()
+        kernel_size = self.kernel_size if self.rank == 2 else (1,) + self.kernel_size
+        strides = self.strides if self.rank == 2 else (1,) + self.strides
+        dilation = self.dilation_rate if self.rank == 2 else (1,) + self.dilation_rate
+        # Keras kernel (kh, kw, in, out) -> MindSpore (out, in, kh, kw)
+        kernel = self.kernel if self.rank == 2 else self.kernel.reshape((1,) + tuple(self.kernel.shape))
+        weight = kernel.transpose(3, 2, 0, 1)
+        if self.padding == "same":
+            pads = [same_padding(spatial[i], kernel_size[i], strides[i], dilation[i]) for i in range(2)]
+            if any(p for pair in pads for p in pair):
+                x = ops.pad(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]))
+        elif self.padding == "causal":
+            left = (kernel_size[1] - 1) * dilation[1]
+            if left:
+                x = ops.pad(x, (left, 0, 0, 0))
+        return ops.conv2d(x, weight, None, stride=strides, pad_mode="valid", padding=0, dilation=dilation,
+                          groups=self.groups)
+
+    def call(self, inputs):
+        x = inputs
+        if self.rank == 2:
+            if self.data_format == "channels_last":
+                x = x.transpose(0, 3, 1, 2)
+            spatial = (x.shape[2], x.shape[3])
+        else:
+            x = x.transpose(0, 2, 1) if self.data_format == "channels_last" else x
+            x = x.reshape(x.shape[0], x.shape[1], 1, x.shape[2])
+            spatial = (1, x.shape[3])
+        y = self._conv_nchw(x, spatial)
+        if self.bias is not None:
+            y = y + self.bias.reshape(1, -1, 1, 1)
+        if self.rank == 2:
+            if self.data_format == "channels_last":
+                y = y.transpose(0, 2, 3, 1)
+        else:
+            y = y.reshape(y.shape[0], y.shape[1], y.shape[3])
+            if self.data_format == "channels_last":
+                y = y.transpose(0, 2, 1)
+        return self.activation(y)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
+                "strides": self.strides, "padding": self.padding, "data_format": self.data_format,
+                "dilation_rate": self.dilation_rate, "groups": self.groups,
+                "activation": activations.serialize(self.activation), "use_bias": self.use_bias}
+
+
+class Conv2D(_Conv):
+    rank = 2
+
+
+class Conv1D(_Conv):
+    rank = 1
+
+
+Convolution1D, Convolution2D = Conv1D, Conv2D

@@ -1,0 +1,253 @@
+"""Core Keras layers: InputLayer, Dense, Activation, Dropout, Flatten, Reshape, Embedding, Lambda, ReLU, Softmax.
+
+Dense keeps Keras's `(in, out)` kernel (MindSpore's nn.Dense stores `(out, in)`) and
+computes `x @ kernel + bias` on the last axis for inputs of any rank, as Keras does.
+Dropout is inverted dropout (scaled by 1 / (1 - rate) in training); its random mask
+cannot reproduce TF's stream.
+"""
+
+from __future__ import annotations
+
+from .. import activations, initializers
+from ..symbolic import KerasTensor, Node
+from .base import Layer
+
+
+def _ops():
+    from mindspore import ops
+
+    return ops
+
+
+class InputLayer(Layer):
+    """The layer behind `Input`: holds the symbolic input; in a Sequential model it passes inputs through."""
+
+    def __init__(self, shape=None, batch_size=None, dtype=None, sparse=None, batch_shape=None, input_tensor=None,
+                 name=None, input_shape=None, ragged=None, optional=False, **kwargs):
+        if shape is None and input_shape is not None:
+            shape = input_shape
+        if batch_shape is None:
+            if shape is None:
+                raise ValueError("You must pass a `shape` argument.")
+            shape = (shape,) if isinstance(shape, int) else tuple(shape)
+            batch_shape = (batch_size,) + shape
+        super().__init__(name=name, dtype=dtype, **kwargs)
+        self.batch_shape = tuple(batch_shape)
+        self._batch_input_shape = self.batch_shape
+        self.built = True
+        if input_tensor is not None and isinstance(input_tensor, KerasTensor):
+            self.output = input_tensor
+        else:
+            self.output = KerasTensor(self.batch_shape, dtype=dtype or "float32", name=self.name)
+            node = Node(self, (), {}, self.output)
+            self.output.node = node
+            self._inbound_nodes.append(node)
+
+    def call(self, inputs):
+        return inputs
+
+    def get_config(self):
+        return {"batch_shape": self.batch_shape, "dtype": self.dtype, "name": self.name}
+
+
+class Dense(Layer):
+    """`activation(inputs @ kernel + bias)`, kernel `(input_dim, units)` (Keras layout)."""
+
+    def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, lora_rank=None, **kwargs):
+        super().__init__(**kwargs)
+        self.units = int(units)
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        if self._batch_input_shape is not None:
+            self.build(self._batch_input_shape)
+
+    def build(self, input_shape):
+        input_dim = int(input_shape[-1])
+        self.kernel = self.add_weight(name="kernel", shape=(input_dim, self.units),
+                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        if self.use_bias:
+            self.bias = self.add_weight(name="bias", shape=(self.units,), initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
+        else:
+            self.bias = None
+        self.built = True
+
+    def call(self, inputs):
+        ops = _ops()
+        x = inputs if inputs.dtype == self.kernel.dtype else inputs.astype(self.kernel.dtype)
+        if x.ndim == 2:
+            y = ops.matmul(x, self.kernel)
+        else:
+            lead = x.shape[:-1]
+            y = ops.matmul(x.reshape(-1, x.shape[-1]), self.kernel).reshape(tuple(lead) + (self.units,))
+        if self.bias is not None:
+            y = y + self.bias
+        return self.activation(y)
+
+    def get_config(self):
+        return {**super().get_config(), "units": self.units, "activation": activations.serialize(self.activation),
+                "use_bias": self.use_bias}
+
+
+class Activation(Layer):
+    def __init__(self, activation, **kwargs):
+        super().__init__(**kwargs)
+        self.activation = activations.get(activation)
+
+    def call(self, inputs):
+        return self.activation(inputs)
+
+
+class ReLU(Layer):
+    def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.max_value, self.negative_slope, self.threshold = max_value, negative_slope, threshold
+
+    def call(self, inputs):
+        return activations.relu(inputs, self.negative_slope, self.max_value, self.threshold)
+
+
+class LeakyReLU(Layer):
+    """Keras 3's default slope is 0.3."""
+
+    def __init__(self, negative_slope=0.3, alpha=None, **kwargs):
+        super().__init__(**kwargs)
+        self.negative_slope = alpha if alpha is not None else negative_slope
+
+    def call(self, inputs):
+        return activations.leaky_relu(inputs, self.negative_slope)
+
+
+class Softmax(Layer):
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis
+
+    def call(self, inputs, mask=None):
+        if mask is not None:
+            inputs = inputs + (1.0 - mask.astype(inputs.dtype)) * -1e9
+        return activations.softmax(inputs, axis=self.axis)
+
+
+class Dropout(Layer):
+    """Zero a fraction `rate` of the inputs and scale the rest by 1 / (1 - rate), only when training."""
+
+    def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
+        super().__init__(**kwargs)
+        if not 0 <= rate <= 1:
+            raise ValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 and 1. "
+                             f"Received: rate={rate}")
+        self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+
+    def call(self, inputs, training=None):
+        if not training or self.rate == 0.0:
+            return inputs
+        ops = _ops()
+        if self.rate == 1.0:
+            return ops.zeros_like(inputs)
+        return ops.dropout(inputs, p=self.rate, training=True)
+
+
+class SpatialDropout1D(Dropout):
+    pass
+
+
+class SpatialDropout2D(Dropout):
+    pass
+
+
+class Flatten(Layer):
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = data_format or "channels_last"
+
+    def call(self, inputs):
+        if self.data_format == "channels_first" and inputs.ndim > 2:
+            inputs = inputs.transpose((0,) + tuple(range(2, inputs.ndim)) + (1,))
+        return inputs.reshape(inputs.shape[0], -1)
+
+
+class Reshape(Layer):
+    def __init__(self, target_shape, **kwargs):
+        super().__init__(**kwargs)
+        self.target_shape = tuple(target_shape)
+
+    def call(self, inputs):
+        return inputs.reshape((inputs.shape[0],) + self.target_shape)
+
+
+class Permute(Layer):
+    def __init__(self, dims, **kwargs):
+        super().__init__(**kwargs)
+        self.dims = tuple(dims)
+
+    def call(self, inputs):
+        return inputs.transpose((0,) + self.dims)
+
+
+class RepeatVector(Layer):
+    def __init__(self, n, **kwargs):
+        super().__init__(**kwargs)
+        self.n = n
+
+    def call(self, inputs):
+        ops = _ops()
+        return ops.tile(ops.expand_dims(inputs, 1), (1, self.n, 1))
+
+
+class Embedding(Layer):
+    """Rows of an `(input_dim, output_dim)` table (Keras default init: uniform(-0.05, 0.05))."""
+
+    def __init__(self, input_dim, output_dim, embeddings_initializer="uniform", embeddings_regularizer=None,
+                 embeddings_constraint=None, mask_zero=False, weights=None, lora_rank=None, input_length=None,
+                 **kwargs):
+        kwargs.pop("activity_regularizer", None)
+        super().__init__(**kwargs)
+        self.input_dim, self.output_dim = int(input_dim), int(output_dim)
+        self.embeddings_initializer = initializers.get(embeddings_initializer)
+        self.embeddings_regularizer = embeddings_regularizer
+        self.embeddings_constraint = embeddings_constraint
+        self.mask_zero = mask_zero
+        self.build(None)
+        if weights is not None:
+            self.set_weights(weights)
+
+    def build(self, input_shape):
+        if self.built and getattr(self, "embeddings", None) is not None:
+            return
+        self.embeddings = self.add_weight(name="embeddings", shape=(self.input_dim, self.output_dim),
+                                          initializer=self.embeddings_initializer,
+                                          regularizer=self.embeddings_regularizer,
+                                          constraint=self.embeddings_constraint)
+        self.built = True
+
+    def call(self, inputs):
+        ops = _ops()
+        ids = inputs.astype("int32") if str(inputs.dtype) != "Int32" else inputs
+        return ops.gather(self.embeddings, ids, 0)
+
+
+class Lambda(Layer):
+    """Wrap a function of tensors as a layer (`tf.keras.layers.Lambda`)."""
+
+    def __init__(self, function, output_shape=None, mask=None, arguments=None, **kwargs):
+        super().__init__(**kwargs)
+        self.function = function
+        self.arguments = arguments or {}
+        self._call_takes_training = False
+
+    def call(self, inputs):
+        return self.function(inputs, **self.arguments)
+
+
+class Identity(Layer):
+    def call(self, inputs):
+        return inputs
+

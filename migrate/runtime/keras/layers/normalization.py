@@ -1,0 +1,143 @@
+"""BatchNormalization and LayerNormalization with Keras's defaults and formulas.
+
+BatchNormalization (momentum 0.99, epsilon 1e-3; MindSpore's nn.BatchNorm uses
+momentum 0.9 and epsilon 1e-5): in training it normalises with the batch's mean and
+biased variance (`tf.nn.moments`) over every axis but `axis`, and moves
+`moving = moving * momentum + batch * (1 - momentum)`; in inference, or when the layer
+is frozen (`trainable = False`), it uses the moving statistics. Output is
+`x * inv + (beta - mean * inv)` with `inv = gamma / sqrt(var + eps)`
+(`tf.nn.batch_normalization`). Statistics are per replica (Keras's default
+`synchronized=False`).
+
+LayerNormalization (epsilon 1e-3) normalises over `axis` with the same formula.
+"""
+
+from __future__ import annotations
+
+from .. import initializers
+from .base import Layer
+
+
+def _ops():
+    from mindspore import ops
+
+    return ops
+
+
+def _moments(x, axes):
+    ops = _ops()
+    mean = ops.mean(x, axis=axes, keep_dims=True)
+    variance = ops.mean(ops.square(x - ops.stop_gradient(mean)), axis=axes, keep_dims=True)
+    return mean, variance
+
+
+class BatchNormalization(Layer):
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
+                 gamma_initializer="ones", moving_mean_initializer="zeros", moving_variance_initializer="ones",
+                 beta_regularizer=None, gamma_regularizer=None, beta_constraint=None, gamma_constraint=None,
+                 synchronized=False, **kwargs):
+        kwargs.pop("fused", None)
+        kwargs.pop("renorm", None)
+        super().__init__(**kwargs)
+        self.axis = axis[0] if isinstance(axis, (list, tuple)) else int(axis)
+        self.momentum, self.epsilon = float(momentum), float(epsilon)
+        self.center, self.scale = center, scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.moving_mean_initializer = initializers.get(moving_mean_initializer)
+        self.moving_variance_initializer = initializers.get(moving_variance_initializer)
+        self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
+        self.synchronized = synchronized
+        if self._batch_input_shape is not None:
+            self.build(self._batch_input_shape)
+
+    def build(self, input_shape):
+        self._ndim = len(input_shape)
+        axis = self.axis % self._ndim
+        self._axis = axis
+        self._reduction_axes = tuple(i for i in range(self._ndim) if i != axis)
+        shape = (int(input_shape[axis]),)
+        self.gamma = self.add_weight(name="gamma", shape=shape, initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer) if self.scale else None
+        self.beta = self.add_weight(name="beta", shape=shape, initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer) if self.center else None
+        self.moving_mean = self.add_weight(name="moving_mean", shape=shape,
+                                           initializer=self.moving_mean_initializer, trainable=False)
+        self.moving_variance = self.add_weight(name="moving_variance", shape=shape,
+                                               initializer=self.moving_variance_initializer, trainable=False)
+        self.built = True
+
+    def _broadcast(self, value):
+        shape = [1] * self._ndim
+        shape[self._axis] = -1
+        return value.reshape(tuple(shape))
+
+    def call(self, inputs, training=None, mask=None):
+        ops = _ops()
+        if training and self.trainable:
+            mean, variance = _moments(inputs, self._reduction_axes)
+            flat_mean, flat_variance = mean.reshape(-1), variance.reshape(-1)
+            momentum = self.momentum
+            ops.assign(self.moving_mean, ops.stop_gradient(
+                self.moving_mean * momentum + flat_mean * (1.0 - momentum)))
+            ops.assign(self.moving_variance, ops.stop_gradient(
+                self.moving_variance * momentum + flat_variance * (1.0 - momentum)))
+        else:
+            mean = self._broadcast(self.moving_mean)
+            variance = self._broadcast(self.moving_variance)
+        inv = ops.rsqrt(variance + self.epsilon)
+        if self.gamma is not None:
+            inv = inv * self._broadcast(self.gamma)
+        offset = -mean * inv
+        if self.beta is not None:
+            offset = self._broadcast(self.beta) + offset
+        return inputs * inv + offset
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon,
+                "center": self.center, "scale": self.scale}
+
+
+class LayerNormalization(Layer):
+    def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False, beta_initializer="zeros",
+                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = tuple(axis) if isinstance(axis, (list, tuple)) else (int(axis),)
+        self.epsilon = float(epsilon)
+        self.center, self.scale, self.rms_scaling = center, scale, rms_scaling
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer, self.gamma_regularizer = beta_regularizer, gamma_regularizer
+        if self._batch_input_shape is not None:
+            self.build(self._batch_input_shape)
+
+    def build(self, input_shape):
+        ndim = len(input_shape)
+        self._axes = tuple(sorted(a % ndim for a in self.axis))
+        shape = tuple(int(input_shape[a]) for a in self._axes)
+        self._param_shape = tuple(int(input_shape[i]) if i in self._axes else 1 for i in range(ndim))
+        self.gamma = self.add_weight(name="gamma", shape=shape, initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer) if self.scale else None
+        self.beta = self.add_weight(name="beta", shape=shape, initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer) if self.center else None
+        self.built = True
+
+    def call(self, inputs):
+        ops = _ops()
+        if self.rms_scaling:
+            variance = ops.var(inputs, axis=self._axes, keepdims=True)
+            inv = ops.rsqrt(variance + self.epsilon)
+            return inputs * inv * self.gamma.reshape(self._param_shape)
+        mean, variance = _moments(inputs, self._axes)
+        inv = ops.rsqrt(variance + self.epsilon)
+        if self.gamma is not None:
+            inv = inv * self.gamma.reshape(self._param_shape)
+        offset = -mean * inv
+        if self.beta is not None:
+            offset = offset + self.beta.reshape(self._param_shape)
+        return inputs * inv + offset
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon, "center": self.center,
+                "scale": self.scale}

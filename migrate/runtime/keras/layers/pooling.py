@@ -1,0 +1,132 @@
+"""Pooling layers in Keras's channels_last layout.
+
+Max pooling pads "same" with -inf; average pooling "same" divides by the number of
+real (unpadded) elements in each window, as TF does (MindSpore's own "same" average
+would differ at the borders), by dividing the windowed sum of the zero-padded input by
+the windowed count of ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._padding import normalize_tuple, same_padding
+from .base import Layer
+
+
+def _ops():
+    from mindspore import ops
+
+    return ops
+
+
+class _Pooling(Layer):
+    rank = 2
+    mode = "max"
+
+    def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.pool_size = normalize_tuple(pool_size, self.rank, "pool_size")
+        self.strides = normalize_tuple(strides, self.rank, "strides") if strides is not None else self.pool_size
+        self.padding = padding.lower()
+        self.data_format = data_format or "channels_last"
+        self._primitive = None
+
+    def _pool(self):
+        ops = _ops()
+        if self._primitive is None:
+            kernel = self.pool_size if self.rank == 2 else (1,) + self.pool_size
+            strides = self.strides if self.rank == 2 else (1,) + self.strides
+            cls = ops.MaxPool if self.mode == "max" else ops.AvgPool
+            self._primitive = cls(kernel_size=kernel, strides=strides, pad_mode="VALID", data_format="NCHW")
+        return self._primitive
+
+    def call(self, inputs):
+        ops = _ops()
+        x = inputs
+        if self.rank == 2:
+            if self.data_format == "channels_last":
+                x = x.transpose(0, 3, 1, 2)
+        else:
+            x = x.transpose(0, 2, 1) if self.data_format == "channels_last" else x
+            x = x.reshape(x.shape[0], x.shape[1], 1, x.shape[2])
+        kernel = self.pool_size if self.rank == 2 else (1,) + self.pool_size
+        strides = self.strides if self.rank == 2 else (1,) + self.strides
+        pool = self._pool()
+        if self.padding == "same":
+            pads = [same_padding(x.shape[2 + i], kernel[i], strides[i]) for i in range(2)]
+            padding = (pads[1][0], pads[1][1], pads[0][0], pads[0][1])
+            if any(padding):
+                if self.mode == "max":
+                    y = pool(ops.pad(x, padding, value=float(np.finfo(np.float32).min)))
+                else:
+                    summed = pool(ops.pad(x, padding))
+                    counts = pool(ops.pad(ops.ones_like(x), padding))
+                    y = summed / counts
+            else:
+                y = pool(x)
+        else:
+            y = pool(x)
+        if self.rank == 2:
+            return y.transpose(0, 2, 3, 1) if self.data_format == "channels_last" else y
+        y = y.reshape(y.shape[0], y.shape[1], y.shape[3])
+        return y.transpose(0, 2, 1) if self.data_format == "channels_last" else y
+
+
+class MaxPooling2D(_Pooling):
+    rank, mode = 2, "max"
+
+
+class AveragePooling2D(_Pooling):
+    rank, mode = 2, "avg"
+
+
+class MaxPooling1D(_Pooling):
+    rank, mode = 1, "max"
+
+
+class AveragePooling1D(_Pooling):
+    rank, mode = 1, "avg"
+
+
+MaxPool1D, MaxPool2D, AvgPool1D, AvgPool2D = MaxPooling1D, MaxPooling2D, AveragePooling1D, AveragePooling2D
+
+
+class _GlobalPooling(Layer):
+    rank = 2
+    mode = "avg"
+
+    def __init__(self, data_format=None, keepdims=False, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = data_format or "channels_last"
+        self.keepdims = keepdims
+
+    def call(self, inputs):
+        ops = _ops()
+        if self.data_format == "channels_last":
+            axes = tuple(range(1, 1 + self.rank))
+        else:
+            axes = tuple(range(2, 2 + self.rank))
+        if self.mode == "avg":
+            return ops.mean(inputs, axis=axes, keep_dims=self.keepdims)
+        return ops.amax(inputs, axis=axes, keepdims=self.keepdims)
+
+
+class GlobalAveragePooling2D(_GlobalPooling):
+    rank, mode = 2, "avg"
+
+
+class GlobalAveragePooling1D(_GlobalPooling):
+    rank, mode = 1, "avg"
+
+
+class GlobalMaxPooling2D(_GlobalPooling):
+    rank, mode = 2, "max"
+
+
+class GlobalMaxPooling1D(_GlobalPooling):
+    rank, mode = 1, "max"
+
+
+GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2D
+GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D

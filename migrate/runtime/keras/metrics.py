@@ -1,0 +1,383 @@
+"""`tf.keras.metrics` with Keras 3's state and formulas, synchronised on read across processes.
+
+A metric keeps float32 state Parameters (Mean: `total` and `count`), updated with
+`update_state(y_true, y_pred, sample_weight=None)`. Under a MirroredStrategy TF keeps
+one copy of that state per replica and `result()` sums them (sync-on-read SUM). Here
+each process is a replica, so in a launched job `result()` — also a subclass's own
+`result()` — first all-reduces the state (one collective for all of a metric's
+variables), computes the result from the sums, and puts the local state back: every
+process reports the global value, and every process must call `result()` (it is a
+collective). With one process it is a plain read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import numpy as np
+
+from . import losses as losses_module
+from ._tensors import as_float, as_tensor, contiguous
+
+
+def _ops():
+    from mindspore import ops
+
+    return ops
+
+
+def _synchronized_result(result):
+    @functools.wraps(result)
+    def wrapper(self, *args, **kwargs):
+        with self._synchronized():
+            return result(self, *args, **kwargs)
+
+    wrapper._synchronizes = True
+    return wrapper
+
+
+class Metric:
+    """Base class: `update_state`, `result`, `reset_state` (also `reset_states`), calling = update + result."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        result = cls.__dict__.get("result")
+        if result is not None and not getattr(result, "_synchronizes", False):
+            cls.result = _synchronized_result(result)
+
+    def __init__(self, name=None, dtype=None):
+        from .layers.base import to_snake_case
+
+        self.name = name or to_snake_case(type(self).__name__)
+        self.dtype = dtype or "float32"
+        self._variables: list = []
+        self._aggregations: list = []
+        self._in_sync = False
+
+    def add_variable(self, shape=(), initializer="zeros", dtype=None, aggregation="sum", name=None):
+        import mindspore as ms
+
+        from . import initializers
+
+        value = initializers.get(initializer)(tuple(shape), dtype=dtype or self.dtype)
+        variable = ms.Parameter(ms.Tensor(contiguous(value)), name=f"{self.name}/{name or 'variable'}",
+                                requires_grad=False)
+        self._variables.append(variable)
+        self._aggregations.append(aggregation)
+        return variable
+
+    def add_weight(self, name=None, shape=(), initializer="zeros", dtype=None, aggregation="sum", **kwargs):
+        """Keras 2's spelling (name first)."""
+        if name is not None and not isinstance(name, str):
+            shape, name = name, None
+        return self.add_variable(shape=shape, initializer=initializer, dtype=dtype, aggregation=aggregation,
+                                 name=name)
+
+    @property
+    def variables(self) -> list:
+        return list(self._variables)
+
+    def update_state(self, *args, **kwargs):
+        raise NotImplementedError
+
+    def result(self):
+        raise NotImplementedError
+
+    def reset_state(self):
+        import mindspore as ms
+
+        for variable in self._variables:
+            variable.set_data(ms.Tensor(np.zeros(variable.shape, dtype=variable.asnumpy().dtype)))
+
+    def reset_states(self):
+        self.reset_state()
+
+    def __call__(self, *args, **kwargs):
+        self.update_state(*args, **kwargs)
+        return self.result()
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "dtype": self.dtype}
+
+    @contextlib.contextmanager
+    def _synchronized(self):
+        from .. import collectives
+
+        group = collectives.world()
+        if group.size <= 1 or self._in_sync or not self._variables:
+            yield
+            return
+        import mindspore as ms
+
+        local = [v.asnumpy().copy() for v in self._variables]
+        flat = np.concatenate([a.astype(np.float32).reshape(-1) for a in local])
+        summed = group.all_reduce_sum(ms.Tensor(flat)).asnumpy()
+        offset = 0
+        for variable, array, aggregation in zip(self._variables, local, self._aggregations):
+            part = summed[offset:offset + array.size].reshape(array.shape)
+            offset += array.size
+            if aggregation == "mean":
+                part = part / group.size
+            elif aggregation == "only_first_replica":
+                part = array
+            variable.set_data(ms.Tensor(part.astype(array.dtype)))
+        self._in_sync = True
+        try:
+            yield
+        finally:
+            for variable, array in zip(self._variables, local):
+                variable.set_data(ms.Tensor(array))
+            self._in_sync = False
+
+    def __repr__(self):
+        return f"<{type(self).__name__} name={self.name}>"
+
+
+def _assign_add(variable, value):
+    _ops().assign_add(variable, value.astype(variable.dtype).reshape(variable.shape))
+
+
+def reduce_to_samplewise_values(values, sample_weight, reduce_fn):
+    """Keras's rule: weight per sample, then reduce every non-batch axis with `reduce_fn`."""
+    values = as_float(values)
+    if sample_weight is not None:
+        sample_weight = as_float(sample_weight)
+        values, sample_weight = losses_module.squeeze_or_expand_to_same_rank(values, sample_weight)
+        weight_ndim, values_ndim = sample_weight.ndim, values.ndim
+        if values_ndim > weight_ndim:
+            values = reduce_fn(values, axis=tuple(range(weight_ndim, values_ndim)))
+        sample_weight = _ops().broadcast_to(sample_weight, values.shape)
+        values = values * sample_weight
+        if weight_ndim > 1:
+            sample_weight = reduce_fn(sample_weight, axis=tuple(range(1, weight_ndim)))
+    if values.ndim > 1:
+        values = reduce_fn(values, axis=tuple(range(1, values.ndim)))
+    return values, sample_weight
+
+
+def _sum(x, axis=None):
+    return _ops().sum(x, axis)
+
+
+def _mean(x, axis=None):
+    return _ops().mean(x, axis)
+
+
+class Sum(Metric):
+    def __init__(self, name="sum", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.total = self.add_variable(name="total")
+
+    def update_state(self, values, sample_weight=None):
+        values, _ = reduce_to_samplewise_values(values, sample_weight, _sum)
+        _assign_add(self.total, _ops().sum(values))
+
+    def result(self):
+        return self.total * 1.0
+
+
+class Mean(Metric):
+    """Weighted mean: total += sum(values * weights), count += sum(weights) (or the number of values)."""
+
+    def __init__(self, name="mean", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+        self.total = self.add_variable(name="total")
+        self.count = self.add_variable(name="count")
+
+    def update_state(self, values, sample_weight=None):
+        values, sample_weight = reduce_to_samplewise_values(values, sample_weight, _mean)
+        _assign_add(self.total, _ops().sum(values))
+        if sample_weight is not None:
+            count = _ops().sum(sample_weight)
+        else:
+            count = as_tensor(float(values.shape[0]) if values.ndim >= 1 else 1.0, "float32")
+        _assign_add(self.count, count)
+
+    def result(self):
+        return losses_module.divide_no_nan(self.total * 1.0, self.count * 1.0)
+
+
+class MeanMetricWrapper(Mean):
+    """Mean of `fn(y_true, y_pred, **kwargs)` over the examples."""
+
+    def __init__(self, fn, name=None, dtype=None, **kwargs):
+        super().__init__(name=name or getattr(fn, "__name__", "mean_metric_wrapper"), dtype=dtype)
+        self._fn = fn
+        self._fn_kwargs = kwargs
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        values = self._fn(y_true, y_pred, **self._fn_kwargs)
+        return super().update_state(values, sample_weight=sample_weight)
+
+
+# --- accuracy functions (Keras 3) ------------------------------------------------------------
+
+def accuracy(y_true, y_pred):
+    y_pred = as_float(y_pred)
+    y_true = as_float(y_true)
+    y_true, y_pred = losses_module.squeeze_or_expand_to_same_rank(y_true, y_pred)
+    return (y_true == y_pred).astype("float32")
+
+
+def binary_accuracy(y_true, y_pred, threshold=0.5):
+    y_pred = as_float(y_pred)
+    y_true = as_float(y_true)
+    y_true, y_pred = losses_module.squeeze_or_expand_to_same_rank(y_true, y_pred)
+    y_pred = (y_pred > threshold).astype(y_true.dtype)
+    return (y_true == y_pred).astype("float32")
+
+
+def categorical_accuracy(y_true, y_pred):
+    ops = _ops()
+    y_true = ops.argmax(as_float(y_true), -1)
+    y_pred = as_float(y_pred)
+    reshape_to = None
+    if y_true.ndim == y_pred.ndim:
+        reshape_to = y_true.shape
+        y_true = ops.squeeze(y_true, -1)
+    matches = (y_true.astype("int32") == ops.argmax(y_pred, -1).astype("int32")).astype("float32")
+    return matches.reshape(reshape_to) if reshape_to is not None else matches
+
+
+def sparse_categorical_accuracy(y_true, y_pred):
+    ops = _ops()
+    y_pred = as_float(y_pred)
+    y_true = as_float(y_true)
+    original_shape = y_true.shape
+    reshape = False
+    if y_true.ndim == y_pred.ndim and y_true.shape[-1] == 1:
+        y_true = ops.squeeze(y_true, -1)
+        reshape = True
+    predicted = ops.argmax(y_pred, -1).astype(y_true.dtype)
+    matches = (y_true == predicted).astype("float32")
+    if reshape:
+        matches = matches.reshape(original_shape)
+    if matches.ndim > 1 and matches.shape[-1] == 1:
+        matches = ops.squeeze(matches, -1)
+    return matches
+
+
+def sparse_top_k_categorical_accuracy(y_true, y_pred, k=5):
+    ops = _ops()
+    y_pred = as_float(y_pred)
+    labels = as_tensor(y_true).astype("int32").reshape(-1)
+    if y_pred.ndim > 2:
+        y_pred = y_pred.reshape(-1, y_pred.shape[-1])
+    target = ops.gather_elements(y_pred, 1, labels.reshape(-1, 1))
+    # in_top_k: the target's score is among the k largest (ties count as in, as TF's in_top_k)
+    better = ops.sum((y_pred > target).astype("int32"), 1)
+    return (better < k).astype("float32")
+
+
+def top_k_categorical_accuracy(y_true, y_pred, k=5):
+    return sparse_top_k_categorical_accuracy(_ops().argmax(as_float(y_true), -1), y_pred, k)
+
+
+class Accuracy(MeanMetricWrapper):
+    def __init__(self, name="accuracy", dtype=None):
+        super().__init__(accuracy, name=name, dtype=dtype)
+
+
+class BinaryAccuracy(MeanMetricWrapper):
+    def __init__(self, name="binary_accuracy", dtype=None, threshold=0.5):
+        super().__init__(binary_accuracy, name=name, dtype=dtype, threshold=threshold)
+
+
+class CategoricalAccuracy(MeanMetricWrapper):
+    def __init__(self, name="categorical_accuracy", dtype=None):
+        super().__init__(categorical_accuracy, name=name, dtype=dtype)
+
+
+class SparseCategoricalAccuracy(MeanMetricWrapper):
+    def __init__(self, name="sparse_categorical_accuracy", dtype=None):
+        super().__init__(sparse_categorical_accuracy, name=name, dtype=dtype)
+
+
+class SparseTopKCategoricalAccuracy(MeanMetricWrapper):
+    def __init__(self, k=5, name="sparse_top_k_categorical_accuracy", dtype=None):
+        super().__init__(sparse_top_k_categorical_accuracy, name=name, dtype=dtype, k=k)
+
+
+class TopKCategoricalAccuracy(MeanMetricWrapper):
+    def __init__(self, k=5, name="top_k_categorical_accuracy", dtype=None):
+        super().__init__(top_k_categorical_accuracy, name=name, dtype=dtype, k=k)
+
+
+# --- loss-valued metrics -----------------------------------------------------------------------
+
+class MeanSquaredError(MeanMetricWrapper):
+    def __init__(self, name="mean_squared_error", dtype=None):
+        super().__init__(losses_module.mean_squared_error, name=name, dtype=dtype)
+
+
+class MeanAbsoluteError(MeanMetricWrapper):
+    def __init__(self, name="mean_absolute_error", dtype=None):
+        super().__init__(losses_module.mean_absolute_error, name=name, dtype=dtype)
+
+
+class RootMeanSquaredError(Mean):
+    def __init__(self, name="root_mean_squared_error", dtype=None):
+        super().__init__(name=name, dtype=dtype)
+
+    def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred = losses_module.squeeze_or_expand_to_same_rank(as_float(y_true), as_float(y_pred))
+        return super().update_state(_ops().square(y_pred - y_true), sample_weight=sample_weight)
+
+    def result(self):
+        return _ops().sqrt(losses_module.divide_no_nan(self.total * 1.0, self.count * 1.0))
+
+
+class BinaryCrossentropy(MeanMetricWrapper):
+    def __init__(self, name="binary_crossentropy", dtype=None, from_logits=False, label_smoothing=0.0):
+        super().__init__(losses_module.binary_crossentropy, name=name, dtype=dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing)
+
+
+class CategoricalCrossentropy(MeanMetricWrapper):
+    def __init__(self, name="categorical_crossentropy", dtype=None, from_logits=False, label_smoothing=0.0,
+                 axis=-1):
+        super().__init__(losses_module.categorical_crossentropy, name=name, dtype=dtype, from_logits=from_logits,
+                         label_smoothing=label_smoothing, axis=axis)
+
+
+class SparseCategoricalCrossentropy(MeanMetricWrapper):
+    def __init__(self, name="sparse_categorical_crossentropy", dtype=None, from_logits=False, axis=-1):
+        super().__init__(losses_module.sparse_categorical_crossentropy, name=name, dtype=dtype,
+                         from_logits=from_logits, axis=axis)
+
+
+mean_squared_error = mse = losses_module.mean_squared_error
+mean_absolute_error = mae = losses_module.mean_absolute_error
+binary_crossentropy = losses_module.binary_crossentropy
+categorical_crossentropy = losses_module.categorical_crossentropy
+sparse_categorical_crossentropy = losses_module.sparse_categorical_crossentropy
+
+_BY_NAME = {
+    "accuracy": Accuracy, "binary_accuracy": BinaryAccuracy, "categorical_accuracy": CategoricalAccuracy,
+    "sparse_categorical_accuracy": SparseCategoricalAccuracy,
+    "sparse_top_k_categorical_accuracy": SparseTopKCategoricalAccuracy,
+    "top_k_categorical_accuracy": TopKCategoricalAccuracy,
+    "mean_squared_error": MeanSquaredError, "mse": MeanSquaredError, "mean_absolute_error": MeanAbsoluteError,
+    "mae": MeanAbsoluteError, "root_mean_squared_error": RootMeanSquaredError,
+    "binary_crossentropy": BinaryCrossentropy, "categorical_crossentropy": CategoricalCrossentropy,
+    "sparse_categorical_crossentropy": SparseCategoricalCrossentropy, "mean": Mean, "sum": Sum,
+}
+_CLASSES = {cls.__name__: cls for cls in set(_BY_NAME.values())}
+
+
+def get(identifier):
+    """A metric instance from a name or class name, an instance, or a function (wrapped in a mean)."""
+    if isinstance(identifier, Metric):
+        return identifier
+    if isinstance(identifier, str):
+        if identifier in _BY_NAME:
+            return _BY_NAME[identifier]()
+        if identifier in _CLASSES:
+            return _CLASSES[identifier]()
+        raise ValueError(f"Could not interpret metric identifier: {identifier!r}")
+    if isinstance(identifier, type) and issubclass(identifier, Metric):
+        return identifier()
+    if callable(identifier):
+        return MeanMetricWrapper(identifier)
+    raise ValueError(f"Could not interpret metric identifier: {identifier!r}")

@@ -1,0 +1,179 @@
+"""What `fit`/`evaluate`/`predict` accept, cut into global batches, and each process's share of one.
+
+Accepted: numpy arrays (or lists/dicts of them, MindSpore Tensors) with `y` and
+`sample_weight`; an `(x, y)` / `(x, y, sample_weight)` tuple passed as `x`;
+`mindspore.dataset` and `tf.data` datasets (already batched; elements `(x, y[, w])`);
+plain iterables of such batches (a list is re-iterated every epoch, an iterator or
+generator continues where it stopped).
+
+Arrays are batched in order (`batch_size`, default 32, last batch partial); with
+`shuffle=True` the examples are permuted every epoch from a generator seeded
+identically on every process, so all processes see the same global batches (TF's
+shuffle order cannot be reproduced).
+
+In a launched job each global batch is split as TF splits it for a MirroredStrategy:
+contiguous chunks of ceil(n / replicas) examples, the last replicas get fewer or none.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import initializers
+from .._tensors import as_tensor, flatten, is_tensor, map_structure
+
+
+def _is_dataset(value) -> bool:
+    module = type(value).__module__ or ""
+    return (module.startswith("mindspore") and hasattr(value, "create_tuple_iterator")) or (
+        module.startswith("tensorflow") and hasattr(value, "as_numpy_iterator"))
+
+
+def _is_array_leaf(value) -> bool:
+    return isinstance(value, np.ndarray) or is_tensor(value) or (
+        hasattr(value, "numpy") and hasattr(value, "shape") and not _is_dataset(value))
+
+
+def _is_array_data(value) -> bool:
+    leaves = flatten(value)
+    return bool(leaves) and all(_is_array_leaf(leaf) or isinstance(leaf, list) for leaf in leaves) and not (
+        isinstance(value, list) and value and isinstance(value[0], tuple))
+
+
+def _host(leaf):
+    if leaf is None:
+        return None
+    if is_tensor(leaf):
+        return leaf.asnumpy()
+    if hasattr(leaf, "numpy") and not isinstance(leaf, np.ndarray):
+        return np.asarray(leaf.numpy())
+    return np.asarray(leaf)
+
+
+def unpack_x_y_sample_weight(data):
+    """(x, y, sample_weight) from a batch: x alone, (x,), (x, y) or (x, y, sample_weight)."""
+    if isinstance(data, list):
+        data = tuple(data)
+    if not isinstance(data, tuple):
+        return data, None, None
+    if len(data) == 1:
+        return data[0], None, None
+    if len(data) == 2:
+        return data[0], data[1], None
+    if len(data) == 3:
+        return data[0], data[1], data[2]
+    raise ValueError(f"Data is expected to be in format `x`, `(x,)`, `(x, y)`, or `(x, y, sample_weight)`, "
+                     f"found: {data}")
+
+
+def pack_x_y_sample_weight(x, y=None, sample_weight=None):
+    if y is None:
+        return (x,)
+    if sample_weight is None:
+        return (x, y)
+    return (x, y, sample_weight)
+
+
+def batch_size_of(batch) -> int:
+    for leaf in flatten(batch):
+        if leaf is not None and getattr(leaf, "shape", None) is not None and len(leaf.shape):
+            return int(leaf.shape[0])
+    return 0
+
+
+class DataAdapter:
+    """Global batches `(x, y, sample_weight)` (host numpy arrays) for each epoch."""
+
+    def __init__(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False, steps_per_epoch=None):
+        if y is None and sample_weight is None and isinstance(x, tuple) and len(x) in (2, 3) and all(
+                _is_array_data(part) for part in x if part is not None):
+            x, y, sample_weight = unpack_x_y_sample_weight(x)
+        self.steps_per_epoch = steps_per_epoch
+        self._shuffle = shuffle
+        if _is_array_data(x) and not _is_dataset(x):
+            self._kind = "arrays"
+            self._arrays = (map_structure(_host, x), map_structure(_host, y), map_structure(_host, sample_weight))
+            self._length = batch_size_of(self._arrays[0])
+            self._batch_size = int(batch_size or 32)
+        else:
+            if batch_size is not None and _is_dataset(x):
+                raise ValueError("The `batch_size` argument must not be specified when using a dataset as input: "
+                                 "datasets generate batches.")
+            self._kind = "iterable"
+            self._source = x
+            self._iterator = None
+
+    def validation_split(self, fraction: float):
+        """Split off the last `fraction` of array data (before shuffling), as Keras does."""
+        if self._kind != "arrays":
+            raise ValueError("`validation_split` is only supported for arrays and tensors")
+        split = int(self._length * (1.0 - fraction))
+        head = map_structure(lambda a: None if a is None else a[:split], self._arrays)
+        tail = map_structure(lambda a: None if a is None else a[split:], self._arrays)
+        self._arrays, self._length = head, split
+        return tail
+
+    @property
+    def num_batches(self):
+        if self._kind == "arrays":
+            batches = -(-self._length // self._batch_size)
+            return min(batches, self.steps_per_epoch) if self.steps_per_epoch else batches
+        return self.steps_per_epoch
+
+    def epoch(self, epoch: int = 0):
+        if self._kind == "arrays":
+            yield from self._array_batches(epoch)
+        else:
+            yield from self._iterable_batches()
+
+    def _array_batches(self, epoch):
+        x, y, w = self._arrays
+        order = None
+        if self._shuffle:
+            order = np.random.default_rng((initializers.global_seed(), epoch)).permutation(self._length)
+        for step, start in enumerate(range(0, self._length, self._batch_size)):
+            if self.steps_per_epoch and step >= self.steps_per_epoch:
+                return
+            index = slice(start, start + self._batch_size) if order is None else order[start:start + self._batch_size]
+            yield map_structure(lambda a: None if a is None else a[index], (x, y, w))
+
+    def _elements(self):
+        source = self._source
+        if _is_dataset(source):
+            from ...data import iterate_elements
+
+            return iter(iterate_elements(source))
+        if iter(source) is source:  # an iterator/generator: keep consuming it across epochs
+            if self._iterator is None:
+                self._iterator = source
+            return self._iterator
+        return iter(source)
+
+    def _iterable_batches(self):
+        elements = self._elements()
+        step = 0
+        while not self.steps_per_epoch or step < self.steps_per_epoch:
+            try:
+                element = next(elements)
+            except StopIteration:
+                return
+            step += 1
+            x, y, w = unpack_x_y_sample_weight(element)
+            yield map_structure(_host, x), map_structure(_host, y), map_structure(_host, w)
+
+
+def local_share(batch, rank: int, replicas: int):
+    """This replica's contiguous slice of a global batch `(x, y, w)` (numpy), and its size."""
+    from ...data import replica_slice
+
+    n = batch_size_of(batch)
+    if replicas <= 1:
+        return batch, n
+    part = replica_slice(n, rank, replicas)
+    local = map_structure(lambda a: None if a is None else a[part], batch)
+    return local, part.stop - part.start
+
+
+def to_device(batch):
+    """numpy leaves → MindSpore Tensors (float64 → float32, int64 → int32)."""
+    return map_structure(lambda a: None if a is None else as_tensor(a), batch)

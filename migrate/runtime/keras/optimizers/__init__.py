@@ -1,0 +1,30 @@
+"""`tf.keras.optimizers`: SGD, Adam, AdamW, RMSprop with Keras 3's formulas, plus schedules.
+
+Optimizers bind lazily to MindSpore Parameters on the first `apply_gradients` and sum
+gradients across processes in a launched job (see `base`).
+"""
+
+from . import schedules
+from .adam import Adam, AdamW
+from .base import Optimizer
+from .rmsprop import RMSprop
+from .sgd import SGD
+
+_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop}
+
+
+def get(identifier):
+    """An optimizer from a name ("sgd", "adam", "adamw", "rmsprop", any case) or an instance."""
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, str):
+        try:
+            return _BY_NAME[identifier.lower()]()
+        except KeyError:
+            raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}") from None
+    if isinstance(identifier, dict):
+        return _BY_NAME[identifier["class_name"].lower()](**identifier.get("config", {}))
+    raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}")
+
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "schedules", "get"]

@@ -1,0 +1,48 @@
+"""SGD with Keras 3's update (momentum kept as `m = momentum * m - lr * g`; var += m)."""
+
+from __future__ import annotations
+
+from .base import Optimizer, _ops
+
+
+class SGD(Optimizer):
+    """`tf.keras.optimizers.SGD`: defaults learning_rate=0.01, momentum=0.0, nesterov=False.
+
+    With momentum: m = m * momentum - g * lr; var += m (nesterov: var += m * momentum - g * lr).
+    MindSpore's nn.SGD keeps v = momentum * v + g and subtracts lr * v instead, which differs
+    when the learning rate changes during training.
+    """
+
+    def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None, clipnorm=None,
+                 clipvalue=None, global_clipnorm=None, use_ema=False, ema_momentum=0.99,
+                 ema_overwrite_frequency=None, loss_scale_factor=None, gradient_accumulation_steps=None, name=None,
+                 **kwargs):
+        super().__init__(learning_rate=learning_rate, weight_decay=weight_decay, clipnorm=clipnorm,
+                         clipvalue=clipvalue, global_clipnorm=global_clipnorm, use_ema=use_ema,
+                         ema_momentum=ema_momentum, ema_overwrite_frequency=ema_overwrite_frequency,
+                         loss_scale_factor=loss_scale_factor, gradient_accumulation_steps=gradient_accumulation_steps,
+                         name=name, **kwargs)
+        if not isinstance(momentum, (float, int)) or momentum < 0 or momentum > 1:
+            raise ValueError("`momentum` must be a float between [0, 1].")
+        self.momentum = float(momentum)
+        self.nesterov = nesterov
+        self.momentums: list = []
+
+    def _build_slots(self, variables):
+        if self.momentum != 0:
+            self.momentums.extend(self.add_optimizer_variables(variables, "momentum"))
+
+    def update_step(self, gradient, variable, learning_rate):
+        ops = _ops()
+        if self.momentum != 0:
+            m = self.momentums[self._get_variable_index(variable)]
+            ops.assign(m, m * self.momentum - gradient * learning_rate)
+            if self.nesterov:
+                ops.assign_add(variable, m * self.momentum - gradient * learning_rate)
+            else:
+                ops.assign_add(variable, m * 1.0)
+        else:
+            ops.assign_sub(variable, gradient * learning_rate)
+
+    def get_config(self):
+        return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}

@@ -1,0 +1,42 @@
+"""`tf.keras.utils`: seeding, one-hot labels, and small helpers."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from . import initializers
+
+
+def set_random_seed(seed: int) -> None:
+    """Seed Python, numpy, MindSpore and the generator unseeded Keras initializers draw from.
+
+    TF's own random streams cannot be reproduced: equal seeds give equal runs here, not
+    TF's numbers.
+    """
+    import mindspore as ms
+
+    random.seed(seed)
+    np.random.seed(seed)
+    ms.set_seed(seed)
+    initializers.set_global_seed(seed)
+
+
+def to_categorical(y, num_classes=None, dtype="float32"):
+    y = np.asarray(y, dtype="int64")
+    shape = y.shape
+    if shape and shape[-1] == 1 and len(shape) > 1:
+        shape = shape[:-1]
+    y = y.reshape(-1)
+    num_classes = int(num_classes or y.max() + 1)
+    out = np.zeros((y.shape[0], num_classes), dtype=dtype)
+    out[np.arange(y.shape[0]), y] = 1
+    return out.reshape(shape + (num_classes,))
+
+
+def normalize(x, axis=-1, order=2):
+    x = np.asarray(x)
+    norm = np.atleast_1d(np.linalg.norm(x, order, axis))
+    norm[norm == 0] = 1
+    return x / np.expand_dims(norm, axis)

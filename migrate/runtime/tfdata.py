@@ -1,0 +1,481 @@
+"""A tf.data-compatible input pipeline in plain Python and numpy.
+
+``tf.data.Dataset`` becomes :class:`Dataset` here, with the same constructors and
+methods and TF's semantics: slicing, batching (``drop_remainder``), repeat, take,
+skip, shard, map, filter, unbatch, zip and nested tuples/dicts all give the elements
+tf.data gives, in the same order (tests compare them with TF itself). Because the
+converted program keeps a dataset *object* with TF's methods, a dataset that is
+returned from an input function, passed around or stored needs no static rewrite.
+
+Elements are nests (tuples, dicts, namedtuples) of arrays. Iterating yields MindSpore
+Tensors, as tf.data yields tf.Tensors (string columns stay numpy arrays: MindSpore
+tensors do not hold text); ``as_numpy_iterator()`` yields numpy. Functions given to
+``map`` and ``filter`` receive Tensors too, so code converted to ``mindspore.ops``
+works in them; they run eagerly, one element at a time.
+
+What differs from TF:
+
+* ``shuffle`` draws from numpy's generator: with a ``seed`` the order is reproducible
+  run to run, but it is not TF's order.
+* ``prefetch``, ``num_parallel_calls``, ``deterministic`` and ``with_options`` change
+  nothing: the pipeline runs in the training process, element by element, in order.
+* ``cache(filename)`` caches in memory only.
+
+A dataset is iterable any number of times (each iteration is an epoch), works with
+``migrate.runtime.spmd.distribute_dataset`` (each rank takes its slice of every
+global batch) and with ``fit`` of ``migrate.runtime.keras`` models.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import numbers
+from typing import Any, Callable, Iterable, Iterator
+
+import numpy as np
+
+__all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "AutoShardPolicy", "Dataset", "Options",
+           "experimental"]
+
+AUTOTUNE = -1
+INFINITE_CARDINALITY = -1
+UNKNOWN_CARDINALITY = -2
+
+
+class AutoShardPolicy(enum.IntEnum):
+    """``tf.data.experimental.AutoShardPolicy``: recorded in Options, no effect here.
+
+    ``spmd.distribute_dataset`` splits every global batch across processes as
+    MirroredStrategy does; there is no per-worker file or data sharding to choose.
+    """
+
+    OFF = -1
+    AUTO = 0
+    FILE = 1
+    DATA = 2
+    HINT = 3
+
+
+class Options:
+    """``tf.data.Options``: any option may be set (``options.experimental_distribute.auto_shard_policy = …``).
+
+    Nothing is read back by the pipeline: the options TF has tune threading, prefetching
+    and sharding, which this in-process pipeline does not have.
+    """
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        group = Options()  # `options.experimental_optimization.x = …`: groups appear on first use
+        object.__setattr__(self, name, group)
+        return group
+
+    def merge(self, other: "Options") -> "Options":
+        merged = Options()
+        merged.__dict__.update(self.__dict__)
+        merged.__dict__.update(other.__dict__)
+        return merged
+
+
+class _Experimental:
+    """``tf.data.experimental`` names this pipeline knows."""
+
+    AUTOTUNE = AUTOTUNE
+    INFINITE_CARDINALITY = INFINITE_CARDINALITY
+    UNKNOWN_CARDINALITY = UNKNOWN_CARDINALITY
+    AutoShardPolicy = AutoShardPolicy
+
+    @staticmethod
+    def cardinality(dataset: "Dataset") -> int:
+        return dataset.cardinality()
+
+
+experimental = _Experimental()
+
+
+# --- nests: tuples, namedtuples and dicts of leaves (dict keys in sorted order, as tf.nest) ---
+
+def _is_namedtuple(value) -> bool:
+    return isinstance(value, tuple) and hasattr(type(value), "_fields")
+
+
+def _flatten(structure) -> list:
+    if isinstance(structure, dict):
+        return [leaf for key in sorted(structure) for leaf in _flatten(structure[key])]
+    if isinstance(structure, tuple):
+        return [leaf for item in structure for leaf in _flatten(item)]
+    return [structure]
+
+
+def _pack(structure, leaves: Iterable):
+    leaves = iter(leaves)
+
+    def build(node):
+        if isinstance(node, dict):
+            built = {key: build(node[key]) for key in sorted(node)}
+            return {key: built[key] for key in node}
+        if _is_namedtuple(node):
+            return type(node)(*(build(item) for item in node))
+        if isinstance(node, tuple):
+            return tuple(build(item) for item in node)
+        return next(leaves)
+
+    return build(structure)
+
+
+def _normalize(structure):
+    """Lists inside a returned structure are tuples to tf.data; everything else is a leaf."""
+    if isinstance(structure, dict):
+        return {key: _normalize(value) for key, value in structure.items()}
+    if _is_namedtuple(structure):
+        return type(structure)(*(_normalize(item) for item in structure))
+    if isinstance(structure, (tuple, list)) and not _is_leaf_list(structure):
+        return tuple(_normalize(item) for item in structure)
+    return structure
+
+
+def _is_leaf_list(value) -> bool:
+    """A list of numbers is one tensor to tf.data; a list holding tensors or nests is a tuple."""
+    return isinstance(value, list) and all(isinstance(v, (numbers.Number, str, bytes, list)) for v in value)
+
+
+# --- leaves ----------------------------------------------------------------------------------
+
+def _to_array(value) -> np.ndarray:
+    """A leaf as numpy, with TF's conversions: Python floats are float32, ints int32."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value)
+    module = type(value).__module__ or ""
+    if module.startswith("mindspore") and hasattr(value, "asnumpy"):
+        return value.asnumpy()
+    if module.startswith("tensorflow") and hasattr(value, "numpy"):
+        return np.asarray(value.numpy())
+    array = np.asarray(value)
+    if array.dtype == np.float64:
+        return array.astype(np.float32)
+    if array.dtype == np.int64:
+        return array.astype(np.int32)
+    if array.dtype.kind == "U":
+        return np.char.encode(array, "utf-8").astype(object)  # TF strings are bytes
+    return array
+
+
+def _to_tensor(array: np.ndarray):
+    """A numpy leaf as a MindSpore Tensor (text stays numpy)."""
+    if array.dtype.kind in "OUS":
+        return array
+    import mindspore as ms
+
+    return ms.Tensor(np.ascontiguousarray(array) if array.ndim else array)
+
+
+def _as_arrays(element):
+    return _pack(element, [_to_array(leaf) for leaf in _flatten(element)])
+
+
+def _as_tensors(element):
+    return _pack(element, [_to_tensor(leaf) for leaf in _flatten(element)])
+
+
+def _call(fn: Callable, element):
+    """tf.data's calling convention: a tuple element is spread over the arguments."""
+    element = _as_tensors(element)
+    if isinstance(element, tuple) and not _is_namedtuple(element):
+        return fn(*element)
+    return fn(element)
+
+
+def _truth(value) -> bool:
+    array = _to_array(value)
+    if array.size != 1:
+        raise ValueError(f"a filter predicate must return a scalar boolean, not shape {array.shape}")
+    return bool(array.reshape(()))
+
+
+# --- the dataset -------------------------------------------------------------------------------
+
+
+class Dataset:
+    """``tf.data.Dataset`` on numpy: build with the static constructors, chain methods, iterate."""
+
+    def __init__(self, elements: Callable[[], Iterator], cardinality: int = UNKNOWN_CARDINALITY,
+                 options: Options | None = None):
+        self._elements = elements  # a fresh iterator over numpy elements per call: one epoch
+        self._cardinality = cardinality
+        self._options = options or Options()
+
+    def _then(self, elements: Callable[[], Iterator], cardinality: int = UNKNOWN_CARDINALITY) -> "Dataset":
+        return Dataset(elements, cardinality, self._options)
+
+    # -- constructors --
+
+    @staticmethod
+    def from_tensor_slices(tensors, name=None) -> "Dataset":
+        """One element per row of the leading dimension, shared by every component."""
+        structure = _normalize(tensors)
+        leaves = [_to_array(leaf) for leaf in _flatten(structure)]
+        if any(leaf.ndim == 0 for leaf in leaves):
+            raise ValueError("from_tensor_slices needs every component to have a leading dimension")
+        sizes = {leaf.shape[0] for leaf in leaves}
+        if len(sizes) != 1:
+            raise ValueError(f"the components of from_tensor_slices have different lengths {sorted(sizes)}")
+        count = sizes.pop()
+
+        def elements():
+            for i in range(count):
+                yield _pack(structure, [leaf[i] for leaf in leaves])
+
+        return Dataset(elements, count)
+
+    @staticmethod
+    def from_tensors(tensors, name=None) -> "Dataset":
+        """A dataset of exactly one element: ``tensors`` as it is."""
+        element = _as_arrays(_normalize(tensors))
+        return Dataset(lambda: iter([element]), 1)
+
+    @staticmethod
+    def range(*args, dtype=None, name=None) -> "Dataset":
+        """``range(stop)``, ``range(start, stop[, step])``; int64 elements, as TF's default."""
+        bounds = range(*args)
+        numpy_dtype = np.dtype(getattr(dtype, "as_numpy_dtype", None) or _numpy_dtype(dtype) or np.int64)
+        return Dataset(lambda: (np.asarray(v, dtype=numpy_dtype) for v in bounds), len(bounds))
+
+    @staticmethod
+    def zip(*datasets, name=None) -> "Dataset":
+        """Elements side by side, as long as the shortest; ``zip((a, b))`` and ``zip(a, b)`` both work."""
+        structure = datasets[0] if len(datasets) == 1 and not isinstance(datasets[0], Dataset) else datasets
+        members = _flatten(structure)
+        if not all(isinstance(d, Dataset) for d in members):
+            raise TypeError("Dataset.zip takes datasets (or a tuple/dict of datasets)")
+
+        def elements():
+            for parts in zip(*(d._elements() for d in members)):
+                yield _pack(structure, parts)
+
+        counts = [d._cardinality for d in members]
+        known = [c for c in counts if c >= 0]
+        if known:
+            cardinality = min(known)
+        elif all(c == INFINITE_CARDINALITY for c in counts):
+            cardinality = INFINITE_CARDINALITY
+        else:
+            cardinality = UNKNOWN_CARDINALITY
+        return Dataset(elements, cardinality, members[0]._options if members else None)
+
+    # -- transformations --
+
+    def batch(self, batch_size, drop_remainder=False, num_parallel_calls=None, deterministic=None, name=None) -> "Dataset":
+        """Consecutive elements stacked along a new leading dimension; a short last batch unless dropped."""
+        size = int(batch_size)
+        if size <= 0:
+            raise ValueError("batch_size must be positive")
+
+        def elements():
+            group = []
+            for element in self._elements():
+                group.append(element)
+                if len(group) == size:
+                    yield _stack(group)
+                    group = []
+            if group and not drop_remainder:
+                yield _stack(group)
+
+        return self._then(elements, _batched(self._cardinality, size, drop_remainder))
+
+    def unbatch(self, name=None) -> "Dataset":
+        """Each batch split back into its rows."""
+
+        def elements():
+            for element in self._elements():
+                leaves = _flatten(element)
+                for i in range(leaves[0].shape[0] if leaves else 0):
+                    yield _pack(element, [leaf[i] for leaf in leaves])
+
+        return self._then(elements)
+
+    def shuffle(self, buffer_size, seed=None, reshuffle_each_iteration=True, name=None) -> "Dataset":
+        """TF's buffer shuffle: fill ``buffer_size`` elements, emit a random one, refill from the input.
+
+        The generator is numpy's, so even with a seed the order is not TF's.
+        """
+        size = int(buffer_size)
+        if size == AUTOTUNE:
+            size = 1 << 30
+        if size <= 0:
+            raise ValueError("buffer_size must be positive")
+        epochs = np.random.default_rng(seed)
+        every_epoch = int(epochs.integers(1 << 63))  # the one order used when epochs are not reshuffled
+
+        def elements():
+            reshuffle = reshuffle_each_iteration is None or bool(reshuffle_each_iteration)
+            rng = np.random.default_rng(int(epochs.integers(1 << 63)) if reshuffle else every_epoch)
+            buffer = []
+            for element in self._elements():
+                if len(buffer) < size:
+                    buffer.append(element)
+                    continue
+                i = int(rng.integers(len(buffer)))
+                yield buffer[i]
+                buffer[i] = element
+            while buffer:
+                i = int(rng.integers(len(buffer)))
+                buffer[i], buffer[-1] = buffer[-1], buffer[i]
+                yield buffer.pop()
+
+        return self._then(elements, self._cardinality)
+
+    def repeat(self, count=None, name=None) -> "Dataset":
+        """The input ``count`` times over (forever for ``None`` or -1)."""
+        times = None if count is None or int(count) < 0 else int(count)
+
+        def elements():
+            for _ in itertools.count() if times is None else range(times):
+                yield from self._elements()
+
+        if times is None:
+            cardinality = INFINITE_CARDINALITY if self._cardinality != 0 else 0
+        else:
+            cardinality = self._cardinality * times if self._cardinality >= 0 else self._cardinality
+        return self._then(elements, cardinality)
+
+    def take(self, count, name=None) -> "Dataset":
+        """The first ``count`` elements (all for -1)."""
+        n = int(count)
+        if n < 0:
+            return self._then(self._elements, self._cardinality)
+        card = n if self._cardinality == INFINITE_CARDINALITY else (min(n, self._cardinality) if self._cardinality >= 0 else UNKNOWN_CARDINALITY)
+        return self._then(lambda: itertools.islice(self._elements(), n), card)
+
+    def skip(self, count, name=None) -> "Dataset":
+        """All but the first ``count`` elements (none for -1)."""
+        n = int(count)
+        if n < 0:
+            return self._then(lambda: iter(()), 0)
+        card = max(0, self._cardinality - n) if self._cardinality >= 0 else self._cardinality
+        return self._then(lambda: itertools.islice(self._elements(), n, None), card)
+
+    def shard(self, num_shards, index, name=None) -> "Dataset":
+        """Every ``num_shards``-th element, starting at ``index``."""
+        shards, start = int(num_shards), int(index)
+        if not 0 <= start < shards:
+            raise ValueError(f"shard index {start} is not in [0, {shards})")
+        card = self._cardinality
+        if card >= 0:
+            card = len(range(start, card, shards))
+        return self._then(lambda: itertools.islice(self._elements(), start, None, shards), card)
+
+    def map(self, map_func, num_parallel_calls=None, deterministic=None, name=None) -> "Dataset":
+        """``map_func`` on every element (Tensors in, anything array-like out), in order."""
+
+        def elements():
+            for element in self._elements():
+                yield _as_arrays(_normalize(_call(map_func, element)))
+
+        return self._then(elements, self._cardinality)
+
+    def filter(self, predicate, name=None) -> "Dataset":
+        """The elements for which ``predicate`` is true."""
+
+        def elements():
+            for element in self._elements():
+                if _truth(_call(predicate, element)):
+                    yield element
+
+        return self._then(elements)
+
+    def enumerate(self, start=0, name=None) -> "Dataset":
+        """``(index, element)`` pairs, the index int64."""
+        return self._then(lambda: ((np.asarray(i, dtype=np.int64), e) for i, e in enumerate(self._elements(), start)),
+                          self._cardinality)
+
+    def concatenate(self, dataset: "Dataset", name=None) -> "Dataset":
+        first, second = self._cardinality, dataset._cardinality
+        card = first + second if first >= 0 and second >= 0 else (
+            INFINITE_CARDINALITY if INFINITE_CARDINALITY in (first, second) else UNKNOWN_CARDINALITY)
+        return self._then(lambda: itertools.chain(self._elements(), dataset._elements()), card)
+
+    def cache(self, filename="", name=None) -> "Dataset":
+        """The first complete pass is kept (in memory) and replayed by every later one."""
+        kept: list = []
+        complete = []
+
+        def elements():
+            if complete:
+                yield from kept
+                return
+            seen = []
+            for element in self._elements():
+                seen.append(element)
+                yield element
+            kept[:] = seen
+            complete.append(True)
+
+        return self._then(elements, self._cardinality)
+
+    def prefetch(self, buffer_size, name=None) -> "Dataset":
+        """No effect: elements are produced when asked for."""
+        return self._then(self._elements, self._cardinality)
+
+    def with_options(self, options: Options, name=None) -> "Dataset":
+        """Options are recorded (``options()``) and otherwise have no effect."""
+        return Dataset(self._elements, self._cardinality, self._options.merge(options))
+
+    def options(self) -> Options:
+        return self._options
+
+    # -- reading --
+
+    def cardinality(self) -> int:
+        """The element count, or INFINITE_CARDINALITY (-1) / UNKNOWN_CARDINALITY (-2), as TF."""
+        return self._cardinality
+
+    def __len__(self) -> int:
+        if self._cardinality == INFINITE_CARDINALITY:
+            raise TypeError("The dataset is infinite.")
+        if self._cardinality < 0:
+            raise TypeError("The dataset length is unknown.")
+        return self._cardinality
+
+    def __iter__(self):
+        for element in self._elements():
+            yield _as_tensors(element)
+
+    def as_numpy_iterator(self):
+        """Elements as numpy arrays (TF's strings are bytes here too)."""
+        for element in self._elements():
+            yield _pack(element, [leaf.item() if leaf.dtype.kind == "O" and leaf.ndim == 0 else leaf
+                                  for leaf in _flatten(element)])
+
+    def __repr__(self) -> str:
+        return f"<migrate.runtime.tfdata.Dataset cardinality={self._cardinality}>"
+
+
+def _numpy_dtype(dtype):
+    """A dtype given as numpy, a string, or a MindSpore type; None if absent."""
+    if dtype is None:
+        return None
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        from mindspore import dtype_to_nptype
+
+        return dtype_to_nptype(dtype)
+
+
+def _stack(group: list):
+    structure = group[0]
+    columns = zip(*(_flatten(element) for element in group))
+    stacked = []
+    for column in columns:
+        shapes = {leaf.shape for leaf in column}
+        if len(shapes) != 1:
+            raise ValueError(f"cannot batch elements of different shapes {sorted(shapes)}; pad them first")
+        stacked.append(np.stack(column))
+    return _pack(structure, stacked)
+
+
+def _batched(cardinality: int, size: int, drop_remainder: bool) -> int:
+    if cardinality < 0:
+        return cardinality
+    return cardinality // size if drop_remainder else -(-cardinality // size)

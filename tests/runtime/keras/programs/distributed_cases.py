@@ -1,0 +1,195 @@
+"""Two-replica cases: TF's Keras under a MirroredStrategy vs migrate's Keras on 2 launched processes.
+
+    python tests/equivalence/tf_replicas.py --replicas 2 distributed_cases.py tf OUT_DIR
+    python -m migrate.runtime.launch -n 2 ... distributed_cases.py mk OUT_DIR
+
+Writes OUT_DIR/<side>-<rank>.json (TF has one process: rank 0). The data sizes leave
+partial last batches: 21 examples in batches of 8 (the last one splits 3/2) and of 4
+(the last one splits 1/0: a replica without examples). TF 2.21's Keras under a
+MirroredStrategy fails ("AddN ... must have the same size") when the *first* global
+batch splits unevenly, so every case starts with an even split.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from backends import make, tolist  # noqa: E402
+from single_cases import build_classifier, fit_data  # noqa: E402
+
+GLOBAL_BATCH = 8
+
+
+def history_of(history):
+    return {k: [float(v) for v in vs] for k, vs in history.history.items()}
+
+
+def fit_cases(B, scope):
+    K = B.keras
+    out = {}
+    x, y, xv, yv = fit_data()
+    with scope():
+        model = build_classifier(B)
+        model.compile(optimizer=K.optimizers.SGD(0.1, momentum=0.5),
+                      loss=K.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=["accuracy", K.metrics.SparseCategoricalCrossentropy(name="xent", from_logits=True)])
+    history = model.fit(x, y, batch_size=GLOBAL_BATCH, epochs=2, shuffle=False, verbose=0,
+                        validation_data=(xv, yv))
+    out["fit_sgd"] = {"history": history_of(history), "weights": [tolist(w) for w in model.get_weights()],
+                      "evaluate": [float(v) for v in model.evaluate(x, y, batch_size=GLOBAL_BATCH, verbose=0)]}
+    with scope():
+        model = build_classifier(B, softmax=True)
+        model.compile(optimizer=K.optimizers.Adam(0.02), loss="sparse_categorical_crossentropy",
+                      metrics=["accuracy"])
+    history = model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0)
+    out["fit_adam_last_batch_of_one"] = {"history": history_of(history),
+                                         "weights": [tolist(w) for w in model.get_weights()]}
+    return out, model
+
+
+def custom_loop_tf(B, strategy):
+    tf, K = B.tf, B.keras
+    x, y, _, _ = fit_data()
+    with strategy.scope():
+        model = build_classifier(B)
+        optimizer = K.optimizers.Adam(0.01)
+        loss_object = K.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
+        accuracy = K.metrics.SparseCategoricalAccuracy()
+        mean_loss = K.metrics.Mean()
+        # Slots made inside the tf.function break its retrace for the partial last batch (TF 2.21).
+        optimizer.build(model.trainable_variables)
+    dataset = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(GLOBAL_BATCH))
+
+    def step(inputs):
+        features, labels = inputs
+        with tf.GradientTape() as tape:
+            logits = model(features, training=True)
+            per_example = loss_object(labels, logits)
+            loss = tf.nn.compute_average_loss(per_example, global_batch_size=GLOBAL_BATCH)
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        accuracy.update_state(labels, logits)
+        mean_loss.update_state(per_example)
+        return loss
+
+    @tf.function
+    def distributed_step(inputs):
+        return strategy.reduce(tf.distribute.ReduceOp.SUM, strategy.run(step, args=(inputs,)), axis=None)
+
+    losses, results = [], []
+    for _ in range(2):
+        for batch in dataset:
+            losses.append(float(distributed_step(batch)))
+        results.append([float(accuracy.result()), float(mean_loss.result())])
+        accuracy.reset_state()
+        mean_loss.reset_state()
+    return {"losses": losses, "metrics": results, "weights": [tolist(w) for w in model.get_weights()],
+            "iterations": int(optimizer.iterations.numpy())}
+
+
+def custom_loop_mk(B):
+    import mindspore as ms
+
+    from migrate.runtime import spmd
+
+    K = B.keras
+    x, y, _, _ = fit_data()
+    model = build_classifier(B)
+    optimizer = K.optimizers.Adam(0.01)
+    loss_object = K.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
+    accuracy = K.metrics.SparseCategoricalAccuracy()
+    mean_loss = K.metrics.Mean()
+    optimizer.build(model.trainable_variables)
+    batches = [(x[i:i + GLOBAL_BATCH], y[i:i + GLOBAL_BATCH]) for i in range(0, len(x), GLOBAL_BATCH)]
+
+    def forward(features, labels):
+        logits = model(features, training=True)
+        per_example = loss_object(labels, logits)
+        return K.compute_average_loss(per_example, global_batch_size=GLOBAL_BATCH), (logits, per_example)
+
+    grad_fn = ms.value_and_grad(forward, None, model.trainable_variables, has_aux=True)
+    losses, results = [], []
+    for _ in range(2):
+        for features, labels in spmd.distribute_dataset(batches):
+            features, labels = ms.Tensor(features), ms.Tensor(labels.astype(np.int32))
+            (loss, (logits, per_example)), grads = grad_fn(features, labels)
+            optimizer.apply_gradients(zip(grads, model.trainable_variables))
+            accuracy.update_state(labels, logits)
+            mean_loss.update_state(per_example)
+            losses.append(float(spmd.reduce("sum", loss, axis=None).asnumpy()))
+        results.append([float(accuracy.result().asnumpy()), float(mean_loss.result().asnumpy())])
+        accuracy.reset_state()
+        mean_loss.reset_state()
+    return {"losses": losses, "metrics": results, "weights": [tolist(w) for w in model.get_weights()],
+            "iterations": int(optimizer.iterations.asnumpy())}
+
+
+def checkpoint_checks(B, model):
+    """mk only: rank 0 writes once, atomically; everyone can load right after; the manager keeps max_to_keep."""
+    from migrate.runtime import spmd
+
+    K = B.keras
+    out = {}
+    directory = os.environ["KERAS_TEST_SHARED_DIR"]
+    x, _, _, _ = fit_data()
+    path = os.path.join(directory, "model.weights.h5")
+    model.save_weights(path)
+    twin = build_classifier(B, softmax=True)
+    twin.load_weights(path)
+    out["load_weights_max_error"] = float(np.max(np.abs(twin.predict(x, verbose=0) - model.predict(x, verbose=0))))
+    optimizer = model.optimizer
+    checkpoint = K.train.Checkpoint(model=model, optimizer=optimizer)
+    manager = K.train.CheckpointManager(checkpoint, os.path.join(directory, "ckpts"), max_to_keep=2)
+    saved = [manager.save() for _ in range(3)]
+    out["manager_checkpoints"] = [os.path.basename(p) for p in manager.checkpoints]
+    out["latest"] = os.path.basename(K.train.latest_checkpoint(os.path.join(directory, "ckpts")))
+    out["saved"] = [os.path.basename(p) for p in saved]
+    out["files"] = sorted(os.listdir(os.path.join(directory, "ckpts")))
+    restored_model = build_classifier(B, softmax=True)
+    restored_optimizer = K.optimizers.Adam(0.02)
+    K.train.Checkpoint(model=restored_model, optimizer=restored_optimizer).restore(manager.latest_checkpoint)
+    grads = [np.full(w.shape, 0.1, np.float32) for w in model.get_weights()]
+    for m, opt in ((model, optimizer), (restored_model, restored_optimizer)):
+        opt.apply_gradients(zip([B.tensor(g) for g in grads], m.trainable_variables))
+    out["restored_step_max_error"] = float(max(np.max(np.abs(a - b)) for a, b in
+                                               zip(model.get_weights(), restored_model.get_weights())))
+    out["restored_iterations"] = [int(B.numpy(optimizer.iterations)), int(B.numpy(restored_optimizer.iterations))]
+    out["rank"] = spmd.rank()
+    return out
+
+
+def main():
+    side, out_dir = sys.argv[1], sys.argv[2]
+    B = make(side)
+    results = {}
+    if side == "tf":
+        strategy = B.tf.distribute.MirroredStrategy()
+        results["replicas"] = strategy.num_replicas_in_sync
+        fits, _ = fit_cases(B, strategy.scope)
+        results.update(fits)
+        results["custom_loop"] = custom_loop_tf(B, strategy)
+        rank = 0
+    else:
+        import contextlib
+
+        from migrate.runtime import spmd
+
+        results["replicas"] = spmd.group_size()
+        fits, model = fit_cases(B, contextlib.nullcontext)
+        results.update(fits)
+        results["custom_loop"] = custom_loop_mk(B)
+        results["checkpoints"] = checkpoint_checks(B, model)
+        rank = spmd.rank()
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, f"{side}-{rank}.json"), "w") as handle:
+        json.dump(results, handle)
+    print(f"distributed cases done on rank {rank}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

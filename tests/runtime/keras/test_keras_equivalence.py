@@ -1,0 +1,141 @@
+"""migrate's Keras against TensorFlow's Keras 3 on the same inputs: same numbers.
+
+Single-process cases (programs/single_cases.py) run once with tf.keras and once with
+migrate.runtime.keras; the two-replica cases (programs/distributed_cases.py) run on TF's
+MirroredStrategy over 2 logical CPUs and on 2 processes under the launcher. All four
+sides start at once (module fixture) and are awaited by the tests that need them.
+
+Tolerances: rtol 1e-5 for single operations, 1e-4 for training trajectories, each with
+an absolute floor of 1e-5 (1e-4) times the magnitude of the compared values.
+"""
+
+import pytest
+
+from keras_helpers import compare_area, launched, load, single_side, tf_replicas
+
+pytest.importorskip("mindspore")
+pytest.importorskip("tensorflow")
+pytestmark = [pytest.mark.tf, pytest.mark.launcher]
+
+
+@pytest.fixture(scope="module")
+def sides(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("keras")
+    shared = tmp / "shared"
+    shared.mkdir()
+    jobs = {
+        "tf_single": single_side("tf", tmp / "tf_single.json"),
+        "mk_single": single_side("mk", tmp / "mk_single.json"),
+        "tf_dist": tf_replicas("distributed_cases.py", "tf", str(tmp / "dist")),
+        "mk_dist": launched("distributed_cases.py", "mk", str(tmp / "dist"), log_dir=tmp / "logs",
+                            env={"KERAS_TEST_SHARED_DIR": str(shared)}),
+    }
+    yield tmp, jobs, shared
+    for job in jobs.values():
+        if job.process.poll() is None:
+            job.process.kill()
+
+
+@pytest.fixture(scope="module")
+def single(sides):
+    tmp, jobs, _ = sides
+    jobs["tf_single"].wait()
+    jobs["mk_single"].wait()
+    return load(tmp / "mk_single.json"), load(tmp / "tf_single.json")
+
+
+@pytest.fixture(scope="module")
+def distributed(sides):
+    tmp, jobs, shared = sides
+    output = jobs["mk_dist"].wait()
+    assert "distributed cases done on rank 0" in output
+    jobs["tf_dist"].wait()
+    return [load(tmp / "dist" / f"mk-{rank}.json") for rank in (0, 1)], load(tmp / "dist" / "tf-0.json"), shared
+
+
+def _check(ours, theirs, rtol, atol_scale=1e-5, keys=None):
+    problems = compare_area(ours, theirs, rtol=rtol, atol_scale=atol_scale, keys=keys)
+    assert not problems, "\n".join(problems)
+
+
+def test_layer_forward_passes_and_keras_weight_layouts(single):
+    ours, theirs = single
+    _check(ours["layers"], theirs["layers"], rtol=1e-5)
+    assert ours["layers"]["model_weight_shapes"] == theirs["layers"]["model_weight_shapes"]
+    assert ours["layers"]["model_roundtrip_error"] == 0.0
+
+
+def test_constant_initializers_give_exactly_the_numbers(single):
+    ours, theirs = single
+    for key in ("constant", "constant_initializer_flat"):
+        assert ours["initializers"][key] == theirs["initializers"][key], key
+
+
+def test_random_initializers_follow_keras_distributions(single):
+    ours, theirs = single
+    for key, stats in theirs["initializers"].items():
+        if not key.startswith("stats_"):
+            continue
+        mean, std, largest = stats
+        our_mean, our_std, our_largest = ours["initializers"][key]
+        assert abs(our_mean - mean) < 0.01 + 0.02 * abs(mean), key
+        assert abs(our_std - std) <= 0.03 * std + 1e-9, key
+        if key not in ("stats_random_normal",):  # bounded distributions share the bound
+            assert abs(our_largest - largest) <= 0.02 * largest + 1e-9, key
+
+
+def test_losses_every_reduction_and_from_logits(single):
+    ours, theirs = single
+    _check(ours["losses"], theirs["losses"], rtol=1e-5)
+
+
+def test_optimizers_and_schedules_over_several_steps(single):
+    ours, theirs = single
+    _check(ours["optimizers"], theirs["optimizers"], rtol=1e-5)
+    for name, result in theirs["optimizers"].items():
+        if isinstance(result, dict):
+            assert ours["optimizers"][name]["iterations"] == result["iterations"], name
+
+
+def test_metrics_update_result_reset(single):
+    ours, theirs = single
+    _check(ours["metrics"], theirs["metrics"], rtol=1e-6)
+
+
+def test_fit_history_weights_evaluate_predict_one_process(single):
+    ours, theirs = single
+    _check(ours["fit"], theirs["fit"], rtol=1e-4, atol_scale=1e-4)
+    for case in theirs["fit"]:
+        assert sorted(ours["fit"][case]["history"]) == sorted(theirs["fit"][case]["history"]), case
+
+
+def test_two_process_fit_equals_mirrored_strategy(distributed):
+    ranks, theirs, _ = distributed
+    assert theirs["replicas"] == 2
+    for rank in ranks:
+        assert rank["replicas"] == 2
+        _check(rank, theirs, rtol=1e-4, atol_scale=1e-4, keys=["fit_sgd", "fit_adam_last_batch_of_one"])
+        for case in ("fit_sgd", "fit_adam_last_batch_of_one"):
+            assert sorted(rank[case]["history"]) == sorted(theirs[case]["history"]), case
+
+
+def test_two_process_custom_loop_and_metrics_equal_mirrored_strategy(distributed):
+    ranks, theirs, _ = distributed
+    for rank in ranks:
+        _check(rank, theirs, rtol=1e-4, atol_scale=1e-4, keys=["custom_loop"])
+        assert rank["custom_loop"]["iterations"] == theirs["custom_loop"]["iterations"]
+
+
+def test_two_process_checkpoints_written_once_and_restorable(distributed):
+    ranks, _, shared = distributed
+    for rank in ranks:
+        checks = rank["checkpoints"]
+        assert checks["load_weights_max_error"] == 0.0
+        assert checks["saved"] == ["ckpt-1", "ckpt-2", "ckpt-3"]
+        assert checks["manager_checkpoints"] == ["ckpt-2", "ckpt-3"]
+        assert checks["latest"] == "ckpt-3"
+        assert checks["files"] == ["checkpoint", "ckpt-2.ckpt", "ckpt-3.ckpt"]
+        assert checks["restored_step_max_error"] == 0.0
+        assert checks["restored_iterations"][0] == checks["restored_iterations"][1]
+    leftovers = [p.name for p in shared.rglob(".tmp-*")]
+    assert not leftovers

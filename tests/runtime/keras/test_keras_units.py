@@ -1,0 +1,236 @@
+"""migrate's Keras API on its own (one process, no TensorFlow): model kinds, training flag, inputs, saving, callbacks."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ms = pytest.importorskip("mindspore")
+
+from migrate.runtime import keras as mk  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def data(n=12, classes=3, seed=0):
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, 4)).astype(np.float32), rng.integers(0, classes, n)
+
+
+def classifier(units=3):
+    return mk.Sequential([mk.Input(shape=(4,)), mk.layers.Dense(6, activation="relu",
+                                                                kernel_initializer=mk.initializers.GlorotUniform(1)),
+                          mk.layers.Dense(units, kernel_initializer=mk.initializers.GlorotUniform(2))])
+
+
+def test_import_does_not_load_tensorflow():
+    code = "import sys, migrate.runtime.keras as mk; mk.layers.Dense(2); print('tensorflow' in sys.modules)"
+    completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                               env={**os.environ, "PYTHONPATH": REPO})
+    assert completed.returncode == 0, completed.stderr[-2000:]
+    assert completed.stdout.strip().splitlines()[-1] == "False"
+
+
+def test_layers_are_cells_and_weights_are_parameters_in_keras_layout():
+    layer = mk.layers.Dense(5, input_dim=3)
+    assert isinstance(layer, ms.nn.Cell) and layer.built
+    assert isinstance(layer.kernel, ms.Parameter) and tuple(layer.kernel.shape) == (3, 5)
+    conv = mk.layers.Conv2D(4, (3, 2))
+    conv(np.zeros((1, 8, 8, 2), np.float32))
+    assert tuple(conv.kernel.shape) == (3, 2, 2, 4)
+    with pytest.raises(ValueError):
+        layer.set_weights([np.zeros((5, 3)), np.zeros(5)])
+
+
+def test_subclassed_model_dispatches_to_call_and_propagates_training():
+    class Net(mk.Model):
+        def __init__(self):
+            super().__init__()
+            self.hidden = mk.layers.Dense(64, kernel_initializer="ones")
+            self.drop = mk.layers.Dropout(0.5)
+            self.blocks = [mk.layers.Dense(8), mk.layers.Dense(2)]
+
+        def call(self, x, training=False):
+            x = self.drop(self.hidden(x))  # training reaches Dropout through the call context
+            for block in self.blocks:
+                x = block(x)
+            return x
+
+    net = Net()
+    x = np.ones((4, 4), np.float32)
+    assert net(x).shape == (4, 2)
+    names = [p.name for p in net.trainable_variables]
+    assert len(names) == 6 and len(set(names)) == 6
+    assert [tuple(p.shape) for p in net.trainable_variables] == [(4, 64), (64,), (64, 8), (8,), (8, 2), (2,)]
+    inference = net.drop(net.hidden(x), training=False).asnumpy()
+    hidden = net.hidden(x)
+    dropped = [np.mean(net.drop(hidden, training=True).asnumpy() == 0) for _ in range(5)]
+    assert np.allclose(inference, hidden.asnumpy())
+    assert 0.3 < np.mean(dropped) < 0.7
+    assert len(net.trainable_variables) == len(list(net.trainable_params()))  # list attributes are registered
+
+
+def test_functional_model_with_two_inputs_and_tensor_arithmetic():
+    left, right = mk.Input(shape=(3,), name="left"), mk.Input(shape=(2,), name="right")
+    merged = mk.layers.Concatenate()([mk.layers.Dense(4)(left), right])
+    out = mk.layers.Dense(1)(merged) * 2.0 + 1.0
+    model = mk.Model([left, right], out)
+    assert isinstance(model.layers[0], mk.layers.InputLayer) and isinstance(model.layers[1], mk.layers.InputLayer)
+    a, b = np.ones((5, 3), np.float32), np.ones((5, 2), np.float32)
+    result = model([a, b]).asnumpy()
+    assert result.shape == (5, 1)
+    assert np.allclose(model({"left": a, "right": b}).asnumpy(), result)
+    assert merged.shape == (None, 6)
+
+
+def test_sequential_builds_lazily_add_and_summary(capsys):
+    model = mk.Sequential()
+    model.add(mk.layers.Dense(3))
+    model.add(mk.layers.Dense(2))
+    assert model.weights == []
+    model(np.zeros((2, 5), np.float32))
+    assert [tuple(w.shape) for w in model.get_weights()] == [(5, 3), (3,), (3, 2), (2,)]
+    model.summary()
+    assert "Total params: 26" in capsys.readouterr().out
+
+
+def test_fit_accepts_arrays_tuples_mindspore_datasets_and_iterables():
+    import mindspore.dataset as ds
+
+    x, y = data(12)
+    histories = []
+    for kind in ("arrays", "tuple", "mindspore", "list"):
+        model = classifier()
+        model.compile(optimizer="sgd", loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True),
+                      metrics=["accuracy"])
+        if kind == "arrays":
+            history = model.fit(x, y, batch_size=5, epochs=2, shuffle=False, verbose=0)
+        elif kind == "tuple":
+            history = model.fit((x, y), batch_size=5, epochs=2, shuffle=False, verbose=0)
+        elif kind == "mindspore":
+            dataset = ds.NumpySlicesDataset({"x": x, "y": y.astype(np.int32)}, shuffle=False).batch(5)
+            history = model.fit(dataset, epochs=2, verbose=0)
+        else:
+            batches = [(x[i:i + 5], y[i:i + 5]) for i in range(0, 12, 5)]
+            history = model.fit(batches, epochs=2, verbose=0)
+        histories.append(history.history)
+    for other in histories[1:]:
+        assert sorted(other) == ["accuracy", "loss"]
+        np.testing.assert_allclose(other["loss"], histories[0]["loss"], rtol=1e-6)
+
+
+def test_steps_per_epoch_validation_split_and_predict():
+    x, y = data(20)
+    model = classifier()
+    model.compile(optimizer=mk.optimizers.Adam(0.01), loss="sparse_categorical_crossentropy", metrics=["acc"])
+    history = model.fit(x, y, batch_size=4, epochs=2, steps_per_epoch=2, validation_split=0.25, verbose=0)
+    assert sorted(history.history) == ["acc", "loss", "val_acc", "val_loss"]
+    assert int(model.optimizer.iterations.asnumpy()) == 4
+    assert model.predict(x, batch_size=7, verbose=0).shape == (20, 3)
+
+
+def test_callbacks_history_early_stopping_scheduler_and_batch_logs():
+    x, y = data(12)
+    model = classifier()
+    model.compile(optimizer=mk.optimizers.SGD(0.5), loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True))
+    seen, rates = [], []
+    callbacks = [mk.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: seen.append(logs["loss"])),
+                 mk.callbacks.LearningRateScheduler(lambda epoch, lr: 0.1 / (epoch + 1)),
+                 mk.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: rates.append(logs["learning_rate"])),
+                 mk.callbacks.EarlyStopping(monitor="loss", patience=0, min_delta=10.0)]
+    history = model.fit(x, y, batch_size=6, epochs=5, verbose=0, callbacks=callbacks)
+    assert len(history.history["loss"]) == 2  # stopped after the second epoch failed to improve by 10
+    assert len(seen) == 4
+    np.testing.assert_allclose(rates, [0.1, 0.05], rtol=1e-6)
+
+
+def test_save_and_load_weights_atomic_on_any_suffix(tmp_path):
+    model = classifier()
+    path = tmp_path / "nested" / "model.weights.h5"
+    model.save_weights(str(path))
+    assert path.exists() and not [p for p in path.parent.iterdir() if p.name.startswith(".tmp-")]
+    other = classifier()  # different layer names, same architecture
+    other.set_weights([w * 0 for w in other.get_weights()])
+    other.load_weights(str(path))
+    for a, b in zip(model.get_weights(), other.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    wrong = mk.Sequential([mk.Input(shape=(4,)), mk.layers.Dense(2)])
+    with pytest.raises(ValueError):
+        wrong.load_weights(str(path))
+
+
+def test_checkpoint_restores_optimizer_slots_when_they_are_created(tmp_path):
+    x, y = data(8)
+    model = classifier()
+    model.compile(optimizer=mk.optimizers.Adam(0.05), loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, batch_size=4, epochs=1, verbose=0)
+    checkpoint = mk.train.Checkpoint(model=model, optimizer=model.optimizer)
+    prefix = checkpoint.save(str(tmp_path / "ckpt"))
+    assert prefix.endswith("ckpt-1") and os.path.exists(prefix + ".ckpt")
+    twin, twin_optimizer = classifier(), mk.optimizers.Adam(0.05)
+    mk.train.Checkpoint(model=twin, optimizer=twin_optimizer).restore(prefix).expect_partial()
+    assert int(twin_optimizer.iterations.asnumpy()) == 2
+    grads = [ms.Tensor(np.full(w.shape, 0.3, np.float32)) for w in model.get_weights()]
+    model.optimizer.apply_gradients(zip(grads, model.trainable_variables))
+    twin_optimizer.apply_gradients(zip(grads, twin.trainable_variables))  # slots created now, then restored
+    for a, b in zip(model.get_weights(), twin.get_weights()):
+        np.testing.assert_array_equal(a, b)
+    assert mk.train.Checkpoint(model=twin).restore(None) is not None
+
+
+def test_mixes_with_plain_mindspore_grad_and_cells():
+    class Mixed(mk.Model):
+        def __init__(self):
+            super().__init__()
+            self.keras_dense = mk.layers.Dense(3)
+            self.ms_dense = ms.nn.Dense(3, 2)
+
+        def call(self, x):
+            return self.ms_dense(self.keras_dense(x))
+
+    model = Mixed()
+    x = ms.Tensor(np.ones((2, 4), np.float32))
+    model(x)
+    assert len(model.trainable_variables) == 4
+    optimizer = mk.optimizers.SGD(0.1)
+    loss_fn = mk.losses.MeanSquaredError()
+
+    def forward():
+        return loss_fn(ms.Tensor(np.zeros((2, 2), np.float32)), model(x))
+
+    before = forward().asnumpy()
+    _, grads = ms.value_and_grad(forward, None, model.trainable_variables)()
+    optimizer.apply_gradients(zip(grads, model.trainable_variables), skip_gradients_aggregation=True)
+    assert forward().asnumpy() < before
+
+
+def test_batchnorm_frozen_uses_moving_statistics():
+    bn = mk.layers.BatchNormalization()
+    x = np.random.default_rng(1).normal(3.0, 2.0, size=(16, 3)).astype(np.float32)
+    bn(x, training=True)
+    moving = [w.copy() for w in bn.get_weights()[2:]]
+    bn.trainable = False
+    out = bn(x, training=True).asnumpy()
+    assert all(np.array_equal(a, b) for a, b in zip(moving, bn.get_weights()[2:]))
+    expected = (x - moving[0]) / np.sqrt(moving[1] + 1e-3)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    assert bn.trainable_weights == []
+
+
+def test_names_reductions_and_single_process_average_loss():
+    assert mk.losses.Reduction.SUM_OVER_BATCH_SIZE == "sum_over_batch_size"
+    assert mk.losses.Reduction.NONE == "none" and mk.losses.Reduction.SUM == "sum"
+    assert isinstance(mk.losses.get("SparseCategoricalCrossentropy"), mk.losses.SparseCategoricalCrossentropy)
+    assert isinstance(mk.optimizers.get("Adam"), mk.optimizers.Adam)
+    assert mk.activations.get("gelu") is mk.activations.gelu
+    assert isinstance(mk.initializers.get("glorot_uniform"), mk.initializers.GlorotUniform)
+    per_example = np.array([1.0, 2.0, 3.0, 6.0], np.float32)
+    assert float(mk.compute_average_loss(per_example).asnumpy()) == 3.0
+    assert float(mk.scale_regularization_loss(np.array([1.0, 3.0], np.float32)).asnumpy()) == 4.0
+    optimizer = mk.optimizers.SGD(0.1)
+    optimizer.learning_rate = 0.25
+    assert float(optimizer.learning_rate.asnumpy()) == 0.25
+    with pytest.raises(TypeError):
+        mk.optimizers.SGD(mk.optimizers.schedules.ExponentialDecay(0.1, 2, 0.5)).learning_rate = 0.1
