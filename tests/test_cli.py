@@ -237,8 +237,9 @@ def test_select_and_ignore_take_ids_prefixes_and_commas(project):
     assert _check_ids(project) == ["TFD301"]
     # Without the specific rule, the runtime fallback takes the name.
     assert _check_ids(project, "--ignore", "TFD301") == ["TFD001"]
-    assert _check_ids(project, "--ignore", "TFD301,TFD001") == []
-    assert _check_ids(project, "--ignore", "TFD3", "--ignore", "TFD00") == []
+    # Without either, the name stays unconverted, which the catch-all reports.
+    assert _check_ids(project, "--ignore", "TFD301,TFD001") == ["TFU901"]
+    assert _check_ids(project, "--ignore", "TFD3", "--ignore", "TFD00", "--ignore", "TFU") == []
     assert _check_ids(project, "--select", "TFD0") == ["TFD001"]
     assert _check_ids(project, "--select", "tfd301") == ["TFD301"]
 

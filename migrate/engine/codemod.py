@@ -31,7 +31,15 @@ from migrate.engine.suppression import is_suppressed, suppressed_lines
 from migrate.rules import Rule
 
 # Spellings of the same TF 2 API: `import tensorflow.compat.v2 as tf` is `tensorflow`.
-NORMALIZE_PREFIXES = (("tensorflow.compat.v2.", "tensorflow."), ("tensorflow._api.v2.", "tensorflow."))
+# Keras is one API under four names: `tf.keras`, Keras 3's `keras` (what `tf.keras` is
+# from TF 2.16 on), Keras 2's `tf_keras`, and `tf.compat.v1.keras`.
+NORMALIZE_PREFIXES = (
+    ("tensorflow.compat.v2.", "tensorflow."),
+    ("tensorflow._api.v2.", "tensorflow."),
+    ("tensorflow.compat.v1.keras.", "tensorflow.keras."),
+    ("keras.", "tensorflow.keras."),
+    ("tf_keras.", "tensorflow.keras."),
+)
 
 
 def normalize(qualname: str) -> str:
@@ -47,25 +55,36 @@ class RuleIndex:
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self.rules = rules
         self.exact: dict[str, Rule] = {}
+        # Every rule for a name, in rule order: the first that can rewrite a use takes it
+        # (`@tf.function` and `tf.function(fn)` are two rules for one name).
+        self.named: dict[str, list[Rule]] = {}
         self.prefixes: list[tuple[str, Rule]] = []
+        self._by_prefix: dict[str, list[Rule]] = {}
         self.strings: dict[str, Rule] = {}
         self.returns: dict[str, str] = {}
         for rule in rules:
             for name in rule.exact_matches:
                 self.exact.setdefault(name, rule)
+                self.named.setdefault(name, []).append(rule)
                 if rule.returns:
                     self.returns.setdefault(name, rule.returns)
             for prefix in rule.prefix_matches:
                 self.prefixes.append((prefix, rule))
+                self._by_prefix.setdefault(prefix, []).append(rule)
             for literal in rule.match_strings:
                 self.strings.setdefault(literal, rule)
         self.prefixes.sort(key=lambda p: -len(p[0]))
         self.roots = {name.split(".")[0] for name in list(self.exact) + [p for p, _ in self.prefixes]}
+        # Other spellings of a matched namespace (`keras` for `tensorflow.keras`) are roots too.
+        matched = list(self.exact) + [p + "." for p, _ in self.prefixes]
+        self.roots |= {old.split(".")[0] for old, new in NORMALIZE_PREFIXES if any(m.startswith(new) for m in matched)}
         # Words a file must contain for any rule to match in it: the last name of every
         # matched API (`MirroredStrategy`, `distribute` for `tensorflow.distribute.*`).
         # Methods of tracked objects need no word of their own: their constructor has one.
         instance_types = tuple(t + "." for t in set(self.returns.values()))
         needles = {name.rsplit(".", 1)[-1] for name in list(self.exact) + [p for p, _ in self.prefixes] if not name.startswith(instance_types)}
+        # A prefix rule covering a whole namespace (`tensorflow.*`) also covers its other spellings (`keras.*`).
+        needles |= {old.rstrip(".").rsplit(".", 1)[-1] for old, new in NORMALIZE_PREFIXES if any(new.startswith(p + ".") for p, _ in self.prefixes)}
         self._needles = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, needles)))) if needles else None
         self._roots = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, self.roots)))) if self.roots else None
 
@@ -77,12 +96,14 @@ class RuleIndex:
 
     def candidates(self, qualname: str) -> list[tuple[Rule, str]]:
         """(rule, suffix) pairs, most specific first; the suffix is what a prefix rule keeps."""
-        found = []
-        if qualname in self.exact:
-            found.append((self.exact[qualname], ""))
-        for prefix, rule in self.prefixes:
-            if qualname.startswith(prefix + "."):
-                found.append((rule, qualname[len(prefix):]))
+        found = [(rule, "") for rule in self.named.get(qualname, ())]
+        # Prefix rules by dictionary look-ups on the name's own prefixes, longest first:
+        # the cost grows with the name's depth, not with the number of rules.
+        end = qualname.rfind(".")
+        while end > 0:
+            prefix = qualname[:end]
+            found += [(rule, qualname[end:]) for rule in self._by_prefix.get(prefix, ())]
+            end = qualname.rfind(".", 0, end)
         return found
 
 
@@ -94,6 +115,7 @@ class Action:
     api: str
     suffix: str = ""
     status: str = ""
+    detail: object = None  # what a block operation decided while planning, for its rewrite
 
 
 @dataclass
@@ -102,6 +124,7 @@ class Plan:
     calls: dict[cst.CSTNode, Action] = field(default_factory=dict)
     scope_items: dict[cst.CSTNode, Action] = field(default_factory=dict)
     statements: dict[cst.CSTNode, Action] = field(default_factory=dict)
+    blocks: dict[cst.CSTNode, Action] = field(default_factory=dict)  # statements a block operation replaces
     markers: dict[cst.CSTNode, list[str]] = field(default_factory=dict)
     findings: list[Finding] = field(default_factory=list)
 
@@ -155,9 +178,10 @@ class Planner:
         """The fully-qualified name ``node`` stands for, and whether an alias was followed."""
         if isinstance(node, cst.Attribute):
             base, via = self.resolve_ex(node.value, instances=instances)
-            return (f"{base}.{node.attr.value}", via) if base else (None, False)
+            # Normalized whole: `tf.compat.v1` + `.keras.layers` is a spelling of `tensorflow.keras.layers`.
+            return (normalize(f"{base}.{node.attr.value}"), via) if base else (None, False)
         if isinstance(node, cst.Call) and instances:
-            func = self.resolve(node.func, instances=False)
+            func = self.resolve(node.func)  # `make().method()` is typed too when `method` has `returns`
             if func in self.index.returns:
                 return self.index.returns[func], False
             return None, False
@@ -203,6 +227,26 @@ class Planner:
         self._decide_bindings()
         self._decide_chains()
         self.module.visit(_Assigner(self))
+        self._drop_feeders()
+
+    def _drop_feeders(self) -> None:
+        """`cpu = tf.config.list_physical_devices("CPU")[0]`, read only by set-up calls that are removed, goes with them."""
+        removed = {s for s, a in self.plan.statements.items() if a.rule.operation == "remove_call"}
+        queries = [a for a in self.plan.refs.values() if isinstance(ops.REGISTRY[a.rule.operation], ops.FlagSetupQuery)]
+        for action in queries if removed else []:
+            stmt = self.statement_of(action.match)
+            small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
+                continue
+            target = small.targets[0].target
+            scope = self.scopes.get(target)
+            bound = list(scope.assignments[target.value]) if scope is not None else []
+            if len(bound) != 1 or not bound[0].references or not all(self.statement_of(r.node) in removed for r in bound[0].references):
+                continue
+            self.plan.statements[stmt] = Action(action.rule, stmt, action.match, action.api, status="converted")
+            self.plan.markers.pop(stmt, None)
+            where = self.line_col(action.match)
+            self.plan.findings = [f for f in self.plan.findings if (f.rule, f.line, f.col) != (action.rule.id, *where)]
 
     def _asks_for_strategies(self) -> bool:
         return any(a.rule.params.get("keeps_strategies") for a in self.plan.refs.values())
@@ -213,7 +257,7 @@ class Planner:
     def _decide_bindings(self) -> None:
         """Track objects made by rules with ``returns``; keep them only if every use is static."""
         for target, call, holder in self.producers:
-            qual = self.resolve(call.func, instances=False)
+            qual = self.resolve(call.func)  # `ds2 = ds.batch(8)` makes a dataset too when `ds` is one
             kind = self.index.returns.get(qual or "")
             if kind is None:
                 continue
@@ -226,10 +270,12 @@ class Planner:
             if self.suppresses(rule, call.func):
                 continue  # kept as an object: what the rule would have removed stays
             uses = self._static_uses(target, kind) if target is not None else {}
+            if target is not None:
+                self.instances[target] = kind  # known by its type whether it goes away or stays
             if uses is None:
                 continue  # escaped: a fallback rule points the construction at migrate.runtime
-            if target is not None:
-                self.instances[target] = kind
+            if not uses and op.target != "statement":
+                continue  # nothing uses it: nothing shows it can go, so its construction is converted where it stands
             self.use_actions.update(uses)
             stmt = self.parent(holder)
             self.plan.statements[stmt] = Action(rule, stmt, call.func, qual or "", status=rule.status)
@@ -237,13 +283,13 @@ class Planner:
     def _decide_chains(self) -> None:
         """``tf.distribute.get_replica_context().all_reduce(...)``: the call is the receiver."""
         for call in self.chained:
-            kind = self.index.returns.get(self.resolve(call.func, instances=False) or "")
+            kind = self.index.returns.get(self.resolve(call.func) or "")
             found = self._use_rule(call, kind) if kind else None
             if found is None:
                 continue
             node, rule, api = found
             op = ops.REGISTRY[rule.operation]
-            if op.name == "flag" or (op.static and op.accepts(node, self.parent, rule.params)):
+            if isinstance(op, ops.Flag) or op.accepts(node, self.parent, rule.params):
                 self.use_actions[node] = (rule, api)
 
     def _static_uses(self, target: cst.Name, kind: str) -> dict[cst.CSTNode, tuple[Rule, str]] | None:
@@ -262,8 +308,8 @@ class Planner:
                 continue
             node, rule, api = found
             op = ops.REGISTRY[rule.operation]
-            if op.name == "flag":
-                self.use_actions[node] = (rule, api)  # flagged whether or not the object escapes
+            if isinstance(op, ops.Flag) or (not op.static and op.accepts(node, self.parent, rule.params)):
+                self.use_actions[node] = (rule, api)  # flagged or kept whether or not the object escapes
             if not op.static or not op.accepts(node, self.parent, rule.params) or self.suppresses(rule, node):
                 static = False  # a use left as it is needs the object
             uses[node] = (rule, api)
@@ -306,18 +352,21 @@ class Planner:
                 self.plan.statements[stmt] = action
         elif op.target == "with_item":
             self.plan.scope_items[action.node] = action
+        elif op.target == "block":
+            self.plan.blocks[action.node] = action
         else:
             self.plan.refs[action.node] = action
-        if op.name == "flag":
+        if isinstance(op, ops.Flag):
             stmt = self.statement_of(action.match)
-            self.plan.markers.setdefault(stmt, []).append(f"# migrate: {action.rule.id} {action.rule.params['message']}")
+            message = op.describe(action.rule.params, action.api) or action.rule.params["message"]
+            self.plan.markers.setdefault(stmt, []).append(f"# migrate: {action.rule.id} {message}")
         return True
 
-    def refuse(self, rule: Rule, node: cst.CSTNode, api: str) -> None:
+    def refuse(self, rule: Rule, node: cst.CSTNode, api: str, why: str | None = None) -> None:
         """``rule`` matched ``node`` but cannot rewrite it where it stands, and no other rule can: a person must."""
         if self.suppresses(rule, node):
             return
-        reason = f"not converted: {ops.REGISTRY[rule.operation].refusal(rule.params)}"
+        reason = f"not converted: {why or ops.REGISTRY[rule.operation].refusal(rule.params)}"
         self.plan.markers.setdefault(self.statement_of(node), []).append(f"# migrate: {rule.id} {reason}")
         self.finding(Action(rule, node, node, api), reason, "manual")
 
@@ -400,6 +449,9 @@ class _Assigner(cst.CSTVisitor):
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         if not self._reference(node):
+            use = self.p.use_actions.get(node)
+            if use is not None and not ops.REGISTRY[use[0].operation].static:
+                node.value.visit(self)  # the use stays, so its receiver does: what is in it is converted
             return False
         node.value.visit(self)  # the attribute's own name is not a reference
         return False
@@ -423,6 +475,10 @@ class _Assigner(cst.CSTVisitor):
         refused = None
         for rule, suffix in p.index.candidates(qual):
             op = ops.REGISTRY[rule.operation]
+            if refused is not None and isinstance(op, ops.FlagUnmapped):
+                break  # the rule that matched says better why the use stays as it is
+            if op.target == "block":
+                return self._plan_block(rule, op, node, qual)
             # A statement rule is reached only when the object escaped: a fallback rule takes it.
             if op.target not in ("statement", "with_item") and op.accepts(node, p.parent, rule.params):
                 self._plan(rule, node, qual, suffix)
@@ -434,14 +490,29 @@ class _Assigner(cst.CSTVisitor):
 
     def _plan(self, rule: Rule, node: cst.CSTNode, api: str, suffix: str) -> None:
         op = ops.REGISTRY[rule.operation]
-        target = self.p.parent(node) if op.target in ("call", "with_item") else node
+        target = self.p.parent(node) if op.target in ("call", "with_item", "decorator") else node
+        if op.target == "decorator" and isinstance(target, cst.Call):
+            target = self.p.parent(target)  # `@tf.function(jit_compile=True)`: the Decorator holding the call
         if op.target == "with_item":
             target = self.p.parent(target)  # the WithItem holding `<strategy>.scope()`
         action = Action(rule, target, node, api, suffix, status=rule.status)
-        if self.p.add(action) and op.target == "call":
+        if self.p.add(action) and op.target in ("call", "decorator"):
             self.dropped.update(op.dropped(target, rule.params))
         if op.name != "remove_call":
-            self.p.finding(action)
+            self.p.finding(action, op.describe(rule.params, api))
+
+    def _plan_block(self, rule: Rule, op, node: cst.CSTNode, api: str) -> bool:
+        """A structural rewrite of the statements around ``node`` (a tape and its gradient), or a refusal naming why."""
+        found = op.examine(self.p, node, rule.params)
+        if isinstance(found, str):
+            self.p.refuse(rule, node, api, found)
+            return True
+        if self.p.suppresses(rule, node):
+            return True
+        for statement in op.statements(found):
+            self.p.add(Action(rule, statement, node, api, status=rule.status, detail=found))
+        self.p.finding(Action(rule, node, node, api, status=rule.status))
+        return False
 
     def visit_Arg(self, node: cst.Arg) -> bool:
         return node not in self.dropped  # left out of the rewrite: nothing in it is converted
@@ -475,6 +546,7 @@ class Rewriter(cst.CSTTransformer):
         self.unwrap: dict[int, cst.With] = {}
         self.removed: dict[int, tuple[cst.SimpleStatementLine, list[str]]] = {}
         self.orphans: dict[cst.CSTNode, list[str]] = {}  # comments a rewrite displaced, by original statement
+        self.scheduled: set = set()  # imports already asked of AddImportsVisitor
 
     # -- ops' view of the engine ------------------------------------------------------
 
@@ -505,6 +577,10 @@ class Rewriter(cst.CSTTransformer):
         self._current = action
         op = ops.REGISTRY[action.rule.operation]
         new = op.rewrite(self, original, updated, action.rule.params, action.suffix)
+        if isinstance(new, cst.RemovalSentinel):  # a decorator that goes away; its comments stay
+            RemoveImportsVisitor.remove_unused_import_by_node(self.context, original)
+            self.orphans.setdefault(self.p.statement_of(original), []).extend(_comments_of(updated))
+            return new
         if new is not updated:
             RemoveImportsVisitor.remove_unused_import_by_node(self.context, original)
             self._add_imports(action.rule, new)
@@ -517,7 +593,9 @@ class Rewriter(cst.CSTTransformer):
         used = _names_in(new)
         for imp in rule.imports:
             bound = imp.asname or imp.obj or imp.module.split(".")[0]
-            if bound in used:
+            # Once per file: AddImportsVisitor repeats `from a import b as c` once per request.
+            if bound in used and imp not in self.scheduled:
+                self.scheduled.add(imp)
                 AddImportsVisitor.add_needed_import(self.context, imp.module, imp.obj, imp.asname)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name):
@@ -529,6 +607,10 @@ class Rewriter(cst.CSTTransformer):
         return self._apply(action, original, updated) if action else updated
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
+        action = self.plan.refs.get(original)
+        return self._apply(action, original, updated) if action else updated
+
+    def leave_Decorator(self, original: cst.Decorator, updated: cst.Decorator):
         action = self.plan.refs.get(original)
         return self._apply(action, original, updated) if action else updated
 
@@ -585,7 +667,7 @@ class Rewriter(cst.CSTTransformer):
         self._current = action
         RemoveImportsVisitor.remove_unused_import_by_node(self.context, original)
         op = ops.REGISTRY[action.rule.operation]
-        if op.name == "remove_call":
+        if op.name in ("remove_call", "flag_setup_query"):
             text = " ".join(self.p.code(original.body[0]).split())
             if len(text) > 60:
                 text = text[:57] + "..."
@@ -608,7 +690,14 @@ class Rewriter(cst.CSTTransformer):
 
     def on_leave(self, original, updated):
         result = super().on_leave(original, updated)
-        if isinstance(original, cst.BaseCompoundStatement) and isinstance(result, cst.BaseCompoundStatement):
+        block = self.plan.blocks.get(original)
+        if block is not None:
+            result = self._apply(block, original, result)
+            if isinstance(result, cst.FlattenSentinel):  # one statement became several: the first carries the marks
+                first, *rest = result.nodes
+                return cst.FlattenSentinel([self._mark(original, first), *rest])
+        if (block is not None or isinstance(original, cst.BaseCompoundStatement)) and isinstance(
+                result, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             result = self._mark(original, result)
         return result
 
@@ -619,7 +708,7 @@ class Rewriter(cst.CSTTransformer):
         if not orphans and not markers:
             return updated
         have = {line.comment.value for line in updated.leading_lines if line.comment}
-        extra = [*orphans, *(c for c in dict.fromkeys(markers) if c not in have)]
+        extra = [*orphans, *(c for c in _one_line_per_rule(markers) if c not in have)]
         if not extra:
             return updated
         return updated.with_changes(leading_lines=[*updated.leading_lines, *(cst.EmptyLine(comment=cst.Comment(c)) for c in extra)])
@@ -685,14 +774,23 @@ def _comments_of(*nodes) -> list[str]:
             found.append(n.value)
 
     def walk(item) -> None:
-        if isinstance(item, (list, tuple)):
-            for each in item:
+        if isinstance(item, (list, tuple, cst.FlattenSentinel)):
+            for each in (item.nodes if isinstance(item, cst.FlattenSentinel) else item):
                 walk(each)
         elif item is not None:
             item.visit(_V())
 
     walk(nodes)
     return found
+
+
+def _one_line_per_rule(markers: list[str]) -> list[str]:
+    """Markers of one rule on one statement share a line (a statement with five unconverted calls gets one)."""
+    texts: dict[str, list[str]] = {}
+    for marker in dict.fromkeys(markers):
+        rule, _, text = marker.removeprefix("# migrate: ").partition(" ")
+        texts.setdefault(rule, []).append(text)
+    return [f"# migrate: {rule} {'; '.join(parts)}" for rule, parts in texts.items()]
 
 
 def _lost_comments(old, new) -> list[str]:
@@ -734,12 +832,12 @@ class MigrateCommand(CodemodCommand):
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         new = super().transform_module(tree)
-        return _no_leading_blank_lines(tree, new)
+        return _blank_line_after_docstring(tree, _no_leading_blank_lines(tree, new))
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         planner = Planner(tree, self.context.wrapper, self.index, self.path)
         plan = planner.run()
-        if not (plan.refs or plan.calls or plan.scope_items or plan.statements or plan.markers):
+        if not (plan.refs or plan.calls or plan.scope_items or plan.statements or plan.blocks or plan.markers):
             self.findings = plan.findings
             return tree
         new = tree.visit(Rewriter(planner, self.context))
@@ -760,6 +858,22 @@ def _no_leading_blank_lines(old: cst.Module, new: cst.Module) -> cst.Module:
     if len(lines) == len(first.leading_lines):
         return new
     return new.with_changes(body=[first.with_changes(leading_lines=lines), *new.body[1:]])
+
+
+def _blank_line_after_docstring(old: cst.Module, new: cst.Module) -> cst.Module:
+    """Replacing the import under a module docstring must not glue the new imports to the docstring."""
+    if new is old or len(old.body) < 2 or len(new.body) < 2 or not (_is_docstring(old.body[0]) and _is_docstring(new.body[0])):
+        return new
+    before, after = old.body[1].leading_lines, new.body[1].leading_lines
+    if not (before and before[0].comment is None) or (after and after[0].comment is None):
+        return new
+    second = new.body[1].with_changes(leading_lines=[cst.EmptyLine(), *after])
+    return new.with_changes(body=[new.body[0], second, *new.body[2:]])
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Expr)
+            and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString)))
 
 
 def mentions_any(code: str, index: RuleIndex) -> bool:

@@ -7,9 +7,15 @@ from __future__ import annotations
 
 from migrate.ops.base import FileFacts, Operation, Param
 from migrate.ops.calls import CallTemplate, RemoveCall, RunToCall, alone_on_its_line
+from migrate.ops.keep import KeepCall
+from migrate.ops.decorators import RemoveDecorator
+from migrate.ops.devices import FlagSetupQuery
+from migrate.ops.mapping import MapCall
 from migrate.ops.names import AttributeTemplate, Flag, Rename
 from migrate.ops.scope import UnwrapScope
 from migrate.ops.strategy import ConstructStrategy
+from migrate.ops.unmapped import FlagUnmapped
+from migrate.ops.tape import GradientTapeToValueAndGrad
 
 REGISTRY: dict[str, Operation] = {
     op.name: op
@@ -17,12 +23,18 @@ REGISTRY: dict[str, Operation] = {
         Rename(),
         AttributeTemplate(),
         Flag(),
+        FlagUnmapped(),
+        FlagSetupQuery(),
         CallTemplate(),
         RunToCall(),
         RemoveCall(),
+        RemoveDecorator(),
+        MapCall(),
         UnwrapScope(),
         ConstructStrategy(),
+        GradientTapeToValueAndGrad(),
+        KeepCall(),
     )
 }
 
-__all__ = ["REGISTRY", "FileFacts", "Operation", "Param", "alone_on_its_line"]
+__all__ = ["REGISTRY", "FileFacts", "Flag", "FlagSetupQuery", "FlagUnmapped", "Operation", "Param", "alone_on_its_line"]

@@ -42,7 +42,11 @@ class Operation:
       * ``reference`` – a name or attribute (``tf.distribute.ReduceOp.SUM``);
       * ``call`` – a call whose callee matches;
       * ``with_item`` – ``with <strategy>.scope():`` items;
-      * ``statement`` – the statement holding a matching constructor call.
+      * ``statement`` – the statement holding a matching constructor call;
+      * ``decorator`` – the decorator the match stands in (``@tf.function``, ``@tf.function(...)``);
+      * ``block`` – statements around the match (a tape and its ``gradient`` call): the
+        op's ``examine(planner, node, params)`` returns what to rewrite or why not, and
+        ``statements(decision)`` the original statements its ``rewrite`` replaces.
     ``static`` says whether a use of a tracked object (a strategy variable) through
     this operation can be rewritten away; if any use cannot, the object is kept and
     handled at run time instead.
@@ -69,6 +73,10 @@ class Operation:
 
     def check(self, params: dict[str, Any]) -> None:
         """Further validation of parameter values; raise ValueError."""
+
+    def describe(self, params: dict[str, Any], api: str) -> str | None:
+        """What the finding (and a flag's comment) says about one match of ``api``; None: the rule's summary."""
+        return None
 
     def accepts(self, node: cst.CSTNode, parent: Callable[[cst.CSTNode], cst.CSTNode | None], params: dict[str, Any]) -> bool:
         """Can this operation rewrite ``node`` (the matched reference) where it stands?"""

@@ -20,6 +20,7 @@ Importing this package imports MindSpore (layers are Cells), never TensorFlow.
 
 from . import (activations, backend, callbacks, initializers, layers, losses, metrics, models, optimizers,
                regularizers, train, utils)
+from .autodiff import value_and_grad
 from .distribute import compute_average_loss, scale_regularization_loss
 from .initializers import constant_initializer, ones_initializer, random_normal_initializer
 from .initializers import random_uniform_initializer, zeros_initializer
@@ -32,5 +33,5 @@ __all__ = [
     "Sequential", "Model", "Input", "InputLayer", "Layer", "KerasTensor", "layers", "models", "activations",
     "initializers", "regularizers", "losses", "metrics", "optimizers", "schedules", "callbacks", "train", "utils",
     "backend", "compute_average_loss", "scale_regularization_loss", "constant_initializer", "zeros_initializer",
-    "ones_initializer", "random_normal_initializer", "random_uniform_initializer",
+    "ones_initializer", "random_normal_initializer", "random_uniform_initializer", "value_and_grad",
 ]

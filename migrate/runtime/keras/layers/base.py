@@ -31,6 +31,7 @@ import numpy as np
 from mindspore import nn
 
 from .. import initializers as initializers_module
+from ..autodiff import LiveWeights
 from .. import regularizers as regularizers_module
 from .._tensors import as_tensor, contiguous, is_tensor, map_structure
 
@@ -239,15 +240,21 @@ class Layer(nn.Cell):
                 out.append(parameter)
         return out
 
-    @property
-    def trainable_weights(self) -> list:
+    def _trainable_list(self) -> list:
         if not self._trainable:
             return []
         return [p for p in self.weights if getattr(p, "_keras_trainable", True) and p.requires_grad]
 
     @property
+    def trainable_weights(self) -> LiveWeights:
+        """The trainable Parameters, as a list that remembers this layer: handed to
+        `mk.value_and_grad` before the first call, it still finds the weights the call
+        creates (TF reads `trainable_variables` after the forward pass)."""
+        return LiveWeights(self, Layer._trainable_list)
+
+    @property
     def non_trainable_weights(self) -> list:
-        trainable = {id(p) for p in self.trainable_weights}
+        trainable = {id(p) for p in self._trainable_list()}
         return [p for p in self.weights if id(p) not in trainable]
 
     trainable_variables = trainable_weights

@@ -15,6 +15,7 @@ LayerNormalization (epsilon 1e-3) normalises over `axis` with the same formula.
 from __future__ import annotations
 
 from .. import initializers
+from ..autodiff import is_building
 from .base import Layer
 
 
@@ -78,10 +79,11 @@ class BatchNormalization(Layer):
             mean, variance = _moments(inputs, self._reduction_axes)
             flat_mean, flat_variance = mean.reshape(-1), variance.reshape(-1)
             momentum = self.momentum
-            ops.assign(self.moving_mean, ops.stop_gradient(
-                self.moving_mean * momentum + flat_mean * (1.0 - momentum)))
-            ops.assign(self.moving_variance, ops.stop_gradient(
-                self.moving_variance * momentum + flat_variance * (1.0 - momentum)))
+            if not is_building():  # a build-only pass must not move the statistics
+                ops.assign(self.moving_mean, ops.stop_gradient(
+                    self.moving_mean * momentum + flat_mean * (1.0 - momentum)))
+                ops.assign(self.moving_variance, ops.stop_gradient(
+                    self.moving_variance * momentum + flat_variance * (1.0 - momentum)))
         else:
             mean = self._broadcast(self.moving_mean)
             variance = self._broadcast(self.moving_variance)

@@ -28,6 +28,7 @@ from .. import losses as losses_module
 from .. import metrics as metrics_module
 from .. import optimizers as optimizers_module
 from .._tensors import flatten, map_structure, to_float
+from ..autodiff import value_and_grad
 from ..callbacks import CallbackList
 from . import data_adapter
 from .data_adapter import DataAdapter, local_share, pack_x_y_sample_weight, to_device, unpack_x_y_sample_weight
@@ -201,8 +202,6 @@ class Trainer:
     # --- steps ------------------------------------------------------------------------------------
 
     def train_step(self, data):
-        import mindspore as ms
-
         x, y, sample_weight = unpack_x_y_sample_weight(data)
         weights = self.trainable_weights
 
@@ -211,7 +210,7 @@ class Trainer:
             loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
             return loss, y_pred
 
-        (loss, y_pred), grads = ms.value_and_grad(forward, None, weights, has_aux=True)()
+        (loss, y_pred), grads = value_and_grad(forward, None, weights, has_aux=True)()
         self._loss_tracker.update_state(losses_module.unscale_loss_for_distribution(loss),
                                         sample_weight=float(data_adapter.batch_size_of(x)))
         if self.optimizer is not None:

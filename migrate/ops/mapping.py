@@ -1,0 +1,152 @@
+"""One TF function → one MindSpore expression, for a family of functions that share a signature.
+
+``tf.reduce_sum(x, axis=1)`` → ``ops.sum(x, dim=1)``: the call's arguments are bound
+to TF's signature as Python would bind them, then put into the template for the
+matched function's own name (``templates: {reduce_sum: ..., reduce_mean: ...}``).
+Arguments the call leaves out stay out where MindSpore's default means the same
+(``omit_unpassed``), so the output reads like code a person would write. String
+literals some parameters accept (``tf.cast(x, "float32")``) are translated through
+a table; one the table does not know leaves the call as it is.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+from libcst.helpers import parse_template_expression
+
+from migrate.ops import args as argbind
+from migrate.ops.base import Operation, Param
+from migrate.ops.calls import call_of, keep_layout, misfit
+
+
+def _placeholder(value: cst.BaseExpression) -> str | None:
+    """``{name}`` in a template parses as a one-element set display: the name it holds."""
+    if isinstance(value, cst.Set) and len(value.elements) == 1 and isinstance(value.elements[0].value, cst.Name):
+        return value.elements[0].value.value
+    return None
+
+
+def _leave_out(template: str, names: set[str]) -> str:
+    """``template`` without the outermost call's arguments that are exactly ``{name}`` for a name in ``names``.
+
+    Keyword arguments go freely; a positional argument only from the end, so the
+    ones before it keep their positions.
+    """
+    if not names:
+        return template
+    call = cst.parse_expression(template)
+    if not isinstance(call, cst.Call):
+        return template
+    args = [a for a in call.args if not (a.keyword is not None and _placeholder(a.value) in names)]
+    while args and args[-1].keyword is None and _placeholder(args[-1].value) in names:
+        args.pop()
+    if args:
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+    return cst.Module([]).code_for_node(call.with_changes(args=args))
+
+
+class MapCall(Operation):
+    """``tf.f(...)`` → the template for ``f``, over the bound arguments."""
+
+    name = "map_call"
+    target = "call"
+    params = {
+        "signature": Param(list, required=True, doc="TF parameters shared by every matched function, e.g. ['input_tensor', 'axis=None']"),
+        "templates": Param(dict, required=True, doc="matched function's last name → expression with {param} placeholders"),
+        "omit_unpassed": Param(list, doc="parameters left out of the output when the call does not pass them (MindSpore's default means the same)"),
+        "literals": Param(dict, doc="parameter → {string literal or None/True/False: expression}; other string literals are not converted"),
+        "ignored": Param(dict, doc="parameter → note when the call passes it (it has no effect in MindSpore)"),
+        "unfit": Param(str, doc="what a person should do with a call whose arguments do not fit (the comment says it)"),
+    }
+
+    def check(self, params: dict[str, Any]) -> None:
+        argbind.check_signature(params["signature"])
+        names = [p[0] for p in argbind.parse_signature(params["signature"])]
+        for key in [*params.get("omit_unpassed", []), *params.get("literals", {}), *params.get("ignored", {})]:
+            if key not in names:
+                raise ValueError(f"parameter {key!r} is not in the signature")
+        for table in params.get("literals", {}).values():
+            if not isinstance(table, dict):
+                raise ValueError("literals: each parameter maps literals to expressions")
+            for expression in table.values():
+                cst.parse_expression(str(expression))
+        if not params["templates"]:
+            raise ValueError("templates: give at least one")
+        for fn, template in params["templates"].items():
+            if not isinstance(template, str):
+                raise ValueError(f"template for {fn!r} must be a string")
+            parse_template_expression(template, **{n: cst.Name("x") for n in names if "{%s}" % n in template})
+            call = cst.parse_expression(template)
+            outer = {_placeholder(a.value) for a in call.args} if isinstance(call, cst.Call) else set()
+            for n in params.get("omit_unpassed", []):
+                if "{%s}" % n in template and n not in outer:
+                    raise ValueError(f"template for {fn!r}: {{{n}}} must be an argument of the outermost call to be left out")
+
+    def _literal_ok(self, call: cst.Call, params) -> bool:
+        """Literals the tables know; a parameter no template carries takes nothing else (it would be lost)."""
+        used = " ".join(params["templates"].values())
+        passed = argbind.passed_args(call, params["signature"])
+        for key, table in params.get("literals", {}).items():
+            if key not in passed:
+                continue  # the signature's default: the rule's own choice
+            value = passed[key].value
+            literal = _literal(value)
+            if literal is not None:
+                if literal not in _keys(table):
+                    return False
+            elif isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)) or "{%s}" % key not in used:
+                return False
+        return True
+
+    def accepts(self, node, parent, params) -> bool:
+        call = call_of(node, parent)
+        if call is None:
+            return False
+        return argbind.bind(call, params["signature"]) is not None and self._literal_ok(call, params)
+
+    def refusal(self, params) -> str:
+        if "unfit" in params:
+            return f"the arguments do not fit `({', '.join(params['signature'])})`: {params['unfit']}"
+        return misfit(params)
+
+    def dropped(self, call, params) -> list[cst.Arg]:
+        used = " ".join(params["templates"].values())
+        return [arg for name, arg in argbind.passed_args(call, params["signature"]).items() if "{%s}" % name not in used]
+
+    def rewrite(self, ctx, original: cst.Call, updated: cst.Call, params, suffix: str = ""):
+        bound = argbind.bind(updated, params["signature"])
+        passed = argbind.explicit(original, params["signature"])
+        for key, note in params.get("ignored", {}).items():
+            if key in passed:
+                ctx.note(original, note)
+        template = params["templates"][ctx.current.api.rsplit(".", 1)[-1]]
+        template = _leave_out(template, {n for n in params.get("omit_unpassed", []) if n not in passed})
+        values = {}
+        for key, value in bound.items():
+            if "{%s}" % key not in template:
+                continue
+            table = _keys(params.get("literals", {}).get(key, {}))
+            if _literal(value) in table:
+                value = cst.parse_expression(table[_literal(value)])
+            values[key] = value
+        return keep_layout(updated, parse_template_expression(template, **values))
+
+
+def _keys(table: dict) -> dict[str, str]:
+    """A literals table with YAML's ``True:``/``None:`` keys read as the words they are."""
+    return {str(k): str(v) for k, v in table.items()}
+
+
+def _literal(node: cst.BaseExpression) -> str | None:
+    """The key a literal has in a ``literals`` table: a string's value, or ``None``/``True``/``False``."""
+    if isinstance(node, cst.SimpleString):
+        try:
+            value = node.evaluated_value
+        except Exception:  # noqa: BLE001 - bytes or odd escapes: no key
+            return None
+        return value if isinstance(value, str) else None
+    if isinstance(node, cst.Name) and node.value in ("None", "True", "False"):
+        return node.value
+    return None

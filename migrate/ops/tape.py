@@ -1,0 +1,510 @@
+"""``with tf.GradientTape() as tape:`` + ``tape.gradient(target, sources)`` → a closure and ``mindspore.value_and_grad``.
+
+TF records the forward pass on a tape and differentiates it afterwards; MindSpore
+differentiates a function. The tape's body becomes a closure without parameters
+(gradients are taken with respect to the weights passed to ``value_and_grad``, not to
+the closure's inputs); it returns the gradient's target first and then every name it
+computes that the code after the tape still reads (``has_aux=True``: MindSpore
+differentiates only the first output). The ``tape.gradient`` statement becomes the
+call::
+
+    with tf.GradientTape() as tape:                 def forward():
+        logits = model(x)                               logits = model(x)
+        loss = loss_fn(y, logits)            →          loss = loss_fn(y, logits)
+    grads = tape.gradient(loss, weights)                return loss, logits
+                                                    (loss, logits), grads = ms.value_and_grad(forward, None, weights, has_aux=True)()
+
+The closure runs where ``tape.gradient`` stood, so only statements that cannot see or
+change the forward pass may stand between the two. Anything the transform cannot
+prove equivalent is left as it is, with the reason for a person (see ``examine``).
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+from typing import Any
+
+import libcst as cst
+from libcst.helpers import parse_template_expression
+
+from migrate.ops import args as argbind
+from migrate.ops.base import Operation, Param
+
+
+@dataclass(frozen=True)
+class TapeConversion:
+    """What planning decided for one tape, for the rewrite of its two statements."""
+
+    with_statement: cst.With
+    gradient_statement: cst.SimpleStatementLine
+    tape: str
+    closure: str
+    target: str
+    aux: tuple[str, ...]
+    blank_line_before: bool
+    grads: str | None  # a new name for the gradients when `tape.gradient(...)` sits inside a larger statement
+
+
+class GradientTapeToValueAndGrad(Operation):
+    name = "gradient_tape"
+    target = "block"
+    params = {
+        "tape_signature": Param(list, required=True, doc="GradientTape's parameters"),
+        "gradient_signature": Param(list, required=True, doc="GradientTape.gradient's parameters"),
+        "closure": Param(str, required=True, doc="name of the closure holding the tape's body (a free name is chosen from it)"),
+        "gradients": Param(str, required=True, doc="name for the gradients when `tape.gradient(...)` is part of a larger statement"),
+        "template": Param(str, required=True, doc="the gradient call; {closure}, {sources} and {has_aux} placeholders"),
+    }
+
+    def check(self, params: dict[str, Any]) -> None:
+        for key in ("tape_signature", "gradient_signature"):
+            argbind.check_signature(params[key])
+        names = {p[0] for p in argbind.parse_signature(params["gradient_signature"])}
+        if not {"target", "sources"} <= names:
+            raise ValueError("gradient_signature must name 'target' and 'sources'")
+        if not (params["closure"].isidentifier() and params["gradients"].isidentifier()):
+            raise ValueError("closure and gradients must be identifiers")
+        parse_template_expression(params["template"], closure=cst.Name("f"), sources=cst.Name("w"), has_aux=cst.Name("b"))
+
+    def refusal(self, params) -> str:
+        return "this tape does not fit the transform; convert it by hand"
+
+    # -- planning ----------------------------------------------------------------------
+
+    def examine(self, view, node: cst.CSTNode, params: dict[str, Any]) -> TapeConversion | str:
+        """The conversion of the tape ``node`` constructs, or why it is left as it is.
+
+        ``view`` is the planner: ``parent(node)``, ``scopes``, ``resolve(node)``, ``module``.
+        """
+        parent = view.parent
+        call = parent(node)
+        if not (isinstance(call, cst.Call) and call.func is node):
+            return "`GradientTape` is not constructed in a `with` statement"
+        bound = argbind.bind(call, params["tape_signature"])
+        if bound is None:
+            return "the `GradientTape(...)` arguments are not understood"
+        watch = bound.get("watch_accessed_variables")
+        if watch is not None and not (isinstance(watch, cst.Name) and watch.value == "True"):
+            return "`watch_accessed_variables` is not `True`: only watched tensors are differentiated"
+        item = parent(call)
+        with_statement = parent(item) if isinstance(item, cst.WithItem) else None
+        if not isinstance(with_statement, cst.With):
+            return "`GradientTape` is not constructed in a `with` statement"
+        if len(with_statement.items) != 1 or with_statement.asynchronous is not None:
+            return "the `with` statement holds other context managers too"
+        if not (item.asname is not None and isinstance(item.asname.name, cst.Name)):
+            return "the tape has no `as <name>`"
+        if not isinstance(with_statement.body, cst.IndentedBlock):
+            return "the tape's body is on the `with` line"
+        tape = item.asname.name
+        block = parent(with_statement)
+        if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+            return "the `with` statement is not in a block"
+        siblings = list(block.body)
+        here = siblings.index(with_statement)
+
+        if _contains_tape(view, with_statement.body, node) or _inside_tape(view, with_statement, node):
+            return "nested tapes (higher-order gradients) need `mindspore.grad` of a `mindspore.grad` by hand"
+
+        # -- the tape's one use: `<grads> = tape.gradient(target, sources)` --
+        scope = view.scopes.get(tape)
+        if scope is None:
+            return "the tape's name cannot be resolved"
+        bindings = list(scope.assignments[tape.value])
+        if len(bindings) != 1:
+            return f"the name `{tape.value}` is bound more than once"
+        uses = [access.node for access in bindings[0].references]
+        kinds = [_method_called(parent, use) for use in uses]
+        if "watch" in kinds:
+            return f"`{tape.value}.watch(...)`: gradients with respect to watched tensors (inputs) need `grad_position`"
+        gradient_calls = [parent(parent(use)) for use, kind in zip(uses, kinds) if kind == "gradient"]
+        if len(gradient_calls) > 1:
+            return f"`{tape.value}.gradient` is called more than once (a persistent tape)"
+        if len(uses) != len(gradient_calls) or not gradient_calls:
+            other = next((view.code(parent(u)) for u, k in zip(uses, kinds) if k != "gradient"), None)
+            return f"the tape is used other than in one `{tape.value}.gradient(...)` call" + (f" (`{other}`)" if other else "")
+        gradient = gradient_calls[0]
+        grad_args = argbind.bind(gradient, params["gradient_signature"])
+        if grad_args is None:
+            return "the `tape.gradient(...)` arguments are not understood"
+        passed = argbind.explicit(gradient, params["gradient_signature"]) - {"target", "sources"}
+        if passed:
+            return f"`tape.gradient` passes {', '.join(f'`{p}`' for p in sorted(passed))}, which `value_and_grad` does not take"
+        target, sources = grad_args["target"], grad_args["sources"]
+        if not isinstance(target, cst.Name):
+            return "the gradient's target is not one name computed under the tape (several targets are summed in TF)"
+        if isinstance(sources, (cst.List, cst.Tuple, cst.Dict, cst.Set)):
+            return "the sources are a literal collection: check they are all weights (Parameters), then pass them as `weights`"
+        line = gradient
+        while line is not None and not isinstance(line, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            if isinstance(line, (cst.Lambda, cst.BaseComp)):
+                return "`tape.gradient` is called inside a lambda or comprehension"
+            line = parent(line)
+        if line not in siblings[here + 1:]:
+            return "`tape.gradient` is not in the block that holds the `with` statement, after it"
+        if len(line.body) != 1:
+            return "`tape.gradient` shares its line with other statements"
+        assign = line.body[0]
+        assigned = isinstance(assign, cst.Assign) and assign.value is gradient and len(assign.targets) == 1
+        between = siblings[here + 1:siblings.index(line)]
+
+        # -- what the body computes, and who reads it --
+        body_bound = _bound_in(scope, with_statement.body)
+        if not body_bound.get(target.value):
+            return f"the gradient's target `{target.value}` is not computed under the tape"
+        if isinstance(scope, cst.metadata.ClassScope):
+            return "the tape is in a class body"
+        why = _unsafe_body(with_statement.body)
+        if why:
+            return why
+        declared = _declared_global_or_nonlocal(parent, with_statement)
+        top_level = _top_level_bindings(with_statement.body)
+        aux: list[str] = []
+        for name, assignments in body_bound.items():
+            if name in declared:
+                return f"`{name}` is declared global or nonlocal and assigned under the tape"
+            outside = [a for a in scope.assignments[name] if a not in assignments]
+            reads = {access.node for a in scope.assignments[name] for access in a.references}
+            inside = [r for r in reads if _within(parent, r, with_statement.body)]
+            first = min(view.line_col(a.node) for a in assignments)
+            if inside and (outside or any(view.line_col(r) <= first for r in inside)
+                           or (isinstance(scope, cst.metadata.GlobalScope) and hasattr(builtins, name))):
+                return f"`{name}` is read under the tape before the tape assigns it"
+            read_after = [r for r in reads if r is not target and not _within(parent, r, with_statement.body)]
+            if name == target.value:
+                if name not in top_level:
+                    return f"the gradient's target `{name}` is computed only on some paths under the tape"
+                continue
+            if read_after:
+                if name not in top_level:
+                    return f"`{name}` is read after the tape but computed only on some paths under it"
+                aux.append(name)
+        for statement in between:
+            why = _unsafe_between(statement, set(body_bound), _names_in(with_statement.body))
+            if why:
+                return why
+        order = {name: i for i, name in enumerate(top_level)}
+        aux.sort(key=lambda n: order[n])
+        closure = _free_name(view.module, params["closure"])
+        grads = None if assigned else _free_name(view.module, params["gradients"])
+        blank = here > 0 and not any(empty.comment is None for empty in with_statement.leading_lines)
+        return TapeConversion(with_statement, line, tape.value, closure, target.value, tuple(aux), blank, grads)
+
+    def statements(self, conversion: TapeConversion) -> list[cst.CSTNode]:
+        """The original statements the rewrite replaces: the `with` and the `tape.gradient` line."""
+        return [conversion.with_statement, conversion.gradient_statement]
+
+    # -- rewriting ---------------------------------------------------------------------
+
+    def rewrite(self, ctx, original, updated, params, suffix: str = ""):
+        conversion: TapeConversion = ctx.current.detail
+        outputs = [conversion.target, *conversion.aux]
+        if original is conversion.with_statement:
+            returned = cst.parse_statement(f"return {', '.join(outputs)}\n")
+            body = updated.body.with_changes(body=[*updated.body.body, returned])
+            lead = list(updated.leading_lines)
+            if conversion.blank_line_before:
+                lead.insert(0, cst.EmptyLine(indent=False))
+            return cst.FunctionDef(
+                name=cst.Name(conversion.closure),
+                params=cst.Parameters(),
+                body=body,
+                leading_lines=lead,
+                whitespace_before_colon=updated.whitespace_before_colon,
+            )
+        gradient = _gradient_call(updated, conversion.tape)
+        bound = argbind.bind(gradient, params["gradient_signature"])
+        values = ", ".join(outputs)
+        value_target = cst.parse_expression(f"({values})" if conversion.aux else values)
+        has_aux = cst.Name("True" if conversion.aux else "False")
+        call = parse_template_expression(params["template"], closure=cst.Name(conversion.closure),
+                                         sources=bound["sources"], has_aux=has_aux)
+        if not conversion.aux:
+            call = _without_keyword(call, "has_aux")
+        if conversion.grads is None:  # `grads = tape.gradient(...)`: one statement
+            assign: cst.Assign = updated.body[0]
+            grads = assign.targets[0].target
+            if isinstance(grads, (cst.Tuple, cst.List)) and not grads.lpar:
+                grads = grads.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            pair = cst.Tuple([cst.Element(value_target), cst.Element(grads)], lpar=[], rpar=[])
+            return updated.with_changes(body=[assign.with_changes(targets=[assign.targets[0].with_changes(target=pair)], value=call)])
+        # `f(tape.gradient(...))`: the gradients get a name first, then the statement uses it.
+        pair = cst.Tuple([cst.Element(value_target), cst.Element(cst.Name(conversion.grads))], lpar=[], rpar=[])
+        computed = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(pair)], call)], leading_lines=updated.leading_lines)
+        used = updated.visit(_Replace(gradient, cst.Name(conversion.grads))).with_changes(leading_lines=[])
+        return cst.FlattenSentinel([computed, used])
+
+
+def _without_keyword(node: cst.BaseExpression, keyword: str) -> cst.BaseExpression:
+    """``f(a, k=v)()`` without ``k``: has_aux is only passed when the closure returns more than its target."""
+
+    class _Drop(cst.CSTTransformer):
+        def leave_Call(self, original, updated):
+            args = [a for a in updated.args if not (a.keyword and a.keyword.value == keyword)]
+            if len(args) == len(updated.args):
+                return updated
+            if args:
+                args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+            return updated.with_changes(args=args)
+
+    return node.visit(_Drop())
+
+
+def _gradient_call(statement: cst.CSTNode, tape: str) -> cst.Call:
+    """The (rewritten) ``<tape>.gradient(...)`` call in ``statement``."""
+    found: list[cst.Call] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node):
+            func = node.func
+            if (isinstance(func, cst.Attribute) and func.attr.value == "gradient"
+                    and isinstance(func.value, cst.Name) and func.value.value == tape):
+                found.append(node)
+
+    statement.visit(_Find())
+    return found[0]
+
+
+class _Replace(cst.CSTTransformer):
+    def __init__(self, old: cst.CSTNode, new: cst.CSTNode) -> None:
+        super().__init__()
+        self.old, self.new = old, new
+
+    def on_leave(self, original, updated):
+        return self.new if original is self.old else updated
+
+
+def _method_called(parent, use: cst.CSTNode) -> str | None:
+    """``tape.gradient(...)`` → "gradient"; any other use → None."""
+    attr = parent(use)
+    if isinstance(attr, cst.Attribute) and attr.value is use:
+        call = parent(attr)
+        if isinstance(call, cst.Call) and call.func is attr:
+            return attr.attr.value
+    return None
+
+
+def _within(parent, node: cst.CSTNode, container: cst.CSTNode) -> bool:
+    cur = node
+    while cur is not None:
+        if cur is container:
+            return True
+        cur = parent(cur)
+    return False
+
+
+def _contains_tape(view, body: cst.CSTNode, tape_ref: cst.CSTNode) -> bool:
+    api = view.resolve(tape_ref)
+    found = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Attribute(self, node):
+            if node.attr.value == "GradientTape" and view.resolve(node) == api:
+                found.append(node)
+
+        def visit_Name(self, node):
+            if node.value == "GradientTape" or view.resolve(node) == api:
+                found.append(node)
+
+    body.visit(_Find())
+    return bool(found)
+
+
+def _inside_tape(view, statement: cst.With, tape_ref: cst.CSTNode) -> bool:
+    api = view.resolve(tape_ref)
+    cur = view.parent(statement)
+    while cur is not None:
+        if isinstance(cur, cst.With):
+            for item in cur.items:
+                if isinstance(item.item, cst.Call) and view.resolve(item.item.func) == api:
+                    return True
+        cur = view.parent(cur)
+    return False
+
+
+def _bound_in(scope, body: cst.IndentedBlock) -> dict[str, list]:
+    """Names the body binds in the enclosing scope, with those bindings."""
+    out: dict[str, list] = {}
+    nodes = set()
+
+    class _All(cst.CSTVisitor):
+        def on_visit(self, node):
+            nodes.add(node)
+            return True
+
+    body.visit(_All())
+    for assignment in scope.assignments:
+        if getattr(assignment, "node", None) in nodes:
+            out.setdefault(assignment.name, []).append(assignment)
+    return out
+
+
+def _top_level_bindings(body: cst.IndentedBlock) -> list[str]:
+    """Names bound by simple statements directly in the body (always run), in source order."""
+    names: list[str] = []
+
+    def targets(node):
+        if isinstance(node, cst.Name):
+            names.append(node.value)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for element in node.elements:
+                targets(element.value)
+        elif isinstance(node, cst.StarredElement):
+            targets(node.value)
+
+    for statement in body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    targets(target.target)
+            elif isinstance(small, cst.AnnAssign) and small.value is not None:
+                targets(small.target)
+            elif isinstance(small, cst.AugAssign):
+                targets(small.target)
+    return list(dict.fromkeys(names))
+
+
+class _ScopeAware(cst.CSTVisitor):
+    """Visits the body's own statements, not those of functions, classes or lambdas defined in it."""
+
+    def visit_FunctionDef(self, node):
+        return False
+
+    def visit_ClassDef(self, node):
+        return False
+
+    def visit_Lambda(self, node):
+        return False
+
+
+def _unsafe_body(body: cst.IndentedBlock) -> str | None:
+    """Statements that mean something else once the body is a function of its own."""
+    found: list[str] = []
+
+    class _Find(_ScopeAware):
+        loops = 0
+
+        def visit_Return(self, node):
+            found.append("`return`")
+
+        def visit_Yield(self, node):
+            found.append("`yield`")
+
+        def visit_Await(self, node):
+            found.append("`await`")
+
+        def visit_Global(self, node):
+            found.append("`global`")
+
+        def visit_Nonlocal(self, node):
+            found.append("`nonlocal`")
+
+        def visit_For(self, node):
+            self.loops += 1
+
+        def leave_For(self, node):
+            self.loops -= 1
+
+        def visit_While(self, node):
+            self.loops += 1
+
+        def leave_While(self, node):
+            self.loops -= 1
+
+        def visit_Break(self, node):
+            if not self.loops:
+                found.append("`break`")
+
+        def visit_Continue(self, node):
+            if not self.loops:
+                found.append("`continue`")
+
+    body.visit(_Find())
+    return f"the tape's body holds {found[0]}, which cannot move into a function" if found else None
+
+
+def _declared_global_or_nonlocal(parent, statement: cst.CSTNode) -> set[str]:
+    function = statement
+    while function is not None and not isinstance(function, cst.FunctionDef):
+        function = parent(function)
+    if function is None:
+        return set()
+    names: set[str] = set()
+
+    class _Find(_ScopeAware):
+        def visit_Global(self, node):
+            names.update(n.name.value for n in node.names)
+
+        def visit_Nonlocal(self, node):
+            names.update(n.name.value for n in node.names)
+
+    function.body.visit(_Find())
+    return names
+
+
+def _names_in(node: cst.CSTNode) -> set[str]:
+    """Every name ``node`` mentions, bound or read (attribute names and keywords are not names)."""
+    names: set[str] = set()
+
+    class _Find(cst.CSTVisitor):
+        def visit_Name(self, n):
+            names.add(n.value)
+
+        def visit_Attribute(self, n):
+            n.value.visit(self)
+            return False
+
+        def visit_Arg(self, n):
+            n.value.visit(self)
+            return False
+
+    node.visit(_Find())
+    return names
+
+
+def _unsafe_between(statement: cst.CSTNode, body_bound: set[str], body_reads: set[str]) -> str | None:
+    """A statement between the tape and `tape.gradient` must not see or change the forward pass.
+
+    The forward pass now runs at `tape.gradient`, after it: so it may neither read nor
+    bind a name the body binds or reads, nor call anything (a call may change the model).
+    """
+    reason = "a statement between the `with` block and `tape.gradient` would run before the forward pass now"
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return reason
+    calls: list[cst.Call] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node):
+            calls.append(node)
+
+    statement.visit(_Find())
+    if calls:
+        return reason
+    for small in statement.body:
+        if isinstance(small, (cst.Assign, cst.AnnAssign)):
+            targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+            if not all(isinstance(t, cst.Name) for t in targets):
+                return reason  # an attribute or item assignment may change what the forward pass reads
+            bound = {t.value for t in targets}
+            read = _names_in(small.value) if small.value is not None else set()
+        elif isinstance(small, (cst.Pass, cst.Expr)):
+            bound, read = set(), _names_in(small)
+        else:
+            return reason
+        if bound & (body_bound | body_reads) or read & body_bound:
+            return reason
+    return None
+
+
+def _free_name(module: cst.Module, wanted: str) -> str:
+    """``wanted``, or ``wanted_2``, ``wanted_3`` … : a name the module does not use anywhere."""
+    used = _names_in(module)
+    if wanted not in used:
+        return wanted
+    n = 2
+    while f"{wanted}_{n}" in used:
+        n += 1
+    return f"{wanted}_{n}"

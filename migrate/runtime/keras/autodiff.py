@@ -1,0 +1,66 @@
+"""``mk.value_and_grad``: MindSpore's ``value_and_grad`` for weights Keras creates late.
+
+TF creates a Keras model's variables on its first call, inside the tape, and
+``tape.gradient(loss, model.trainable_variables)`` reads them afterwards. MindSpore
+takes the weights *before* the forward pass. ``model.trainable_variables`` here is a
+list that remembers its layer (:class:`LiveWeights`), so it can be handed over before
+the model exists;
+on the first call, if the layers behind it are not built yet, the forward function
+runs once to build them (with moving statistics frozen, so BatchNormalization is not
+updated twice), and then the step is differentiated as usual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+
+_BUILDING = contextvars.ContextVar("mk_building", default=False)
+
+
+@contextlib.contextmanager
+def building():
+    """Inside: a forward pass that only builds layers; stateful layers must not update."""
+    token = _BUILDING.set(True)
+    try:
+        yield
+    finally:
+        _BUILDING.reset(token)
+
+
+def is_building() -> bool:
+    return _BUILDING.get()
+
+
+class LiveWeights(list):
+    """A layer's weights: a plain list of Parameters (so MindSpore takes it anywhere a
+    list of weights goes) that also knows its layer, so it can be read again after the
+    layer builds."""
+
+    def __init__(self, owner, read) -> None:
+        super().__init__(read(owner))
+        self.owner = owner
+        self._read = read
+
+    def current(self) -> list:
+        return self._read(self.owner)
+
+
+def _unbuilt(weights) -> bool:
+    owner = getattr(weights, "owner", None)
+    return owner is not None and not getattr(owner, "built", True)
+
+
+def value_and_grad(fn, grad_position=None, weights=None, has_aux=False):
+    """``mindspore.value_and_grad(fn, grad_position, weights, has_aux)`` that accepts a
+    :class:`LiveWeights` view of layers not built yet (see the module docstring)."""
+    import mindspore as ms
+
+    def run(*args):
+        if weights is not None and _unbuilt(weights):
+            with building():
+                fn(*args)
+        params = weights.current() if isinstance(weights, LiveWeights) else weights
+        return ms.value_and_grad(fn, grad_position, params, has_aux=has_aux)(*args)
+
+    return run

@@ -1,0 +1,359 @@
+"""The math rules (TFM2xx) compute what TF computes.
+
+Each case is a TF expression over a few small arrays. TF evaluates it in a subprocess
+(TF and MindSpore are not loaded into one process); the expression is converted by
+``migrate`` and the converted code runs here on MindSpore tensors holding the same
+arrays. Values, shapes and dtypes must agree; the dtype differences a rule's note
+states are listed in ``DTYPE_DIFFERENCES``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from migrate.rules import load_rules
+from tests.helpers import convert
+
+ms = pytest.importorskip("mindspore")
+if importlib.util.find_spec("tensorflow") is None:  # TF runs in a subprocess only: loaded next to MindSpore it crashes
+    pytest.skip("TensorFlow is not installed", allow_module_level=True)
+
+RNG = np.random.default_rng(3)
+INPUTS = {
+    "f": RNG.normal(size=(3, 4)).astype(np.float32),
+    "g": RNG.normal(size=(3, 4)).astype(np.float32),
+    "pos": RNG.uniform(0.5, 3.0, size=(3, 4)).astype(np.float32),
+    "half": np.array([0.5, 1.5, 2.5, -0.5, -1.5, 2.4], dtype=np.float32),
+    "i": RNG.integers(-5, 6, size=(3, 4)).astype(np.int32),
+    "j": RNG.integers(1, 4, size=(3, 4)).astype(np.int32),
+    "m": RNG.uniform(size=(3, 4)) > 0.5,
+    "b3": RNG.normal(size=(2, 3, 4)).astype(np.float32),
+    "c3": RNG.normal(size=(2, 4, 5)).astype(np.float32),
+    "big": (RNG.normal(size=(3, 4)) * 40).astype(np.float32),
+    "labels": np.array([0, 3, 1], dtype=np.int32),
+    "labels64": np.array([2, 0, 1], dtype=np.int64),
+    "labels3": RNG.integers(0, 4, size=(2, 3)).astype(np.int32),
+    "probs": np.array([[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]], dtype=np.float32),
+    "col": RNG.normal(size=(3, 1, 4)).astype(np.float32),
+}
+
+# name: TF expression (inputs are tensors bound to the names in INPUTS)
+CASES = {
+    # TFM201 reductions
+    "reduce_sum_all": "tf.reduce_sum(f)",
+    "reduce_sum_axis": "tf.reduce_sum(f, axis=1)",
+    "reduce_sum_neg_keep": "tf.reduce_sum(f, axis=-1, keepdims=True)",
+    "reduce_sum_list": "tf.reduce_sum(b3, axis=[0, 2])",
+    "reduce_sum_int": "tf.reduce_sum(i, 0)",
+    "reduce_mean_all": "tf.reduce_mean(f)",
+    "reduce_mean_axis_keep": "tf.math.reduce_mean(f, axis=0, keepdims=True)",
+    "reduce_mean_int": "tf.reduce_mean(i, axis=1)",
+    "reduce_max": "tf.reduce_max(f, axis=1)",
+    "reduce_max_all": "tf.reduce_max(f)",
+    "reduce_min_keep": "tf.reduce_min(b3, axis=[1, 2], keepdims=True)",
+    "reduce_prod": "tf.reduce_prod(pos, axis=0)",
+    "reduce_any": "tf.reduce_any(m, axis=1)",
+    "reduce_all": "tf.reduce_all(m)",
+    # TFM202/203 cast and dtypes
+    "cast_float_int": "tf.cast(f * 3.0, tf.int32)",
+    "cast_string": "tf.cast(i, 'float32')",
+    "cast_bool": "tf.cast(m, tf.float32)",
+    "cast_keyword": "tf.cast(x=i, dtype=tf.float16)",
+    "cast_int64": "tf.dtypes.cast(i, tf.int64)",
+    # TFM204 shape
+    "shape": "tf.shape(b3)",
+    "shape_item": "tf.shape(b3)[0] * 2",
+    "shape_times": "tf.shape(f) * 2",
+    # TFM205 unary
+    "square": "tf.square(f)",
+    "square_int": "tf.square(i)",
+    "sqrt": "tf.sqrt(pos)",
+    "rsqrt": "tf.math.rsqrt(pos)",
+    "exp": "tf.exp(f)",
+    "expm1": "tf.math.expm1(f)",
+    "log": "tf.math.log(pos)",
+    "log1p": "tf.math.log1p(pos)",
+    "abs": "tf.abs(f)",
+    "abs_int": "tf.abs(i)",
+    "sign": "tf.sign(f)",
+    "negative": "tf.negative(f)",
+    "floor": "tf.floor(f * 3)",
+    "ceil": "tf.math.ceil(f * 3)",
+    "round_half_even": "tf.round(half)",
+    "reciprocal": "tf.math.reciprocal(pos)",
+    "sin_cos": "tf.sin(f) + tf.math.cos(f)",
+    "erf": "tf.math.erf(f)",
+    "sigmoid": "tf.sigmoid(f)",
+    "nn_sigmoid": "tf.nn.sigmoid(big)",
+    "tanh": "tf.math.tanh(f)",
+    "is_nan": "tf.math.is_nan(f / f)",
+    "is_finite": "tf.math.is_finite(f / 0.0)",
+    "logical_not": "tf.logical_not(m)",
+    # TFM206 binary
+    "maximum": "tf.maximum(f, g)",
+    "maximum_scalar": "tf.maximum(f, 0.0)",
+    "minimum_scalar_first": "tf.minimum(0.5, f)",
+    "add": "tf.add(f, g)",
+    "subtract": "tf.subtract(f, g)",
+    "multiply_broadcast": "tf.multiply(b3, f[0])",
+    "pow": "tf.pow(pos, 1.5)",
+    "equal": "tf.equal(i, j)",
+    "not_equal": "tf.not_equal(i, 0)",
+    "greater": "tf.greater(f, g)",
+    "greater_equal": "tf.math.greater_equal(i, 1)",
+    "less": "tf.less(f, 0.0)",
+    "less_equal": "tf.less_equal(i, j)",
+    "logical_and_or": "tf.logical_or(tf.logical_and(m, f > 0), f < -1)",
+    "floordiv": "tf.math.floordiv(i, j)",
+    "floormod": "tf.math.floormod(i, j)",
+    # TFM207 matmul
+    "matmul": "tf.matmul(f, tf.transpose(g, [1, 0]))",
+    "matmul_batched": "tf.linalg.matmul(b3, c3)",
+    "matmul_flags_false": "tf.matmul(f, tf.transpose(g, [1, 0]), transpose_a=False, transpose_b=False)",
+    # TFM224 matmul with transpose_b
+    "matmul_transpose_b": "tf.matmul(f, g, transpose_b=True)",
+    "matmul_transpose_b_batched": "tf.linalg.matmul(b3, b3 * 2.0, transpose_b=True)",
+    # TFM208 argmax
+    "argmax_axis": "tf.argmax(f, axis=1)",
+    "argmax_default": "tf.argmax(f)",
+    "argmax_none": "tf.argmax(f, axis=None)",
+    "argmin": "tf.math.argmin(f, -1)",
+    # TFM209 one_hot
+    "one_hot": "tf.one_hot(labels, 4)",
+    "one_hot_values": "tf.one_hot(labels64, depth=3, on_value=0.9, off_value=0.05)",
+    "one_hot_axis0": "tf.one_hot(labels, 4, axis=0)",
+    "one_hot_out_of_range": "tf.one_hot(labels, 3)",
+    # TFM210-213 join, reshape, axes, transpose
+    "concat": "tf.concat([f, g], axis=1)",
+    "concat_neg": "tf.concat((f, g), -1)",
+    "stack": "tf.stack([f, g])",
+    "stack_axis": "tf.stack([f, g], axis=-1)",
+    "reshape": "tf.reshape(b3, [-1, 4])",
+    "reshape_tensor_dim": "tf.reshape(b3, [tf.shape(b3)[0], -1])",
+    "reshape_shape_tensor": "tf.reshape(f, tf.shape(g))",
+    "expand_dims": "tf.expand_dims(f, axis=-1)",
+    "squeeze_all": "tf.squeeze(col)",
+    "squeeze_axis": "tf.squeeze(col, axis=[1])",
+    "transpose": "tf.transpose(b3, perm=[0, 2, 1])",
+    # TFM214 constant
+    "constant_float": "tf.constant(0.5)",
+    "constant_list_float": "tf.constant([1.0, 2.0])",
+    "constant_int_dtype": "tf.constant([1, 2], dtype=tf.int32)",
+    "constant_string_dtype": "tf.constant([1, 2], 'float32')",
+    "constant_numpy64": "tf.constant(np.ones(2))",
+    "convert_to_tensor": "tf.convert_to_tensor(f)",
+    "convert_to_tensor_dtype": "tf.convert_to_tensor([1, 2], dtype=tf.float32)",
+    # TFM215 range
+    "range_end": "tf.range(5)",
+    "range_start_end_step": "tf.range(2, 10, 3)",
+    "range_float": "tf.range(0.0, 1.0, 0.25)",
+    "range_dtype": "tf.range(4, dtype=tf.float32)",
+    "range_delta_kw": "tf.range(6, delta=2)",
+    # TFM216/217 where
+    "where": "tf.where(m, f, g)",
+    "where_scalar": "tf.where(f > 0, f, 0.0)",
+    "where_indices": "tf.where(m)",
+    # TFM218/219 fill
+    "zeros": "tf.zeros([2, 3])",
+    "zeros_int": "tf.zeros(3, dtype=tf.int32)",
+    "ones_tuple": "tf.ones((2, 2))",
+    "ones_string_dtype": "tf.ones([2], 'int64')",
+    "zeros_like": "tf.zeros_like(i)",
+    "ones_like_dtype": "tf.ones_like(i, tf.float32)",
+    # TFM220 activations
+    "relu": "tf.nn.relu(f)",
+    "relu6": "tf.nn.relu6(big)",
+    "elu": "tf.nn.elu(f)",
+    "selu": "tf.nn.selu(f)",
+    "softplus": "tf.nn.softplus(big)",
+    "math_softplus": "tf.math.softplus(f)",
+    "silu": "tf.nn.silu(f)",
+    "swish": "tf.nn.swish(f)",
+    # TFM221 softmax
+    "softmax": "tf.nn.softmax(big)",
+    "softmax_axis0": "tf.nn.softmax(f, axis=0)",
+    "log_softmax": "tf.nn.log_softmax(big, axis=-1)",
+    "math_softmax_3d": "tf.math.softmax(b3, axis=1)",
+    # TFM222/223 cross entropy
+    "softmax_ce": "tf.nn.softmax_cross_entropy_with_logits(labels=probs, logits=big)",
+    "softmax_ce_positional": "tf.nn.softmax_cross_entropy_with_logits(probs, f)",
+    "softmax_ce_3d": "tf.nn.softmax_cross_entropy_with_logits(labels=tf.nn.softmax(b3), logits=b3 * 3)",
+    "softmax_ce_axis0": "tf.nn.softmax_cross_entropy_with_logits(labels=tf.transpose(probs, [1, 0]), logits=tf.transpose(f, [1, 0]), axis=0)",
+    "sparse_ce": "tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=big)",
+    "sparse_ce_int64": "tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels64, logits=f)",
+    "sparse_ce_3d": "tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels3, logits=b3)",
+}
+
+# Differences the rules' notes state: case → (TF dtype, MindSpore dtype).
+DTYPE_DIFFERENCES = {
+    "reduce_sum_int": ("int32", "int64"),
+    "argmin": ("int64", "int32"),
+    "shape": ("int32", "int64"),
+    "shape_item": ("int32", "int64"),
+    "shape_times": ("int32", "int64"),
+    "range_end": ("int32", "int64"),
+    "range_start_end_step": ("int32", "int64"),
+    "range_delta_kw": ("int32", "int64"),
+}
+
+TF_SCRIPT = """
+import json, os, sys
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+import numpy as np
+import tensorflow as tf
+
+arrays = dict(np.load(sys.argv[1]))
+cases = json.loads(open(sys.argv[2]).read())
+env = {"tf": tf, "np": np, **{k: tf.constant(v) for k, v in arrays.items()}}
+out = {}
+for name, expr in cases.items():
+    value = eval(expr, env)
+    out[name] = np.asarray(value.numpy())
+np.savez(sys.argv[3], **out)
+"""
+
+
+@pytest.fixture(scope="module")
+def tf_results(tmp_path_factory) -> dict[str, np.ndarray]:
+    work = tmp_path_factory.mktemp("tf_math")
+    np.savez(work / "inputs.npz", **INPUTS)
+    (work / "cases.json").write_text(json.dumps(CASES))
+    (work / "run.py").write_text(TF_SCRIPT)
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run([sys.executable, str(work / "run.py"), str(work / "inputs.npz"), str(work / "cases.json"), str(work / "out.npz")],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(np.load(work / "out.npz"))
+
+
+def converted(expr: str) -> str:
+    code, _ = convert(f"import numpy as np\nimport tensorflow as tf\n\nresult = {expr}\n")
+    assert "tf." not in code and "import tensorflow" not in code, f"not everything was converted:\n{code}"
+    return code
+
+
+def run_converted(expr: str) -> np.ndarray:
+    code = converted(expr)
+    env = {name: ms.Tensor(value) for name, value in INPUTS.items()}
+    exec(compile(code, "<converted>", "exec"), env)  # noqa: S102 - our own converted test expression
+    value = env["result"]
+    return value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_mindspore_matches_tensorflow(name, tf_results):
+    want = tf_results[name]
+    got = run_converted(CASES[name])
+    assert got.shape == want.shape, f"{name}: shape {got.shape} != TF {want.shape}"
+    dtypes = (str(want.dtype), str(got.dtype))
+    if name in DTYPE_DIFFERENCES:
+        assert dtypes == DTYPE_DIFFERENCES[name]
+    else:
+        assert dtypes[0] == dtypes[1], f"{name}: dtype {dtypes[1]} != TF {dtypes[0]}"
+    if want.dtype.kind in "fc":
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=name)  # float32 rounding
+    else:
+        np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+# -- calls that must stay as they are (and be reported) --------------------------------------
+
+LEFT_AS_THEY_ARE = {
+    "tf.matmul(a, b, transpose_a=True)": "TFM207",
+    "tf.matmul(a, b, transpose_b=flag)": "TFM207",
+    "tf.matmul(a, b, adjoint_a=True)": "TFM207",
+    "tf.cast(x, 'float8_e4m3')": "TFM202",
+    "tf.cast(x, kind)": None,  # a variable: converted, it must hold a MindSpore dtype
+    "tf.argmax(x, axis=1, output_type=tf.int32)": "TFM208",
+    "tf.constant(1.0, shape=[2, 2])": "TFM214",
+    "tf.convert_to_tensor(x, dtype_hint=tf.float32)": "TFM214",
+    "tf.transpose(x)": "TFM213",
+    "tf.one_hot(labels, 4, dtype=tf.int32)": "TFM209",
+    "tf.reduce_sum(*parts)": "TFM201",
+    "tf.where(mask, x)": "TFM216",
+    "tf.nn.silu(x, beta=2.0)": "TFM220",
+    "tf.shape(x, out_type=tf.int64)": "TFM204",
+}
+
+
+@pytest.mark.parametrize("expr", sorted(LEFT_AS_THEY_ARE))
+def test_calls_that_do_not_fit_stay_and_are_reported(expr):
+    rule = LEFT_AS_THEY_ARE[expr]
+    code, findings = convert(f"import tensorflow as tf\n\nresult = {expr}\n")
+    if rule is None:
+        assert "ops.cast(x, kind)" in code
+        return
+    assert f"result = {expr.split('(')[0]}(" in code  # the call stays (its arguments may be converted)
+    assert f"# migrate: {rule} not converted" in code
+    assert any(f.rule == rule and f.status == "manual" for f in findings)
+
+
+def test_argument_layout_and_comments_survive():
+    source = textwrap.dedent("""\
+        import tensorflow as tf
+
+        loss = tf.reduce_sum(  # per-example losses
+            per_example,
+            axis=0,
+        )
+    """)
+    code, _ = convert(source)
+    assert code == textwrap.dedent("""\
+        from mindspore import ops
+
+        loss = ops.sum(  # per-example losses
+            per_example,
+            dim=0,
+        )
+    """)
+
+
+def test_a_complex_argument_keeps_its_meaning():
+    code, _ = convert("import tensorflow as tf\n\nx = tf.nn.softmax_cross_entropy_with_logits(labels=a + b, logits=c if d else e)\n")
+    assert "ops.neg(a + b) * ops.log_softmax(c if d else e, axis=-1)" in code
+
+
+# -- the rules' own data ----------------------------------------------------------------------
+
+MATH_RULES = [r for r in load_rules() if r.area == "math"]
+
+
+@pytest.mark.parametrize("rule", [r for r in MATH_RULES if r.operation == "map_call"], ids=lambda r: r.id)
+def test_every_matched_name_has_a_template(rule):
+    assert {name.rsplit(".", 1)[-1] for name in rule.match} <= set(rule.params["templates"])
+
+
+def test_every_matched_tf_name_exists_in_tensorflow():
+    names = sorted({n for r in MATH_RULES for n in r.match})
+    script = (
+        "import sys, importlib, tensorflow\n"
+        "missing = []\n"
+        "for name in sys.argv[1:]:\n"
+        "    obj = tensorflow\n"
+        "    for part in name.split('.')[1:]:\n"
+        "        obj = getattr(obj, part, None)\n"
+        "    if obj is None: missing.append(name)\n"
+        "print(' '.join(missing))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, *names], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == []
+
+
+def test_every_case_is_checked_by_some_rule():
+    rules = {r.id for r in MATH_RULES}
+    seen = set()
+    for expr in CASES.values():
+        _, findings = convert(f"import tensorflow as tf\n\nresult = {expr}\n")
+        seen |= {f.rule for f in findings}
+    assert rules <= seen, f"rules without a numeric case: {sorted(rules - seen)}"
+

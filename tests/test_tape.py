@@ -1,0 +1,158 @@
+"""TFD701: a GradientTape step converts to a closure and `value_and_grad` that runs and gives TF's numbers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from tests.helpers import convert
+
+# The step as a TF program writes it; `model`, `loss_fn`, `total` and the data come from outside,
+# so the same text runs on TF (before) and MindSpore (after conversion).
+STEP = textwrap.dedent("""
+    import tensorflow as tf
+
+    def train_step(inputs):
+        features, targets = inputs
+        with tf.GradientTape() as tape:
+            logits = model(features)
+            per_example = loss_fn(targets, logits)
+            loss = total(per_example) / GLOBAL_BATCH
+        grads = tape.gradient(loss, model.trainable_variables)
+        seen.append(logits)
+        return loss, grads
+""")
+
+rng = np.random.default_rng(3)
+X = rng.normal(size=(6, 4)).astype(np.float32)
+Y = rng.normal(size=(6, 2)).astype(np.float32)
+W = rng.normal(size=(4, 2)).astype(np.float32)
+B = rng.normal(size=(2,)).astype(np.float32)
+
+TF_RUN = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tensorflow as tf
+    X, Y, W, B = (np.asarray(a, np.float32) for a in json.loads(sys.stdin.read()))
+    model = tf.keras.layers.Dense(2)
+    model.build((None, 4))
+    model.kernel.assign(W)
+    model.bias.assign(B)
+    loss_fn = lambda y, p: tf.reduce_sum(tf.square(p - y), axis=1)
+    total = tf.reduce_sum
+    GLOBAL_BATCH = 8
+    seen = []
+    exec(sys.argv[1])
+    loss, grads = train_step((tf.constant(X), tf.constant(Y)))
+    print(json.dumps({"loss": float(loss), "kernel": grads[0].numpy().tolist(), "bias": grads[1].numpy().tolist()}))
+""")
+
+
+def test_step_converts_as_documented():
+    out, findings = convert(STEP)
+    assert "def forward():" in out
+    assert "(loss, logits), grads = mk.value_and_grad(forward, None, model.trainable_variables, has_aux=True)()" in out
+    assert "        return loss, logits\n" in out  # per_example is read only under the tape: it stays local
+    assert "GradientTape" not in out and "tape.gradient" not in out
+    assert [f.status for f in findings if f.rule == "TFD701"] == ["converted"]
+
+
+@pytest.fixture(scope="module")
+def tf_numbers():
+    done = subprocess.run([sys.executable, "-c", TF_RUN, STEP], input=json.dumps([a.tolist() for a in (X, Y, W, B)]),
+                          capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_converted_step_runs_in_pynative_and_matches_tf(tf_numbers):
+    import mindspore as ms
+    from mindspore import Parameter, Tensor, nn
+
+    class Dense(nn.Cell):  # Keras's layout: kernel (in, out), so TF's gradients compare as they are
+        def __init__(self):
+            super().__init__()
+            self.kernel = Parameter(Tensor(W), name="kernel")
+            self.bias = Parameter(Tensor(B), name="bias")
+
+        def construct(self, x):
+            return ms.ops.matmul(x, self.kernel) + self.bias
+
+        @property
+        def trainable_variables(self):
+            return self.trainable_params()
+
+    converted, _ = convert(STEP)
+    seen: list = []
+    namespace = {"model": Dense(), "loss_fn": lambda y, p: ((p - y) ** 2).sum(axis=1),
+                 "total": lambda t: t.sum(), "GLOBAL_BATCH": 8, "seen": seen}
+    exec(compile(converted, "converted_step.py", "exec"), namespace)  # noqa: S102 - the test's own program
+    loss, grads = namespace["train_step"]((Tensor(X), Tensor(Y)))
+    assert float(loss.asnumpy()) == pytest.approx(tf_numbers["loss"], rel=1e-5)
+    np.testing.assert_allclose(grads[0].asnumpy(), tf_numbers["kernel"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(grads[1].asnumpy(), tf_numbers["bias"], rtol=1e-5, atol=1e-6)
+    assert seen[0].shape == (6, 2)  # the aux output reaches the code after the tape
+
+
+@pytest.mark.parametrize("body,reason", [
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    print(tape)\n    g = tape.gradient(loss, w)\n",
+     "the tape is used other than in one"),
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    grads = tape.gradient(loss, w, output_gradients=s)\n",
+     "`output_gradients`"),
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    log(loss)\n    g = tape.gradient(loss, w)\n",
+     "would run before the forward pass"),
+    ("    with tf.GradientTape() as tape:\n        x = x + 1\n        loss = f(x)\n    g = tape.gradient(loss, w)\n",
+     "`x` is read under the tape before the tape assigns it"),
+    ("    with tf.GradientTape() as tape:\n        if c:\n            loss = f(x)\n    g = tape.gradient(loss, w)\n",
+     "computed only on some paths"),
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n        return loss\n    g = tape.gradient(loss, w)\n",
+     "holds `return`"),
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    if c:\n        g = tape.gradient(loss, w)\n",
+     "not in the block that holds the `with` statement"),
+    ("    with tf.GradientTape() as tape:\n        y = f(x)\n    g = tape.gradient([y, y], w)\n",
+     "not one name computed under the tape"),
+    ("    with tf.GradientTape(watch_accessed_variables=False) as tape:\n        y = f(x)\n    g = tape.gradient(y, w)\n",
+     "`watch_accessed_variables`"),
+    ("    with tf.GradientTape() as tape, ctx():\n        y = f(x)\n    g = tape.gradient(y, w)\n",
+     "other context managers"),
+    ("    with tf.GradientTape() as tape:\n        y = f(x)\n    g = [tape.gradient(y, v) for v in w]\n",
+     "inside a lambda or comprehension"),
+])
+def test_unsafe_tapes_are_left_with_the_reason(body, reason):
+    code = f"import tensorflow as tf\n\ndef step(x, w, c):\n{body}"
+    out, findings = convert(code)
+    manual = [f for f in findings if f.rule == "TFD701"]
+    assert [f.status for f in manual] == ["manual"] and reason in manual[0].message
+    assert out.replace(f"    # migrate: TFD701 {manual[0].message}\n", "") == code
+
+
+def test_names_read_after_the_tape_are_returned_in_the_order_computed():
+    code = textwrap.dedent("""
+        import tensorflow as tf
+
+        def step(x):
+            with tf.GradientTape() as tape:
+                hidden = encoder(x)  # features
+                scratch = hidden * 2
+                logits = head(hidden)
+                loss = loss_fn(logits) + scratch.mean()
+            grads = tape.gradient(loss, weights)
+            metric.update(logits, hidden)
+            return grads
+    """)
+    out, _ = convert(code)
+    assert "        return loss, hidden, logits\n" in out
+    assert "    (loss, hidden, logits), grads = mk.value_and_grad(forward, None, weights, has_aux=True)()\n" in out
+    assert "        hidden = encoder(x)  # features\n" in out
+
+
+def test_free_closure_name_and_module_level_tape():
+    code = "import tensorflow as tf\n\nforward = 1\nfor x in data:\n    with tf.GradientTape() as tape:\n        loss = f(x)\n    g = tape.gradient(loss, w)\n"
+    out, _ = convert(code)
+    assert "    def forward_2():\n" in out and "    loss, g = mk.value_and_grad(forward_2, None, w)()\n" in out

@@ -1,0 +1,192 @@
+"""migrate.runtime.tfdata gives the elements tf.data gives: each pipeline runs on both and is compared.
+
+TensorFlow runs once, in a subprocess, over every pipeline below; the runtime runs them
+here. A pipeline is an expression over ``D`` (``tf.data.Dataset`` or ``tfdata.Dataset``)
+and ``np``; functions given to ``map``/``filter`` use only operators both tensor types share.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from migrate.runtime import spmd, tfdata
+
+X = "np.arange(20, dtype=np.float32).reshape(10, 2)"
+Y = "np.arange(10, dtype=np.int64)"
+PIPELINES = {
+    "slices_batch": f"D.from_tensor_slices(({X}, {Y})).batch(4)",
+    "slices_batch_drop": f"D.from_tensor_slices(({X}, {Y})).batch(4, drop_remainder=True)",
+    "dict_elements": f"D.from_tensor_slices({{'x': {X}, 'y': {Y}}}).batch(3)",
+    "nested_tuple": f"D.from_tensor_slices(({X}, ({Y}, {Y}))).batch(5)",
+    "python_lists": "D.from_tensor_slices([1.5, 2.5, 3.5]).batch(2)",
+    "python_ints": "D.from_tensor_slices([1, 2, 3])",
+    "from_tensors": f"D.from_tensors(({X}, {Y}))",
+    "range_stop": "D.range(5)",
+    "range_start_stop_step": "D.range(2, 11, 3)",
+    "repeat_batch": "D.range(5).repeat(3).batch(4)",
+    "batch_repeat": "D.range(5).batch(2).repeat(2)",
+    "take_skip": "D.range(20).skip(3).take(5)",
+    "take_all": "D.range(4).take(-1)",
+    "skip_all": "D.range(4).skip(-1)",
+    "repeat_forever_take": "D.range(3).repeat().take(8)",
+    "shard": "D.range(11).shard(3, 1)",
+    "map_scalar": "D.range(6).map(lambda v: v * 2 + 1)",
+    "map_tuple_spread": f"D.from_tensor_slices(({X}, {Y})).map(lambda a, b: (a * 2, b + 1)).batch(3)",
+    "map_dict": f"D.from_tensor_slices({{'x': {X}, 'y': {Y}}}).map(lambda e: (e['x'], e['y'])).batch(4)",
+    "map_to_dict": f"D.from_tensor_slices(({X}, {Y})).map(lambda a, b: {{'f': a, 'l': b}}).batch(4)",
+    "filter": "D.range(12).filter(lambda v: v % 3 == 0)",
+    "filter_tuple": f"D.from_tensor_slices(({X}, {Y})).filter(lambda a, b: b > 6)",
+    "unbatch": f"D.from_tensor_slices(({X}, {Y})).batch(4).unbatch()",
+    "zip_tuple": "D.zip((D.range(3), D.range(10, 20)))",
+    "zip_dict": "D.zip({'a': D.range(4), 'b': D.range(2)})",
+    "zip_then_batch": "D.zip((D.range(5), D.range(5).map(lambda v: v * 10))).batch(2)",
+    "cache_prefetch_options": "D.range(7).cache().prefetch(2).batch(3).prefetch(-1)",
+    "enumerate": "D.range(10, 13).enumerate()",
+    "concatenate": "D.range(3).concatenate(D.range(7, 9))",
+}
+CARDINALITIES = {
+    "slices_batch": "D.from_tensor_slices(np.arange(10)).batch(4)",
+    "slices_batch_drop": "D.from_tensor_slices(np.arange(10)).batch(4, drop_remainder=True)",
+    "repeat_forever": "D.range(3).repeat()",
+    "repeat_take": "D.range(3).repeat().take(7)",
+    "filter": "D.range(3).filter(lambda v: v > 0)",
+    "shard": "D.range(11).shard(3, 2)",
+    "skip": "D.range(4).skip(6)",
+    "zip": "D.zip((D.range(3), D.range(5)))",
+}
+
+
+def encode(element):
+    """An element as JSON: nests kept, leaves as (dtype, shape, values)."""
+    if isinstance(element, dict):
+        return {"dict": {k: encode(v) for k, v in sorted(element.items())}}
+    if isinstance(element, tuple):
+        return {"tuple": [encode(v) for v in element]}
+    array = np.asarray(element)
+    return {"dtype": str(array.dtype), "shape": list(array.shape), "values": array.tolist()}
+
+
+TF_SCRIPT = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tensorflow as tf
+    from tests.test_tfdata import encode
+    D = tf.data.Dataset
+    cases, cards = json.loads(sys.stdin.read())
+    out = {"elements": {}, "cardinality": {}}
+    for name, code in cases.items():
+        out["elements"][name] = [encode(e) for e in eval(code).as_numpy_iterator()]
+    for name, code in cards.items():
+        out["cardinality"][name] = int(eval(code).cardinality())
+    print(json.dumps(out))
+""")
+
+
+@pytest.fixture(scope="module")
+def tf_results():
+    done = subprocess.run([sys.executable, "-c", TF_SCRIPT], input=json.dumps([PIPELINES, CARDINALITIES]),
+                          capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def runtime(code: str):
+    return eval(code, {"D": tfdata.Dataset, "np": np})  # noqa: S307 - the test's own pipelines
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINES))
+def test_elements_equal_tf(name, tf_results):
+    got = [encode(e) for e in runtime(PIPELINES[name]).as_numpy_iterator()]
+    assert got == tf_results["elements"][name]
+
+
+@pytest.mark.parametrize("name", sorted(CARDINALITIES))
+def test_cardinality_equals_tf(name, tf_results):
+    assert runtime(CARDINALITIES[name]).cardinality() == tf_results["cardinality"][name]
+
+
+def test_iterating_yields_mindspore_tensors_and_every_pass_is_an_epoch():
+    import mindspore as ms
+
+    ds = tfdata.Dataset.from_tensor_slices((np.ones((5, 2), np.float32), np.arange(5))).batch(2)
+    first = list(ds)
+    assert isinstance(first[0][0], ms.Tensor) and first[0][0].shape == (2, 2)
+    assert [b[1].asnumpy().tolist() for b in ds] == [b[1].asnumpy().tolist() for b in first]
+    assert len(ds) == 3
+
+
+def test_map_functions_receive_mindspore_tensors():
+    import mindspore as ms
+
+    seen = []
+    list(tfdata.Dataset.range(2).map(lambda v: seen.append(type(v)) or v).as_numpy_iterator())
+    assert seen == [ms.Tensor, ms.Tensor]
+
+
+def test_shuffle_keeps_the_elements_and_a_seed_repeats_the_order():
+    def order(seed):
+        return [int(v) for v in tfdata.Dataset.range(50).shuffle(10, seed=seed).as_numpy_iterator()]
+
+    assert sorted(order(3)) == list(range(50))
+    assert order(3) == order(3)
+    assert order(3) != list(range(50))
+
+
+def test_shuffle_reshuffles_each_epoch_unless_told_not_to():
+    ds = tfdata.Dataset.range(30).shuffle(30, seed=1)
+    assert list(ds.as_numpy_iterator()) != list(ds.as_numpy_iterator())
+    fixed = tfdata.Dataset.range(30).shuffle(30, seed=1, reshuffle_each_iteration=False)
+    assert [int(v) for v in fixed.as_numpy_iterator()] == [int(v) for v in fixed.as_numpy_iterator()]
+
+
+def test_buffer_of_one_keeps_the_order():
+    assert [int(v) for v in tfdata.Dataset.range(8).shuffle(1).as_numpy_iterator()] == list(range(8))
+
+
+def test_cache_replays_the_first_pass():
+    ds = tfdata.Dataset.range(20).shuffle(20).cache()
+    assert list(ds.as_numpy_iterator()) == list(ds.as_numpy_iterator())
+
+
+def test_infinite_and_unknown_lengths_raise_like_tf():
+    with pytest.raises(TypeError, match="infinite"):
+        len(tfdata.Dataset.range(2).repeat())
+    with pytest.raises(TypeError, match="unknown"):
+        len(tfdata.Dataset.range(2).filter(lambda v: v > 0))
+
+
+def test_options_accept_any_setting_and_are_recorded():
+    options = tfdata.Options()
+    options.experimental_distribute.auto_shard_policy = tfdata.AutoShardPolicy.DATA
+    options.deterministic = False
+    ds = tfdata.Dataset.range(3).with_options(options)
+    assert ds.options().experimental_distribute.auto_shard_policy is tfdata.AutoShardPolicy.DATA
+    assert [int(v) for v in ds.as_numpy_iterator()] == [0, 1, 2]
+    assert tfdata.experimental.AUTOTUNE == tfdata.AUTOTUNE == -1
+
+
+def test_batches_of_ragged_elements_fail_clearly():
+    ds = tfdata.Dataset.range(3).map(lambda v: np.zeros(int(v)))
+    with pytest.raises(ValueError, match="different shapes"):
+        list(ds.batch(2).as_numpy_iterator())
+
+
+def test_distribute_dataset_splits_each_global_batch():
+    # One process is one replica: it takes the whole global batch, in TF's order.
+    ds = tfdata.Dataset.from_tensor_slices((np.arange(14, dtype=np.float32), np.arange(14))).batch(8)
+    batches = [tuple(part.asnumpy().tolist() for part in batch) for batch in spmd.distribute_dataset(ds)]
+    assert batches == [(list(map(float, range(8))), list(range(8))), (list(map(float, range(8, 14))), list(range(8, 14)))]
+
+
+def test_tf_split_of_a_runtime_global_batch_matches_tf():
+    from migrate.runtime.data import shard_global_batch
+
+    (batch,) = tfdata.Dataset.from_tensor_slices(np.arange(5)).batch(5)
+    assert [shard_global_batch(batch, r, 2).asnumpy().tolist() for r in range(2)] == [[0, 1, 2], [3, 4]]
