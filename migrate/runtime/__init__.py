@@ -13,20 +13,22 @@ process, which only has to serve the cluster: it does so here and exits.
 
 import os as _os
 
-from . import cluster_resolver, experimental
+from . import cluster_resolver, coordinator, experimental
 from .cluster import ClusterSpec, TFConfigClusterResolver
 from .collectives import CollectiveError, RankMismatchError
 from .context import (experimental_set_strategy, get_cross_replica_context, get_replica_context, get_strategy,
                       has_strategy, in_cross_replica_context)
 from .cross_device_ops import CrossDeviceOps, HierarchicalCopyAllReduce, NcclAllReduce, ReductionToOneDevice
-from .data import DistributedDataset, InputContext, InputOptions, InputReplicationMode, ValueContext
+from .data import (DistributedDataset, DistributedIterator, InputContext, InputIterator, InputOptions,
+                   InputReplicationMode, ValueContext)
 from .reduce_op import ReduceOp
 from .spmd import (aggregate_gradients, all_reduce, broadcast_parameters, distribute_dataset,
                    distribute_datasets_from_function, distribute_values_from_function, gather, group_size,
                    initialize, rank, reduce)
+from .server import Server
 from .strategies import (CentralStorageStrategy, CollectiveAllReduceStrategy, MirroredStrategy,
                          MultiWorkerMirroredStrategy, OneDeviceStrategy, ParameterServerStrategy, ReplicaContext,
-                         Strategy, StrategyExtended, TPUStrategy)
+                         RunOptions, Strategy, StrategyExtended, TPUStrategy)
 from .values import DistributedValues, Mirrored, PerReplica
 
 __all__ = [
@@ -35,13 +37,13 @@ __all__ = [
     "CollectiveAllReduceStrategy", "CentralStorageStrategy", "ParameterServerStrategy", "TPUStrategy",
     # contexts
     "ReduceOp", "ReplicaContext", "get_strategy", "has_strategy", "in_cross_replica_context",
-    "get_replica_context", "get_cross_replica_context", "experimental_set_strategy",
+    "get_replica_context", "get_cross_replica_context", "experimental_set_strategy", "RunOptions",
     # input and values
     "InputContext", "InputOptions", "InputReplicationMode", "ValueContext", "DistributedDataset",
-    "DistributedValues", "PerReplica", "Mirrored",
-    # cross-device ops and clusters
+    "DistributedIterator", "InputIterator", "DistributedValues", "PerReplica", "Mirrored",
+    # cross-device ops, clusters, coordination
     "CrossDeviceOps", "NcclAllReduce", "HierarchicalCopyAllReduce", "ReductionToOneDevice",
-    "TFConfigClusterResolver", "ClusterSpec", "experimental", "cluster_resolver",
+    "TFConfigClusterResolver", "ClusterSpec", "Server", "experimental", "cluster_resolver", "coordinator",
     # SPMD helpers
     "initialize", "rank", "group_size", "reduce", "all_reduce", "gather", "distribute_dataset",
     "distribute_datasets_from_function", "distribute_values_from_function", "aggregate_gradients",

@@ -11,6 +11,7 @@ Importing this module does not import MindSpore (the launcher uses it).
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import warnings
@@ -18,8 +19,13 @@ from dataclasses import dataclass
 
 
 def tf_config_from_env(environ=None) -> dict | None:
-    """The parsed TF_CONFIG, or None when it is unset or empty."""
-    raw = (environ if environ is not None else os.environ).get("TF_CONFIG", "").strip()
+    """The parsed TF_CONFIG, or None when it is unset or empty.
+
+    Under `migrate run` the launcher moves TF_CONFIG to MIGRATE_TF_CONFIG (so that a
+    TensorFlow still imported by the program does not act on it); that is read too.
+    """
+    environ = environ if environ is not None else os.environ
+    raw = (environ.get("TF_CONFIG", "") or environ.get("MIGRATE_TF_CONFIG", "")).strip()
     if not raw:
         return None
     try:
@@ -120,10 +126,42 @@ class ClusterSpec:
 class ClusterResolver:
     """Base of the cluster resolvers: where the tasks are and which one this is."""
 
-    task_type: str | None = None
-    task_id: int | None = None
-    rpc_layer: str | None = None
-    environment: str = ""
+    _task_type: str | None = None
+    _task_id: int | None = None
+    _rpc_layer: str | None = None
+    _environment: str = ""
+
+    @property
+    def task_type(self):
+        return self._task_type
+
+    @task_type.setter
+    def task_type(self, value):
+        self._task_type = value
+
+    @property
+    def task_id(self):
+        return self._task_id
+
+    @task_id.setter
+    def task_id(self, value):
+        self._task_id = value
+
+    @property
+    def rpc_layer(self):
+        return self._rpc_layer
+
+    @rpc_layer.setter
+    def rpc_layer(self, value):
+        self._rpc_layer = value
+
+    @property
+    def environment(self):
+        return self._environment
+
+    @environment.setter
+    def environment(self, value):
+        self._environment = value
 
     def cluster_spec(self) -> ClusterSpec:
         raise NotImplementedError
@@ -228,3 +266,136 @@ class TPUClusterResolver(ClusterResolver):
     @staticmethod
     def connect(*args, **kwargs):
         return TPUClusterResolver(*args, **kwargs)
+
+
+# --- resolvers for cluster managers: they report the job `migrate run` launched ------------
+
+def launched_job(environ=None) -> tuple[int, int, int]:
+    """(nodes, this node's rank, processes per node) of the job `migrate run` launched (1, 0, 1 without it)."""
+    environ = environ if environ is not None else os.environ
+    return (int(environ.get("MIGRATE_NNODES", "1") or 1), int(environ.get("MIGRATE_NODE_RANK", "0") or 0),
+            int(environ.get("MIGRATE_NPROC_PER_NODE", "1") or 1))
+
+
+def launched_cluster_spec(job_name: str = "worker", environ=None) -> ClusterSpec:
+    """The launched job as a ClusterSpec: its TF_CONFIG if it came with one, else one task per node.
+
+    Without TF_CONFIG only node 0's address is known (the master); the other nodes are
+    named ``node<k>``.
+    """
+    config = tf_config_from_env(environ)
+    if config and config.get("cluster"):
+        return ClusterSpec(config["cluster"])
+    environ = environ if environ is not None else os.environ
+    nodes, _, _ = launched_job(environ)
+    master = environ.get("MIGRATE_MASTER_ADDR", "127.0.0.1")
+    port = environ.get("MIGRATE_MASTER_PORT")
+    first = f"{master}:{port}" if port else master
+    return ClusterSpec({job_name: [first] + [f"node{k}" for k in range(1, nodes)]})
+
+
+class _LaunchedJobResolver(ClusterResolver):
+    """A cluster-manager resolver: the launcher found the cluster already, so report the launched job."""
+
+    _manager = "the cluster manager"
+
+    def __init__(self, job_name: str = "worker", rpc_layer: str | None = "grpc"):
+        nodes, node_rank, nproc = launched_job()
+        self.task_type, self.task_id, self.rpc_layer = job_name, node_rank, rpc_layer
+        self._job_name, self._nproc = job_name, nproc
+
+    def cluster_spec(self) -> ClusterSpec:
+        return launched_cluster_spec(self._job_name)
+
+    def num_accelerators(self, task_type=None, task_id=None, config_proto=None) -> dict:
+        device = os.environ.get("MIGRATE_DEVICE", "CPU")
+        return {} if device.upper() in ("CPU", "AUTO") else {device.upper(): self._nproc}
+
+
+class SlurmClusterResolver(_LaunchedJobResolver):
+    """`tf.distribute.cluster_resolver.SlurmClusterResolver`: reports the launched job.
+
+    Under Slurm, start one `migrate run` per node (e.g. ``srun --ntasks-per-node=1 migrate
+    run -n GPUS --nnodes $SLURM_NNODES --node-rank $SLURM_NODEID --master-addr <first host>
+    --master-port P train.py``); the resolver then reports that job. The node rank comes
+    from ``SLURM_NODEID``/``SLURM_PROCID`` when the program was not started by `migrate run`.
+    """
+
+    def __init__(self, jobs=None, port_base=8888, gpus_per_node=None, gpus_per_task=None, tasks_per_node=None,
+                 auto_set_gpu=True, rpc_layer="grpc"):
+        job_name = next(iter(jobs)) if jobs else "worker"
+        super().__init__(job_name, rpc_layer)
+        if "MIGRATE_NODE_RANK" not in os.environ:
+            slurm_rank = os.environ.get("SLURM_NODEID") or os.environ.get("SLURM_PROCID")
+            if slurm_rank is not None and slurm_rank.isdigit():
+                self.task_id = int(slurm_rank)
+
+
+class KubernetesExecutableLocation(enum.Enum):
+    """Where the program runs relative to the Kubernetes cluster (accepted; no effect here)."""
+
+    WITHIN_CLUSTER = 0
+    OFF_CLUSTER = 1
+
+
+class KubernetesClusterResolver(_LaunchedJobResolver):
+    """`tf.distribute.cluster_resolver.KubernetesClusterResolver`: reports the launched job.
+
+    No Kubernetes API is queried: start one `migrate run` per pod (its TF_CONFIG, as set by
+    the TF operator, is translated), and the resolver reports that job.
+    """
+
+    def __init__(self, job_to_label_mapping=None, tf_server_port=8470, rpc_layer="grpc", override_client=None,
+                 executable_location=KubernetesExecutableLocation.WITHIN_CLUSTER):
+        job_name = next(iter(job_to_label_mapping)) if job_to_label_mapping else "worker"
+        super().__init__(job_name, rpc_layer)
+
+
+class GCEClusterResolver(_LaunchedJobResolver):
+    """`tf.distribute.cluster_resolver.GCEClusterResolver`: reports the launched job (no GCE API call)."""
+
+    def __init__(self, project=None, zone=None, instance_group=None, port=None, task_type="worker", task_id=0,
+                 rpc_layer="grpc", credentials="default", service=None):
+        super().__init__(task_type, rpc_layer)
+        if "MIGRATE_NODE_RANK" not in os.environ:
+            self.task_id = task_id
+
+
+class UnionResolver(ClusterResolver):
+    """`tf.distribute.cluster_resolver.UnionResolver`: the union of other resolvers' clusters.
+
+    Jobs of every resolver are merged (a job in several resolvers must not repeat a task
+    index); task type, task id, RPC layer and master come from the first resolver.
+    """
+
+    def __init__(self, *args, **kwargs):
+        self._resolvers = list(args)
+        if not self._resolvers:
+            raise ValueError("At least one ClusterResolver is required.")
+        if not all(isinstance(r, ClusterResolver) for r in self._resolvers):
+            raise TypeError("All arguments must be a sub-class of `ClusterResolver.`")
+        first = self._resolvers[0]
+        self.task_type = kwargs.get("task_type", first.task_type)
+        self.task_id = kwargs.get("task_id", first.task_id)
+        self.rpc_layer = kwargs.get("rpc_layer", first.rpc_layer)
+
+    def cluster_spec(self) -> ClusterSpec:
+        merged: dict = {}
+        for resolver in self._resolvers:
+            for job, tasks in resolver.cluster_spec().as_dict().items():
+                tasks = tasks if isinstance(tasks, dict) else dict(enumerate(tasks))
+                target = merged.setdefault(job, {})
+                for index, address in tasks.items():
+                    if index in target:
+                        raise KeyError(f"Duplicate keys detected when merging two ClusterSpecs: job {job!r}, "
+                                       f"task {index}")
+                    target[index] = address
+        return ClusterSpec(merged)
+
+    def master(self, task_type=None, task_id=None, rpc_layer=None) -> str:
+        if task_type is not None and task_id is not None:
+            return super().master(task_type, task_id, rpc_layer)
+        return self._resolvers[0].master(rpc_layer=rpc_layer)
+
+    def num_accelerators(self, task_type=None, task_id=None, config_proto=None) -> dict:
+        return self._resolvers[0].num_accelerators(task_type, task_id, config_proto)

@@ -1,7 +1,9 @@
 """`tf.distribute.cluster_resolver` counterparts."""
 
-from .cluster import (ClusterResolver, ClusterSpec, SimpleClusterResolver, TFConfigClusterResolver,
-                      TPUClusterResolver)
+from .cluster import (ClusterResolver, ClusterSpec, GCEClusterResolver, KubernetesClusterResolver,
+                      KubernetesExecutableLocation, SimpleClusterResolver, SlurmClusterResolver,
+                      TFConfigClusterResolver, TPUClusterResolver, UnionResolver)
 
 __all__ = ["ClusterResolver", "ClusterSpec", "SimpleClusterResolver", "TFConfigClusterResolver",
-           "TPUClusterResolver"]
+           "TPUClusterResolver", "UnionResolver", "SlurmClusterResolver", "KubernetesClusterResolver",
+           "KubernetesExecutableLocation", "GCEClusterResolver"]

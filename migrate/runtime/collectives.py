@@ -1,9 +1,27 @@
 """The one seam between the runtime and MindSpore's communication layer.
 
 Everything that talks to other processes goes through a `Group`: `all_reduce_sum`,
-`all_gather` (concatenate along axis 0, rank order), `broadcast` and `agree`
-(check that every rank is about to run the same collective on the same dtypes and
-shapes). Nothing here hand-builds a transport; the collectives are MindSpore's.
+`all_gather` (concatenate along axis 0, rank order), `broadcast`, and the two
+entry points that keep ranks in step:
+
+* `agree(description)` checks, with one small all-gather, that every rank is
+  about to run the same collective on the same dtypes and shapes; a mismatch
+  raises `RankMismatchError` on every rank, naming each rank's call.
+* `checked_sum(description, what, plan, run)` sums buffers across ranks. The first
+  times a call follows a given previous call it agrees first, like `agree`. Once
+  the same call has followed the same predecessor twice (a training loop), every
+  rank *predicts* it and goes straight to the sum: a rank whose call differs from
+  the prediction contributes NaN buffers of the predicted sizes instead of its
+  data, every rank sees the NaN in the result, and all of them fall back to the
+  agreement round, which raises the mismatch error. So the check costs nothing in
+  a steady loop and a mismatch still cannot desynchronise the ranks. The decision
+  to predict depends only on the history every rank agreed on, so all ranks
+  always take the same path. (A genuine NaN in the first element of the first
+  buffer only costs a repeated round.) Looking at that element is the one host
+  synchronisation a checked sum adds; only float buffers (which can hold NaN) are
+  predicted, other sums always agree first.
+
+Nothing here hand-builds a transport; the collectives are MindSpore's.
 
 Backends differ by configuration only: `WIRE_DTYPES` says which dtypes each
 backend's kernels accept natively; other dtypes are cast to a carrier dtype on the
@@ -20,6 +38,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+from dataclasses import dataclass
+
 import numpy as np
 
 # Dtypes each backend's kernels carry exactly. Measured on MindSpore 2.10 CPU (2 processes
@@ -95,11 +115,41 @@ def _from_words(words: np.ndarray, dtype, shape) -> np.ndarray:
     return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
 
 
+def digest_of(text: str) -> int:
+    """A 64-bit digest of a call description (signed, so that it fits an int64)."""
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
+
+
+@dataclass(frozen=True)
+class Signature:
+    """What one rank is about to do: a digest of its call, and for checked sums the wire plan."""
+
+    digest: int
+    plan: tuple | None = None   # ((dtype, element count), ...) of the buffers a checked sum reduces
+
+
+def _is_poisoned(total, host: bool) -> bool:
+    """True when the first element of a summed buffer is NaN (some rank contributed poison)."""
+    if isinstance(total, np.ndarray):
+        first = total.reshape(-1)[:1]
+    elif host and str(total.dtype).lower() != "bfloat16":
+        first = total.asnumpy().reshape(-1)[:1]  # a view of the result on CPU: no copy
+    else:
+        first = total.reshape(-1)[:1].float().asnumpy()  # one element to the host
+    return bool(first.size) and bool(np.isnan(first[0]))
+
+
 class Group:
     """Collectives over a set of processes, one replica each."""
 
     rank: int = 0
     size: int = 1
+    backend: str = "CPU"
+
+    @property
+    def host_packing(self) -> bool:
+        """Whether buffers are packed in host memory (CPU: host memory is device memory)."""
+        return self.backend == "CPU"
 
     def all_reduce_sum(self, tensor):
         return tensor
@@ -117,12 +167,28 @@ class Group:
         """
         return np.array([list(extras)], dtype=np.int64).reshape(1, len(extras))
 
+    def checked_sum(self, description: str, what: str, plan: tuple, run) -> list:
+        """Run the sum `run()` -> (sums, probe) whose wire buffers are `plan` ((dtype, count), ...),
+        on ranks that all make the same call; returns the sums."""
+        return run()[0]
+
+    def sum_buffers(self, buffers: list) -> list:
+        """Sum buffers over ranks without a check (the caller has agreed already)."""
+        return [self.all_reduce_sum(buffer) for buffer in buffers]
+
+    def native_sum(self, dtype: str) -> bool:
+        return True
+
     def barrier(self) -> None:
         pass
 
 
 class LocalGroup(Group):
     """One replica: every collective is the identity (TF's default and OneDevice strategies)."""
+
+
+_STABLE = 2          # a successor agreed this many times in a row is predicted
+_MAX_HISTORY = 4096  # distinct predecessors remembered (a program with more is not a loop)
 
 
 class WorldGroup(Group):
@@ -133,6 +199,11 @@ class WorldGroup(Group):
         self._wire = WIRE_DTYPES.get(backend, WIRE_DTYPES["CPU"])
         self._broken: str | None = None
         self._all_reduce = self._all_gather = None
+        # Agreed history, identical on every rank: the last agreed call, and for each call
+        # the call that followed it (with how many times in a row).
+        self._last: int | None = None
+        self._next: dict = {}
+        self.agreement_rounds = 0  # how many agreement all-gathers ran (for tests and benchmarks)
 
     # --- failure handling ------------------------------------------------------------
 
@@ -147,11 +218,15 @@ class WorldGroup(Group):
         except (RankMismatchError, CollectiveError):
             raise
         except Exception as exc:  # any MindSpore failure inside a collective is fatal for the job
-            first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            self._broken = f"{name}: {type(exc).__name__}: {first_line}"
-            raise CollectiveError(
-                f"rank {self.rank}: collective {name} failed ({type(exc).__name__}: {first_line}). "
-                "A failed collective leaves the ranks out of step, so the job cannot continue.") from exc
+            raise self._failed(name, exc) from exc
+
+    def _failed(self, name: str, exc: Exception) -> CollectiveError:
+        """Mark the group broken and describe the failure."""
+        first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        self._broken = f"{name}: {type(exc).__name__}: {first_line}"
+        return CollectiveError(
+            f"rank {self.rank}: collective {name} failed ({type(exc).__name__}: {first_line}). "
+            "A failed collective leaves the ranks out of step, so the job cannot continue.")
 
     # --- primitives ------------------------------------------------------------------
 
@@ -165,10 +240,16 @@ class WorldGroup(Group):
     def all_reduce_sum(self, tensor):
         """Elementwise sum over ranks of a MindSpore Tensor; returns a new Tensor."""
         dtype = _dtype_name(tensor)
-        with self._guarded(f"all_reduce(sum, {dtype}{list(tensor.shape)})"):
-            if dtype in self._wire["all_reduce_op"]:
-                all_reduce, _ = self._ops()
+        if dtype in self._wire["all_reduce_op"] and not self._broken and self._all_reduce is not None:
+            try:  # the hot path, without the context manager's cost
+                return self._all_reduce(tensor)
+            except Exception as exc:  # noqa: BLE001 - any failure inside a collective is fatal for the job
+                raise self._failed("all_reduce", exc) from exc
+        if dtype in self._wire["all_reduce_op"]:
+            all_reduce, _ = self._ops()
+            with self._guarded("all_reduce"):
                 return all_reduce(tensor)
+        with self._guarded(f"all_reduce(sum, {dtype}{list(tensor.shape)})"):
             if dtype in self._wire["all_reduce_mint"]:
                 from mindspore.mint import distributed
 
@@ -222,28 +303,102 @@ class WorldGroup(Group):
         return ms.Tensor(_from_words(received, host.dtype, host.shape))
 
     def barrier(self) -> None:
-        with self._guarded("barrier"):
-            from mindspore.mint import distributed
+        """Return once every rank got here (a one-element all-reduce, waited for)."""
+        import mindspore as ms
 
-            distributed.barrier()
+        all_reduce, _ = self._ops()
+        with self._guarded("barrier"):
+            all_reduce(ms.Tensor(np.zeros(1, np.float32))).asnumpy()
+
+    # --- staying in step ---------------------------------------------------------------
+
+    def native_sum(self, dtype: str) -> bool:
+        """Whether `ops.AllReduce` sums this dtype natively on this backend."""
+        return dtype in self._wire["all_reduce_op"]
+
+    def checkable(self, plan: tuple) -> bool:
+        """Whether a sum with this wire plan can carry the in-band check (NaN-capable native dtypes)."""
+        return bool(plan) and all(self.native_sum(dtype) and "float" in dtype for dtype, _ in plan)
+
+    def _predicted(self) -> Signature | None:
+        entry = self._next.get(self._last)
+        if entry is None or entry[1] < _STABLE or entry[0].plan is None:
+            return None
+        return entry[0]
+
+    def _agreed(self, signature: Signature) -> None:
+        """Every rank agreed on `signature` through the agreement round: extend the history."""
+        entry = self._next.get(self._last)
+        count = entry[1] + 1 if entry is not None and entry[0] == signature else 1
+        if len(self._next) >= _MAX_HISTORY and self._last not in self._next:
+            self._next.clear()
+        self._next[self._last] = (signature, count)
+        self._last = signature.digest
+
+    def _join_prediction(self, signature: Signature | None) -> bool:
+        """When every rank expects a checked sum, take part in it.
+
+        Returns True when the predicted sum ran with every rank's real data (only possible
+        when `signature` is the prediction); False when no sum was predicted or some rank
+        contributed poison, in which case every rank goes on to the agreement round.
+        """
+        predicted = self._predicted()
+        if predicted is None:
+            return False
+        if signature == predicted:
+            return True  # the caller runs the sum with its data and checks the result
+        import mindspore as ms
+
+        poison = [ms.Tensor.from_numpy(np.full(count, np.nan, dtype=np.dtype(dtype)))
+                  for dtype, count in predicted.plan]
+        self.sum_buffers(poison)
+        self._next.pop(self._last, None)  # everyone sees the poison and forgets the prediction
+        return False
 
     def agree(self, description: str, what: str = "collective", extras=()) -> np.ndarray:
-        """Cheap cross-rank check (one small all-gather) that every rank runs the same thing.
+        """Check (one small all-gather) that every rank runs the same thing; see the module notes.
 
         Runs before a collective whose shapes must match, so that a mismatch becomes a clear
         error on every rank instead of a desynchronised or hung job. All ranks see the same
         gathered digests, so they all take the same branch and stay in step. `extras` (a few
         ints per rank, e.g. local batch sizes) ride along; returns them as a (size, n) array.
         """
+        signature = Signature(digest_of(f"{description} #extras={len(extras)}"))
+        self._join_prediction(signature)
+        rows = self._exchange(signature.digest, description, what, extras)
+        self._agreed(signature)
+        return rows
+
+    def checked_sum(self, description: str, what: str, plan: tuple, run) -> list:
+        """Run the sum `run()` -> (sums, probe), whose wire buffers are `plan`, making sure first (or
+        in-band, see the module notes) that every rank sums the same; returns the sums.
+
+        `probe` is a tensor whose first element is the first element of the first summed buffer.
+        """
+        signature = Signature(digest_of(f"{description} #plan={plan}"),
+                              plan if self.checkable(plan) else None)
+        predecessor = self._last
+        if self._join_prediction(signature):
+            totals, probe = run()
+            if not _is_poisoned(probe, self.host_packing):
+                self._last = signature.digest
+                return totals
+            self._next.pop(predecessor, None)  # some rank differs: every rank checks in full
+        self._exchange(signature.digest, description, what, ())
+        self._agreed(signature)
+        return run()[0]
+
+    def _exchange(self, digest: int, description: str, what: str, extras) -> np.ndarray:
         import mindspore as ms
 
+        self.agreement_rounds += 1
         extras = [int(e) for e in extras]
-        description = f"{description} #extras={len(extras)}"
-        digest = int.from_bytes(hashlib.blake2b(description.encode(), digest_size=8).digest(), "little",
-                                signed=True)
         inline = (extras[:_INLINE_EXTRAS] + [0] * _INLINE_EXTRAS)[:_INLINE_EXTRAS]
-        rows = _host(self.all_gather(ms.Tensor(np.array([digest] + inline, dtype=np.int64))))
-        rows = rows.reshape(self.size, 1 + _INLINE_EXTRAS)
+        words = np.array([digest] + inline, dtype=np.int64).view(np.int32)  # int32 travels natively
+        with self._guarded("agree"):
+            _, all_gather = self._ops()
+            gathered = all_gather(ms.Tensor.from_numpy(words)).asnumpy()
+        rows = np.ascontiguousarray(gathered).view(np.int64).reshape(self.size, 1 + _INLINE_EXTRAS)
         if not (rows[:, 0] == rows[0, 0]).all():
             self._report_mismatch(description, what)
         if len(extras) <= _INLINE_EXTRAS:
@@ -255,11 +410,11 @@ class WorldGroup(Group):
     def _report_mismatch(self, description: str, what: str):
         import mindspore as ms
 
+        self._last = None  # every rank raises here: the agreed history starts again
         # Second round, taken by every rank: exchange the readable descriptions for the message.
         raw = description.encode()[:_DESCRIPTION_BYTES].ljust(_DESCRIPTION_BYTES, b"\0")
         rows = _host(self.all_gather(ms.Tensor(np.frombuffer(raw, dtype=np.int32).copy())))
-        texts = [row.tobytes().rstrip(b"\0").decode(errors="replace").rsplit(" #extras=", 1)[0]
-                 for row in rows.reshape(self.size, -1)]
+        texts = [row.tobytes().rstrip(b"\0").decode(errors="replace") for row in rows.reshape(self.size, -1)]
         lines = "\n".join(f"  rank {r}: {text}" for r, text in enumerate(texts))
         raise RankMismatchError(
             f"ranks disagree on {what}; every rank must make the same call with the same structure, "

@@ -23,6 +23,16 @@ class CrossDeviceOps:
     def broadcast(self, tensor, destinations=None):
         return tensor
 
+    # TF's subclass hooks; here they are the operations themselves.
+    def reduce_implementation(self, reduce_op, per_replica_value, destinations, options=None):
+        return self.reduce(reduce_op, per_replica_value, destinations, options)
+
+    def batch_reduce_implementation(self, reduce_op, value_destination_pairs, options=None):
+        return self.batch_reduce(reduce_op, value_destination_pairs, options)
+
+    def broadcast_implementation(self, tensor, destinations):
+        return self.broadcast(tensor, destinations)
+
 
 class ReductionToOneDevice(CrossDeviceOps):
     """TF: reduce to one device, then broadcast. Here: an all-reduce."""

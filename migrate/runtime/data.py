@@ -8,8 +8,28 @@ The split is done here rather than by `mindspore.dataset` sharding, which pads
 uneven shards by wrapping around and so changes the examples.
 
 `distribute_datasets_from_function` calls the function once per input pipeline
-(one per worker, i.e. per node) with an `InputContext`; the replicas of one
-pipeline take its batches in turn, as TF's replicas do.
+with an `InputContext`; the replicas of one pipeline take its batches in turn, as
+TF's replicas do.
+
+What is a "worker" here: a TF worker task is one process driving all devices of
+one machine; under `migrate run` it is a *node* (one `migrate run` invocation, one
+TF_CONFIG task), and each of its processes is one replica. So a job launched as
+``--nnodes 2 -n 1`` behaves like TF's MultiWorkerMirroredStrategy with two workers
+of one device each (two input pipelines, ``num_input_pipelines == 2``), and
+``-n 2`` on one node like one worker with two devices (one pipeline), whichever
+strategy class the program uses. Checked against TensorFlow 2.21 with two real
+workers on loopback (tests/runtime/test_multiworker.py):
+
+* `experimental_distribute_dataset`: every global batch is split across all replicas
+  of all workers exactly as on one worker (TF's AUTO/DATA sharding of an in-memory
+  dataset), including partial and empty last batches. Sharding by file
+  (AutoShardPolicy.FILE, or AUTO over files) and OFF are not reproduced: every rank
+  reads every global batch and keeps its slice; a tf.data dataset asking for them
+  gets a warning.
+* `distribute_datasets_from_function`: each worker's pipeline feeds only its own
+  replicas; iteration goes on while any worker has data, and a worker whose pipeline
+  ran out gets an empty batch (one small all-reduce per step keeps the workers in
+  step, as TF's does).
 """
 
 from __future__ import annotations
@@ -17,6 +37,7 @@ from __future__ import annotations
 import enum
 import math
 import os
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -165,6 +186,74 @@ def iterate_elements(dataset):
         yield element
 
 
+class DistributedIterator:
+    """Iterator over a `DistributedDataset` (`tf.distribute.DistributedIterator`).
+
+    `next()` / `get_next()` give this replica's input for the next step;
+    `get_next_as_optional()` gives a `DistributedOptional` that is empty at the end.
+    """
+
+    def __init__(self, steps, element_spec=None):
+        self._steps = steps
+        self._element_spec = element_spec
+
+    @property
+    def element_spec(self):
+        """The structure of an element, when the source dataset says (a tf.data dataset); else None."""
+        return self._element_spec
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._steps)
+
+    def get_next(self):
+        try:
+            return next(self._steps)
+        except StopIteration:
+            raise OutOfRangeError("End of sequence") from None
+
+    def get_next_as_optional(self):
+        try:
+            return DistributedOptional(next(self._steps))
+        except StopIteration:
+            return DistributedOptional()
+
+
+class OutOfRangeError(StopIteration):
+    """Raised by `DistributedIterator.get_next()` at the end of the input, like tf.errors.OutOfRangeError."""
+
+
+_NOTHING = object()
+
+
+class DistributedOptional:
+    """What `get_next_as_optional` returns: a value, or nothing at the end of the input."""
+
+    def __init__(self, value=_NOTHING):
+        self._value = value
+
+    def has_value(self) -> bool:
+        return self._value is not _NOTHING
+
+    def get_value(self):
+        if self._value is _NOTHING:
+            raise ValueError("the optional has no value (the input is exhausted)")
+        return self._value
+
+
+class InputIterator(DistributedIterator):
+    """TF1's `InputIterator` (from `make_dataset_iterator`): a `DistributedIterator` with `initialize()`."""
+
+    def __init__(self, steps, element_spec=None):
+        super().__init__(steps, element_spec)
+
+    def initialize(self) -> list:
+        """TF1: the ops that initialize the iterator; there are none in eager execution."""
+        return []
+
+
 class DistributedDataset:
     """Iterable over this replica's part of each step's input (`tf.distribute.DistributedDataset`).
 
@@ -173,31 +262,66 @@ class DistributedDataset:
     dataset raises a clear error instead of leaving ranks waiting for each other.
     """
 
-    def __init__(self, make_steps, group: Group, description: str):
+    def __init__(self, make_steps, group: Group, description: str, checked_steps: bool = False,
+                 element_spec=None):
         self._make_steps = make_steps
         self._group = group
         self._description = description
-        self.element_spec = None
+        self._checked_steps = checked_steps  # the steps keep the ranks in step themselves
+        self._element_spec = element_spec
 
-    def __iter__(self):
+    @property
+    def element_spec(self):
+        """The structure of an element, when the source dataset says (a tf.data dataset); else None."""
+        return self._element_spec
+
+    def _steps(self):
         steps = 0
         for local in self._make_steps():
             steps += 1
             yield local
-        self._group.agree(f"end of {self._description} after {steps} steps", "end of input")
+        if not self._checked_steps:
+            self._group.agree(f"end of {self._description} after {steps} steps", "end of input")
+
+    def __iter__(self):
+        return DistributedIterator(self._steps(), self._element_spec)
 
     def __len__(self):
         raise TypeError("the number of steps of a distributed dataset is not known in advance")
 
+    def reduce(self, initial_state, reduce_func):
+        """Fold this replica's inputs: ``state = reduce_func(state, element)`` for every step."""
+        state = initial_state
+        for element in self:
+            state = reduce_func(state, element)
+        return state
+
+
+def _warn_unreproduced_sharding(dataset) -> None:
+    """Warn when a tf.data dataset asks for a multi-worker auto-shard policy other than DATA/AUTO."""
+    if not _is_tf_dataset(dataset):
+        return
+    try:
+        policy = dataset.options().experimental_distribute.auto_shard_policy
+    except Exception:  # noqa: BLE001 - options are advisory here
+        return
+    name = getattr(policy, "name", str(policy))
+    if name in ("FILE", "OFF", "HINT"):
+        warnings.warn(
+            f"migrate.runtime: the dataset's auto_shard_policy {name} is not reproduced across workers: every rank "
+            "reads every global batch and keeps its slice (TF's AutoShardPolicy.DATA)", UserWarning, stacklevel=4)
+
 
 def distribute_dataset(group: Group, dataset, options: InputOptions | None = None) -> DistributedDataset:
     """`experimental_distribute_dataset`: this rank's contiguous slice of every global batch."""
+    if input_pipelines(group)[0] > 1:
+        _warn_unreproduced_sharding(dataset)
 
     def steps():
         for element in iterate_elements(dataset):
             yield shard_global_batch(element, group.rank, group.size)
 
-    return DistributedDataset(steps, group, "distributed dataset")
+    return DistributedDataset(steps, group, "distributed dataset", element_spec=getattr(dataset, "element_spec", None))
 
 
 def input_pipelines(group: Group) -> tuple[int, int, int, int]:
@@ -219,13 +343,18 @@ def distribute_datasets_from_function(group: Group, dataset_fn, options: InputOp
 
     With one pipeline (a single node), step k gives replica i the pipeline's batch
     k * replicas + i; a replica left without a batch in the last step gets an empty one,
-    as in TF.
+    as in TF. With several pipelines (nodes), each feeds its own replicas and the steps
+    go on while any pipeline has data; a replica whose pipeline ran out gets an empty
+    batch.
     """
     pipelines, pipeline_id, per_pipeline, index = input_pipelines(group)
     context = InputContext(pipelines, pipeline_id, group.size)
+    dataset = dataset_fn(context)
 
-    def steps():
-        iterator = iter(iterate_elements(dataset_fn(context)))
+    def local_steps():
+        """This replica's element of each step of its pipeline, then an `_End`."""
+        iterator = iter(iterate_elements(dataset))
+        template = None
         while True:
             step = []
             for _ in range(per_pipeline):
@@ -234,10 +363,60 @@ def distribute_datasets_from_function(group: Group, dataset_fn, options: InputOp
                 except StopIteration:
                     break
             if not step:
+                yield _End(template)
                 return
+            template = step[0]
             yield step[index] if index < len(step) else _empty_like_batch(step[0])
 
-    return DistributedDataset(steps, group, "dataset from function")
+    def steps():
+        if pipelines == 1:  # every replica reads the same pipeline: the same number of steps
+            for element in local_steps():
+                if isinstance(element, _End):
+                    return
+                yield element
+            return
+        local, end = local_steps(), None
+        while True:
+            element = None
+            if end is None:
+                element = next(local)
+                if isinstance(element, _End):
+                    end, element = element, None
+            if not _any_rank_has_data(group, element is not None):
+                return
+            if element is None:
+                if end.template is None:
+                    raise ValueError(
+                        f"rank {group.rank}: the input pipeline of worker {pipeline_id} produced no batch at all "
+                        "while other workers still have data, so there is no batch structure to make an empty "
+                        "batch from; give every worker at least one batch")
+                element = _empty_like_batch(end.template)
+            yield element
+
+    return DistributedDataset(steps, group, "dataset from function", checked_steps=pipelines > 1,
+                              element_spec=getattr(dataset, "element_spec", None))
+
+
+class _End:
+    """End of a pipeline, carrying its last batch (the structure of an empty batch)."""
+
+    def __init__(self, template):
+        self.template = template
+
+
+def _any_rank_has_data(group: Group, has_data: bool) -> bool:
+    """One tiny all-reduce: does any rank still have input for this step? (Same answer on every rank.)"""
+    import mindspore as ms
+
+    flag = np.array([1.0 if has_data else 0.0], np.float32)
+    plan = (("float32", 1),)
+
+    def run():
+        total = group.all_reduce_sum(ms.Tensor.from_numpy(flag.copy()))
+        return [total], total
+
+    total = group.checked_sum("input step of dataset from function", "input steps", plan, run)[0]
+    return float(total.asnumpy().reshape(-1)[0]) > 0
 
 
 def distribute_values_from_function(group: Group, value_fn):

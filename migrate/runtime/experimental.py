@@ -5,7 +5,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from . import coordinator, partitioners, rpc
 from .data import ValueContext
+from .preemption import PreemptionCheckpointHandler, PreemptionWatcher, TerminationConfig
 from .strategies import (CentralStorageStrategy, MultiWorkerMirroredStrategy, ParameterServerStrategy,
                          TPUStrategy)
 
@@ -30,5 +32,15 @@ class CommunicationOptions:
     implementation: CommunicationImplementation = CommunicationImplementation.AUTO
 
 
+@dataclass
+class CollectiveHints:
+    """`tf.distribute.experimental.CollectiveHints` (TF's deprecated CommunicationOptions); no effect here."""
+
+    bytes_per_pack: int = 0
+    timeout_seconds: float | None = None
+
+
 __all__ = ["CentralStorageStrategy", "MultiWorkerMirroredStrategy", "ParameterServerStrategy", "TPUStrategy",
-           "CommunicationOptions", "CommunicationImplementation", "CollectiveCommunication", "ValueContext"]
+           "CommunicationOptions", "CommunicationImplementation", "CollectiveCommunication", "CollectiveHints",
+           "ValueContext", "PreemptionCheckpointHandler", "PreemptionWatcher", "TerminationConfig", "coordinator",
+           "partitioners", "rpc"]

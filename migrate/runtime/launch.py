@@ -10,11 +10,15 @@ streamed to the terminal unprefixed (``--all-ranks``: every local rank, prefixed
 (msrun itself would wait for its scheduler to time out); ``--timeout`` bounds the
 job, naming the ranks still running. The exit code is 0 only if every rank exited 0.
 
-Multi-node: ``--nnodes/--node-rank/--master-addr/--master-port`` map onto msrun's
-cluster options; a TF_CONFIG in the environment is translated (chief/workers ->
-nodes, task index -> node rank, first worker -> master). Not yet verified: two
-"nodes" on one host (two msruns both treat a local master address as theirs and both
-start a scheduler).
+Multi-node: ``--nnodes/--node-rank/--master-addr/--master-port`` describe the
+cluster; a TF_CONFIG in the environment is translated (chief/workers -> nodes, task
+index -> node rank, first worker -> master). Node 0 runs msrun, which starts the
+scheduler on the master address and this node's workers. Every other node starts its
+workers itself, with MindSpore's dynamic-cluster variables (``MS_SCHED_HOST``,
+``MS_SCHED_PORT``, ``MS_WORKER_NUM``, ``MS_ROLE=MS_WORKER``, ``MS_NODE_ID``,
+``RANK_ID``, ``DEVICE_ID``), and no scheduler: msrun 2.10 starts a scheduler whenever
+the master address is local, so two nodes on one host (loopback) would each start
+one and never form a cluster; it has no option to prevent that.
 
 This module does not import MindSpore; a missing MindSpore is reported clearly.
 """
@@ -22,6 +26,7 @@ This module does not import MindSpore; a missing MindSpore is reported clearly.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import os
 import re
@@ -139,11 +144,28 @@ def msrun_command(plan: LaunchPlan) -> list[str]:
     ]
 
 
+def uses_msrun(plan: LaunchPlan) -> bool:
+    """Node 0 runs msrun (scheduler + its workers); other nodes start their workers directly."""
+    return plan.node_rank == 0
+
+
+def direct_worker_environment(plan: LaunchPlan, local_rank: int, env: dict) -> dict:
+    """What msrun would export for one worker, for nodes that start their workers themselves."""
+    rank = plan.global_rank(local_rank)
+    return {**env, "MS_ROLE": "MS_WORKER", "MS_SCHED_HOST": plan.master_addr,
+            "MS_SCHED_PORT": str(plan.master_port), "MS_WORKER_NUM": str(plan.world_size),
+            "MS_NODE_ID": str(rank), "RANK_ID": str(rank), "RANK_SIZE": str(plan.world_size),
+            "DEVICE_ID": str(local_rank), "MS_TOPO_TIMEOUT": env.get("MS_TOPO_TIMEOUT", "600")}
+
+
 def worker_environment(plan: LaunchPlan, environ=None) -> dict:
     """Environment for msrun and its processes."""
     env = dict(os.environ if environ is None else environ)
-    # msrun starts `python <script>` from PATH: make that this interpreter.
+    # msrun starts `python <script>` from PATH: make that this interpreter. (PATH cannot hold
+    # a directory whose name contains the path separator.)
     shim_bin = plan.log_dir / ".bin"
+    if os.pathsep in str(shim_bin):
+        shim_bin = Path(tempfile.mkdtemp(prefix="migrate-bin-"))
     shim_bin.mkdir(parents=True, exist_ok=True)
     python_shim = shim_bin / "python"
     if not python_shim.exists():
@@ -159,7 +181,13 @@ def worker_environment(plan: LaunchPlan, environ=None) -> dict:
     env["MIGRATE_DEVICE"] = plan.device
     env["MIGRATE_NNODES"] = str(plan.nnodes)
     env["MIGRATE_NODE_RANK"] = str(plan.node_rank)
-    env.pop("TF_CONFIG", None) if env.get("MIGRATE_KEEP_TF_CONFIG") != "1" else None
+    if env.get("TF_CONFIG") and env.get("MIGRATE_KEEP_TF_CONFIG") != "1":
+        # Hidden from TensorFlow (a converted program may still import it for tf.data), kept
+        # for migrate.runtime's cluster resolvers, which report the launched job.
+        env["MIGRATE_TF_CONFIG"] = env.pop("TF_CONFIG")
+    env["MIGRATE_MASTER_ADDR"] = plan.master_addr
+    env["MIGRATE_MASTER_PORT"] = str(plan.master_port)
+    env["MIGRATE_NPROC_PER_NODE"] = str(plan.nproc)
     # The package running this launcher must be importable by the program.
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
@@ -222,6 +250,7 @@ class _Worker:
     pid: int
     exit_code: int | None = None
     finished_at: float | None = None
+    process: object = None  # the Popen, for workers this launcher started itself
 
 
 class Supervisor:
@@ -247,6 +276,8 @@ class Supervisor:
     def _discover_workers(self) -> None:
         import psutil
 
+        if self.msrun is None:
+            return
         try:
             # Workers are msrun's direct children; their own helpers inherit the same environment.
             children = psutil.Process(self.msrun.pid).children(recursive=False)
@@ -285,8 +316,12 @@ class Supervisor:
     def _update_workers(self, now: float) -> None:
         import psutil
 
-        codes = self._exit_codes_from_msrun_log()
+        codes = self._exit_codes_from_msrun_log() if self.msrun is not None else {}
         for worker in self.workers.values():
+            if worker.process is not None:
+                if worker.finished_at is None and worker.process.poll() is not None:
+                    worker.finished_at, worker.exit_code = now, worker.process.returncode
+                continue
             if worker.finished_at is not None:
                 if worker.exit_code in (None, 0) and worker.pid in codes:
                     worker.exit_code = codes[worker.pid]
@@ -304,28 +339,34 @@ class Supervisor:
         import psutil
 
         victims = []
-        try:
-            victims = psutil.Process(self.msrun.pid).children(recursive=True)
-        except psutil.Error:
-            pass
-        for worker in self.workers.values():
+        if self.msrun is not None:
             try:
-                os.killpg(os.getpgid(worker.pid), signal.SIGKILL)
+                victims = psutil.Process(self.msrun.pid).children(recursive=True)
+            except psutil.Error:
+                pass
+        for worker in self.workers.values():
+            if worker.process is not None and worker.process.poll() is not None:
+                continue  # reaped: its pid (and group id) may belong to someone else by now
+            try:
+                os.killpg(os.getpgid(worker.pid), signal.SIGKILL)  # each worker has its own group
             except (ProcessLookupError, PermissionError):
                 pass
-        try:
-            os.killpg(self.msrun.pid, signal.SIGKILL)   # msrun runs in its own session
-        except (ProcessLookupError, PermissionError):
-            pass
+        if self.msrun is not None:
+            try:
+                os.killpg(self.msrun.pid, signal.SIGKILL)   # msrun runs in its own session
+            except (ProcessLookupError, PermissionError):
+                pass
         for proc in victims:
             try:
                 proc.kill()
             except psutil.Error:
                 pass
-        try:
-            self.msrun.wait(timeout=5)
-        except Exception:
-            pass
+        for process in [self.msrun] + [w.process for w in self.workers.values()]:
+            try:
+                if process is not None:
+                    process.wait(timeout=5)
+            except Exception:
+                pass
 
     def _last_line(self, rank: int) -> str:
         try:
@@ -342,15 +383,41 @@ class Supervisor:
         lines = [line for line in lines if not _MINDSPORE_LOG_LINE.match(line)]
         return "\n".join(f"    {line}" for line in lines[-count:])
 
+    def _clear_stale_logs(self) -> None:
+        """A reused log directory must not stream a previous job's output."""
+        names = [self._log_of(self.plan.global_rank(i)).name for i in range(self.plan.nproc)]
+        if uses_msrun(self.plan):
+            names += ["scheduler.log", self.msrun_log.name]
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):
+                (self.plan.log_dir / name).unlink()
+
+    def _start_workers(self, env: dict) -> None:
+        """Start this node's workers without msrun (nodes other than 0: no scheduler here)."""
+        import subprocess
+
+        for local_rank in range(self.plan.nproc):
+            rank = self.plan.global_rank(local_rank)
+            with open(self._log_of(rank), "wb") as log:
+                process = subprocess.Popen([sys.executable, self.plan.script, *self.plan.script_args], stdout=log,
+                                           stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                           env=direct_worker_environment(self.plan, local_rank, env),
+                                           start_new_session=True, cwd=os.getcwd())
+            self.workers[rank] = _Worker(rank, process.pid, process=process)
+
     def run(self) -> int:
         import subprocess
 
         env = worker_environment(self.plan)
+        self._clear_stale_logs()
         started = time.monotonic()
-        with open(self.msrun_log, "wb") as log:
-            self.msrun = subprocess.Popen(msrun_command(self.plan), stdout=log, stderr=subprocess.STDOUT,
-                                          stdin=subprocess.DEVNULL, env=env, start_new_session=True,
-                                          cwd=os.getcwd())
+        if uses_msrun(self.plan):
+            with open(self.msrun_log, "wb") as log:
+                self.msrun = subprocess.Popen(msrun_command(self.plan), stdout=log, stderr=subprocess.STDOUT,
+                                              stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+                                              cwd=os.getcwd())
+        else:
+            self._start_workers(env)
         streams = self._streams()
         failure_seen_at = all_done_at = None
         outcome = None
@@ -362,11 +429,14 @@ class Supervisor:
                 self._update_workers(now)
                 for stream in streams:
                     stream.pump()
-                msrun_code = self.msrun.poll()
+                msrun_code = self.msrun.poll() if self.msrun is not None else None
                 failed = [w for w in self.workers.values() if w.exit_code not in (None, 0)]
                 finished = [w for w in self.workers.values() if w.finished_at is not None]
                 if msrun_code is not None:
                     outcome = "msrun-exited"
+                    break
+                if self.msrun is None and len(finished) == self.plan.nproc and not failed:
+                    outcome = "done"  # no scheduler on this node to wait for
                     break
                 if failed and failure_seen_at is None:
                     failure_seen_at = now
@@ -393,7 +463,7 @@ class Supervisor:
         return self._report(outcome, time.monotonic() - started)
 
     def _report(self, outcome: str, elapsed: float) -> int:
-        msrun_code = self.msrun.returncode
+        msrun_code = self.msrun.returncode if self.msrun is not None else 0
         failed = sorted((w for w in self.workers.values() if w.exit_code not in (None, 0)), key=lambda w: w.rank)
         if outcome == "interrupted":
             self.err.write("migrate run: interrupted; all ranks stopped\n")

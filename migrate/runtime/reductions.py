@@ -1,9 +1,12 @@
 """Cross-replica reduce, all-reduce and gather with TensorFlow's semantics.
 
-Every rank first agrees (one small all-gather) on what it is about to reduce: the
-nest structure and each leaf's dtype and shape, with the reduced axis left out.
-A rank with a different shape or an unsupported value therefore gets a clear error
-on every rank, and no rank enters a collective its peers will not join.
+Every rank makes sure its peers are about to reduce the same thing: the nest
+structure and each leaf's dtype and shape, with the reduced axis left out. A rank
+with a different shape or an unsupported value therefore gets a clear error on
+every rank, and no rank enters a collective its peers will not join. Float sums
+across replicas (``axis=None``) use the group's checked sum, which skips the
+separate agreement round once a call repeats (see `collectives`); reductions
+along an axis and gathers exchange per-rank counts and always agree first.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .collectives import Group, LocalGroup
-from .fusion import fused_all_reduce_sum
+from .fusion import Packed, fused_all_reduce_sum
 from .reduce_op import ReduceOp, resolve_reduce_op
 from .tensors import (LeafSpec, contiguous, flatten, from_numpy, leaf_spec, pack_as, structure_signature, to_numpy,
                       value_kind)
@@ -97,20 +100,28 @@ def reduce_values(group: Group, op, value, axis=None, what: str = "reduce"):
     except (TypeError, ValueError) as exc:
         problem = exc
     suffix = f"({reduce_op.name}" + (f", axis={axis})" if what == "reduce" else ")")
-    counts = group.agree(_describe(what, value, leaves, problem, suffix), what,
-                         extras=[leaf.count for leaf in leaves] if leaves and axis is not None else ())
-    if problem is not None:
-        raise problem
+    description = _describe(what, value, leaves, problem, suffix)
+    counts = None
     if isinstance(group, LocalGroup):
+        if problem is not None:
+            raise problem
         totals = [leaf.local for leaf in leaves]
+    elif problem is None and axis is None:
+        packed = Packed([leaf.local for leaf in leaves], None, group.host_packing)
+        totals = group.checked_sum(description, what, packed.plan, lambda: packed.run_eager(group))
     else:
+        counts = group.agree(description, what,
+                             extras=[leaf.count for leaf in leaves] if leaves and axis is not None else ())
+        if problem is not None:
+            raise problem
         totals = fused_all_reduce_sum(group, [_wire_tensor(leaf.local) for leaf in leaves], bucket_bytes=None)
     results = []
     for index, (leaf, total) in enumerate(zip(leaves, totals)):
         if tuple(total.shape) != tuple(leaf.spec.shape):  # some kernels return (1,) for a scalar
             total = total.reshape(leaf.spec.shape)
         if reduce_op is ReduceOp.MEAN:
-            count = group.size if axis is None else int(counts[:, index].sum())
+            count = group.size if axis is None else int(counts[:, index].sum()) if counts is not None \
+                else leaf.count
             total = _mean(total, count, leaf.kind, leaf.original)
         results.append(_to_kind(total, leaf))
     return pack_as(value, results)

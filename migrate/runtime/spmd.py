@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from . import collectives, context, data, parameters, reductions
-from .fusion import DEFAULT_BUCKET_BYTES, fused_all_reduce_sum
+from .fusion import AUTO, Packed
 from .reduce_op import ReduceOp, resolve_reduce_op
 
 __all__ = [
@@ -94,33 +94,45 @@ def distribute_values_from_function(value_fn):
     return data.distribute_values_from_function(collectives.world(), value_fn)
 
 
-def aggregate_gradients(grads, op="sum", bucket_bytes=DEFAULT_BUCKET_BYTES):
+def aggregate_gradients(grads, op="sum", bucket_bytes=AUTO):
     """Reduce a tuple of gradient Tensors across replicas, fused into buckets.
 
     SUM by default, as TF's optimizers sum replica gradients (the loss is divided by
     the global batch); ``op="mean"`` averages. Tensors are packed into flat buckets of
-    at most `bucket_bytes` (like Horovod's fusion buffer) so that a model with many
-    parameters needs few collectives. `None` entries stay None. Returns a tuple in the
-    input order.
+    at most `bucket_bytes` (like Horovod's fusion buffer; "auto": 25 MB) so that a model
+    with many parameters needs few collectives; 0 gives one collective per tensor. Each
+    bucket's pack, sum and unpack is one compiled graph (see `fusion`). `None` entries
+    stay None. Returns a tuple in the input order.
+
+    Every rank must pass gradients of the same dtypes and shapes (it does when every
+    rank trains the same model). That is checked like every other collective: the first
+    steps agree before summing; once the step repeats, the check rides in-band with the
+    sum itself (see `collectives`), so a steady training loop pays for the sums and one
+    look at the first summed element.
     """
     reduce_op = resolve_reduce_op(op)
     group = collectives.world()
     grads = tuple(grads)
-    present = [g for g in grads if g is not None]
-    description = "aggregate_gradients(%s) %s" % (
-        reduce_op.name, " ".join("None" if g is None else f"{str(g.dtype).lower()}{list(g.shape)}" for g in grads))
-    group.agree(description, "aggregate_gradients")
     if group.size == 1:
         return grads
-    summed = iter(fused_all_reduce_sum(group, present, bucket_bytes))
-    out = []
-    for g in grads:
-        if g is None:
-            out.append(None)
-            continue
-        total = next(summed)
-        out.append(total / group.size if reduce_op is ReduceOp.MEAN else total)
-    return tuple(out)
+    present = [g for g in grads if g is not None]
+    layout = tuple(None if g is None else (g.dtype, tuple(g.shape)) for g in grads)
+    description = _gradient_descriptions.get((reduce_op, bucket_bytes, layout))
+    if description is None:
+        description = "aggregate_gradients(%s, bucket_bytes=%s) %s" % (
+            reduce_op.name, bucket_bytes,
+            " ".join("None" if g is None else f"{str(g[0]).lower()}{list(g[1])}" for g in layout))
+        if len(_gradient_descriptions) > 256:
+            _gradient_descriptions.clear()
+        _gradient_descriptions[(reduce_op, bucket_bytes, layout)] = description
+    packed = Packed(present, bucket_bytes, group.host_packing)
+    scale = 1.0 / group.size if reduce_op is ReduceOp.MEAN else None
+    summed = iter(group.checked_sum(description, "aggregate_gradients", packed.plan,
+                                    lambda: packed.run_graph(group, scale)))
+    return tuple(None if g is None else next(summed) for g in grads)
+
+
+_gradient_descriptions: dict = {}
 
 
 def broadcast_parameters(params, root=0):

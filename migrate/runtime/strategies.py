@@ -36,6 +36,20 @@ def warn_no_effect(owner: str, argument: str, why: str) -> None:
                   stacklevel=4)
 
 
+class RunOptions:
+    """`tf.distribute.RunOptions` for `Strategy.run`; accepted, with no effect (no XLA/TPU dynamic shapes here)."""
+
+    def __init__(self, experimental_enable_dynamic_batch_size=True, experimental_bucketizing_dynamic_shape=False,
+                 experimental_xla_options=None):
+        self.experimental_enable_dynamic_batch_size = experimental_enable_dynamic_batch_size
+        self.experimental_bucketizing_dynamic_shape = experimental_bucketizing_dynamic_shape
+        self.experimental_xla_options = experimental_xla_options
+
+    def __repr__(self) -> str:
+        return (f"RunOptions(experimental_enable_dynamic_batch_size={self.experimental_enable_dynamic_batch_size}, "
+                f"experimental_bucketizing_dynamic_shape={self.experimental_bucketizing_dynamic_shape})")
+
+
 _DEVICES_WHY = "one replica runs per process and `migrate run -n N --device ...` chooses the devices"
 _COMM_WHY = "collectives go through MindSpore's communication layer (HCCL/NCCL/CPU), chosen by device"
 
@@ -247,7 +261,47 @@ class Strategy:
         return data.distribute_values_from_function(self._group, value_fn)
 
     def experimental_make_numpy_dataset(self, numpy_input, session=None):
+        """A dataset of the examples in `numpy_input` (sliced along axis 0); `session` is ignored."""
         return data.make_numpy_dataset(numpy_input)
+
+    # --- TF1 (tf.compat.v1.distribute.Strategy) methods --------------------------------------
+
+    def experimental_run(self, fn, input_iterator=None):
+        """TF1: run `fn` on this replica with the next input of `input_iterator` (if given)."""
+        if input_iterator is None:
+            return self.run(fn)
+        return self.run(fn, args=(next(input_iterator),))
+
+    def make_dataset_iterator(self, dataset):
+        """TF1: an iterator over this replica's part of `dataset` (`initialize()` is a no-op)."""
+        return data.InputIterator(iter(self.experimental_distribute_dataset(dataset)))
+
+    def make_input_fn_iterator(self, input_fn, replication_mode=data.InputReplicationMode.PER_WORKER):
+        """TF1: an iterator over `input_fn(InputContext)`'s dataset, split as
+        `distribute_datasets_from_function` splits it."""
+        if replication_mode not in (data.InputReplicationMode.PER_WORKER, "PER_WORKER"):
+            raise ValueError(f"make_input_fn_iterator supports InputReplicationMode.PER_WORKER only, got "
+                             f"{replication_mode!r}")
+        return data.InputIterator(iter(self.distribute_datasets_from_function(input_fn)))
+
+    def unwrap(self, value) -> tuple:
+        """TF1: this process's components of `value` (same as `experimental_local_results`)."""
+        return self.experimental_local_results(value)
+
+    def group(self, value, name=None):
+        """TF1: group the ops of `value`; eager execution has nothing to group (like `tf.group`, None)."""
+        return None
+
+    def configure(self, session_config=None, cluster_spec=None, task_type=None, task_id=None):
+        """TF1: configure for a cluster; the launcher configures the cluster here, so this does nothing."""
+        if cluster_spec is not None or task_type is not None or task_id is not None:
+            warn_no_effect(type(self).__name__, "configure(cluster_spec/task_type/task_id)",
+                           "`migrate run` forms the cluster (--nnodes/--node-rank or TF_CONFIG)")
+
+    @contextlib.contextmanager
+    def colocate_vars_with(self, colocate_with_variable):
+        """TF1: place new variables with another; every replica holds every variable here."""
+        yield
 
     def experimental_assign_to_logical_device(self, tensor, logical_device_id):
         return tensor
@@ -318,10 +372,9 @@ class MultiWorkerMirroredStrategy(Strategy):
         if communication is not None:
             warn_no_effect(owner, "communication", _COMM_WHY)
         if cluster_resolver is None:
-            from .cluster import TFConfigClusterResolver, tf_config_from_env
+            from .cluster import TFConfigClusterResolver
 
-            if tf_config_from_env():
-                cluster_resolver = TFConfigClusterResolver()
+            cluster_resolver = TFConfigClusterResolver()  # as TF: empty without a TF_CONFIG
         else:
             warn_no_effect(owner, "cluster_resolver",
                            "the launcher forms the cluster; the resolver only answers task_type/task_id")

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from runtime_helpers import PROGRAMS, launch, run_python
+from runtime_helpers import PROGRAMS, start_launch, start_python
 
 pytestmark = pytest.mark.launcher
 
@@ -21,17 +21,24 @@ GLOBAL_KEYS = ["sum_none", "mean_none", "strings", "int_mean", "gather0", "gathe
 
 
 @pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
+def started(tmp_path_factory):
+    """The shim's battery (2 processes) and TensorFlow's reference run at the same time."""
     pytest.importorskip("mindspore")
     tmp = tmp_path_factory.mktemp("battery")
-    try:
-        import importlib.util
+    import importlib.util
 
-        with_tf = importlib.util.find_spec("tensorflow") is not None
-    except ImportError:
-        with_tf = False
-    job = launch("battery.py", str(tmp / "out"), *(["with-tf"] if with_tf else []), tmp_path=tmp,
-                 options=["--timeout", "150"], timeout=200)
+    with_tf = importlib.util.find_spec("tensorflow") is not None
+    battery = start_launch("battery.py", str(tmp / "out"), *(["with-tf"] if with_tf else []), tmp_path=tmp,
+                           options=["--timeout", "150"], name="battery")
+    reference = (start_python(str(PROGRAMS / "tf_reference.py"), str(tmp / "tf.json"), log_dir=tmp / "tf",
+                              env={"TF_CPP_MIN_LOG_LEVEL": "2"}) if with_tf else None)
+    return tmp, battery, reference
+
+
+@pytest.fixture(scope="module")
+def ranks(started):
+    tmp, battery, _ = started
+    job = battery.wait(200)
     assert job.returncode == 0, job.stdout + job.stderr
     assert "battery done on rank 0" in job.stdout
     assert "battery done on rank 1" not in job.stdout  # only rank 0 streams by default
@@ -39,13 +46,13 @@ def ranks(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def tf_results(tmp_path_factory):
-    pytest.importorskip("tensorflow")
-    out = tmp_path_factory.mktemp("tf") / "tf.json"
-    completed = run_python(str(PROGRAMS / "tf_reference.py"), str(out), timeout=300,
-                           env={"TF_CPP_MIN_LOG_LEVEL": "2"})
+def tf_results(started):
+    tmp, _, reference = started
+    if reference is None:
+        pytest.skip("TensorFlow not installed")
+    completed = reference.wait(300)
     assert completed.returncode == 0, completed.stderr[-3000:]
-    return json.loads(out.read_text())
+    return json.loads((tmp / "tf.json").read_text())
 
 
 def assert_same(ours, theirs, key):
@@ -129,6 +136,30 @@ def test_bad_use_gets_clear_errors_and_ranks_stay_in_step(ranks):
         assert "RankMismatchError: ranks disagree on" in rank["uneven_steps_err"]
         assert "end of distributed dataset after 2 steps" in rank["uneven_steps_err"]
         assert rank["after_uneven"] == 6.0
+
+
+def test_repeated_calls_skip_the_agreement_round_but_still_catch_a_deviating_rank(ranks):
+    for r, rank in enumerate(ranks):
+        assert rank["rounds_in_loop"] <= 3          # 10 identical reduces: agreed twice, then predicted
+        assert rank["grad_rounds_in_loop"] <= 3
+        assert rank["grad_steady"] == [[[2.0] * 3] * 2, [2.0] * 4]
+        assert rank["predicted_change_all"] == [2.0] * 5   # all ranks changing together is fine
+        message = rank["predicted_mismatch_err"]
+        assert message.startswith("RankMismatchError: ranks disagree on reduce"), message
+        assert "rank 0: reduce(SUM, axis=None) on * with float32[3]" in message
+        assert "rank 1: reduce(SUM, axis=None) on * with float32[4]" in message
+        assert rank["after_predicted_mismatch"] == 8.0
+        message = rank["grad_mismatch_err"]
+        assert message.startswith("RankMismatchError: ranks disagree on aggregate_gradients"), message
+        assert "rank 0: aggregate_gradients(SUM, bucket_bytes=auto) float32[2, 3] float32[4]" in message
+        assert "rank 1: aggregate_gradients(SUM, bucket_bytes=auto) float32[2, 4] float32[4]" in message
+        assert rank["after_grad_mismatch"] == 10.0
+        assert rank["predicted_then_gather"] == [[0.0, 0.0], [1.0, 1.0]]  # every rank switching is fine
+        message = rank["predicted_vs_gather_err"]
+        assert message.startswith("RankMismatchError: ranks disagree on"), message
+        assert "rank 0: reduce(SUM, axis=None) on * with float32[2]" in message
+        assert "rank 1: gather(axis=0) on * float32[*,2]" in message
+        assert rank["after_predicted_vs_gather"] == 12.0
 
 
 def test_gradients_are_summed_or_averaged_in_buckets(ranks):

@@ -2,7 +2,7 @@
 
 import argparse
 import json
-import sys
+import os
 
 import numpy as np
 import pytest
@@ -141,3 +141,50 @@ def test_tf_config_cluster_resolver(monkeypatch):
     assert resolver.cluster_spec().as_dict() == {"worker": ["a:1", "b:2"]}
     assert resolver.master() == "b:2"
     assert tfd.MultiWorkerMirroredStrategy().cluster_resolver.task_id == 1
+
+
+def test_nodes_other_than_zero_start_their_workers_without_a_scheduler(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text("print('hi')\n")
+    parser = argparse.ArgumentParser()
+    launch.add_arguments(parser)
+    plan = launch.make_plan(parser.parse_args(["--nnodes", "2", "--node-rank", "1", "-n", "2", "--master-addr",
+                                               "127.0.0.1", "--master-port", "29999", str(script)]), {})
+    assert not launch.uses_msrun(plan) and plan.world_size == 4
+    env = launch.direct_worker_environment(plan, 1, {"PATH": "/bin"})
+    assert {k: env[k] for k in ("MS_ROLE", "MS_SCHED_HOST", "MS_SCHED_PORT", "MS_WORKER_NUM", "MS_NODE_ID", "RANK_ID",
+                                "DEVICE_ID")} == {"MS_ROLE": "MS_WORKER", "MS_SCHED_HOST": "127.0.0.1",
+                                                  "MS_SCHED_PORT": "29999", "MS_WORKER_NUM": "4", "MS_NODE_ID": "3",
+                                                  "RANK_ID": "3", "DEVICE_ID": "1"}
+    node0 = launch.make_plan(parser.parse_args(["--nnodes", "2", "--node-rank", "0", "--master-port", "29999",
+                                                str(script)]), {})
+    assert launch.uses_msrun(node0)
+
+
+def test_tf_config_is_kept_for_the_resolvers_but_hidden_from_tensorflow(tmp_path):
+    parser = argparse.ArgumentParser()
+    launch.add_arguments(parser)
+    script = tmp_path / "train.py"
+    script.write_text("")
+    raw = json.dumps({"cluster": {"worker": ["a:1", "b:2"]}, "task": {"type": "worker", "index": 1}})
+    plan = launch.make_plan(parser.parse_args(["--log-dir", str(tmp_path / "logs:odd"), str(script)]),
+                            {"TF_CONFIG": raw})
+    env = launch.worker_environment(plan, {"TF_CONFIG": raw, "PATH": "/bin"})
+    assert "TF_CONFIG" not in env and env["MIGRATE_TF_CONFIG"] == raw
+    assert (env["MIGRATE_NNODES"], env["MIGRATE_NODE_RANK"]) == ("2", "1")
+    assert ":odd" not in env["PATH"].split(os.pathsep)[0]  # a log dir with ':' cannot go on PATH
+    resolver = tfd.cluster_resolver.TFConfigClusterResolver()
+    import unittest.mock
+
+    with unittest.mock.patch.dict(os.environ, {"MIGRATE_TF_CONFIG": raw}, clear=False):
+        os.environ.pop("TF_CONFIG", None)
+        assert (resolver.task_type, resolver.task_id) == ("worker", 1)
+
+
+def test_packed_plans_are_the_same_for_the_same_shapes():
+    from migrate.runtime.fusion import Packed
+
+    arrays = [np.zeros((2, 3), np.float32), np.zeros(4, np.float32), np.zeros(3, np.float16)]
+    assert Packed(arrays, None).plan == (("float32", 10), ("float16", 3))
+    assert Packed(arrays, 16).plan == (("float32", 6), ("float32", 4), ("float16", 3))
+    assert Packed(arrays, "auto").plan == Packed([a + 1 for a in arrays], "auto").plan

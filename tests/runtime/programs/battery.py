@@ -116,6 +116,36 @@ def rank_dependent_dataset():
         tfd.reduce("sum", batch, axis=0)
 results["uneven_steps_err"] = error_of(rank_dependent_dataset)
 results["after_uneven"] = tolist(tfd.reduce("sum", np.float32(3.0)))
+
+# --- repeated calls: the check rides in-band, and still catches a rank that deviates -------
+group = tfd.collectives.world()
+rounds = group.agreement_rounds
+for _ in range(10):
+    tfd.reduce("sum", np.ones(3, np.float32))
+results["rounds_in_loop"] = group.agreement_rounds - rounds
+results["predicted_change_all"] = tolist(tfd.reduce("sum", np.ones(5, np.float32)))  # every rank changes
+for _ in range(3):
+    tfd.reduce("sum", np.ones(3, np.float32))
+results["predicted_mismatch_err"] = error_of(lambda: tfd.reduce("sum", np.ones(3 + r, np.float32)))
+results["after_predicted_mismatch"] = tolist(tfd.reduce("sum", np.float32(4.0)))
+for _ in range(3):
+    tfd.reduce("sum", np.ones(2, np.float32))
+results["predicted_then_gather"] = tolist(tfd.gather(np.full((1, 2), r, np.float32), axis=0))  # all change kind
+for _ in range(3):
+    tfd.reduce("sum", np.ones(2, np.float32))
+results["predicted_vs_gather_err"] = error_of(
+    lambda: tfd.gather(np.ones((1, 2), np.float32), axis=0) if r == 1 else tfd.reduce("sum", np.ones(2, np.float32)))
+results["after_predicted_vs_gather"] = tolist(tfd.reduce("sum", np.float32(6.0)))
+steady = (Tensor(np.ones((2, 3), np.float32)), Tensor(np.ones(4, np.float32)))
+rounds = group.agreement_rounds
+for _ in range(10):
+    summed_steady = tfd.aggregate_gradients(steady)
+results["grad_rounds_in_loop"] = group.agreement_rounds - rounds
+results["grad_steady"] = [tolist(g) for g in summed_steady]
+deviating = (Tensor(np.ones((2, 3 + r), np.float32)), Tensor(np.ones(4, np.float32)))
+
+results["grad_mismatch_err"] = error_of(lambda: tfd.aggregate_gradients(deviating))
+results["after_grad_mismatch"] = tolist(tfd.reduce("sum", np.float32(5.0)))
 results["float64_sum"] = tolist(tfd.reduce("sum", np.array([0.1 + r, 1e-12], np.float64)))
 results["float64_kind"] = str(np.asarray(tfd.reduce("sum", np.array([1.0], np.float64))).dtype)
 
