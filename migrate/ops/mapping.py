@@ -59,12 +59,13 @@ class MapCall(Operation):
         "literals": Param(dict, doc="parameter → {string literal or None/True/False: expression}; other string literals are not converted"),
         "ignored": Param(dict, doc="parameter → note when the call passes it (it has no effect in MindSpore)"),
         "unfit": Param(str, doc="what a person should do with a call whose arguments do not fit (the comment says it)"),
+        "displays": Param(list, doc="parameters the call must write as a list or tuple display for this rule to apply (another rule takes the rest)"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
         argbind.check_signature(params["signature"])
         names = [p[0] for p in argbind.parse_signature(params["signature"])]
-        for key in [*params.get("omit_unpassed", []), *params.get("literals", {}), *params.get("ignored", {})]:
+        for key in [*params.get("omit_unpassed", []), *params.get("literals", {}), *params.get("ignored", {}), *params.get("displays", [])]:
             if key not in names:
                 raise ValueError(f"parameter {key!r} is not in the signature")
         for table in params.get("literals", {}).values():
@@ -104,7 +105,11 @@ class MapCall(Operation):
         call = call_of(node, parent)
         if call is None:
             return False
-        return argbind.bind(call, params["signature"]) is not None and self._literal_ok(call, params)
+        return argbind.bind(call, params["signature"]) is not None and self._literal_ok(call, params) and self._displays_ok(call, params)
+
+    def _displays_ok(self, call: cst.Call, params) -> bool:
+        bound = argbind.bind(call, params["signature"]) or {}
+        return all(isinstance(bound.get(key), (cst.List, cst.Tuple)) for key in params.get("displays", []))
 
     def refusal(self, params) -> str:
         if "unfit" in params:
