@@ -29,7 +29,20 @@ def misfit(params) -> str:
     return f"the arguments do not fit `({', '.join(params['signature'])})`; convert the call by hand"
 
 
-class CallTemplate(Operation):
+class SignatureCall(Operation):
+    """An operation on calls whose arguments must bind to the TF signature in ``params``."""
+
+    target = "call"
+
+    def accepts(self, node, parent, params) -> bool:
+        call = call_of(node, parent)
+        return call is not None and argbind.bind(call, params["signature"]) is not None
+
+    def refusal(self, params) -> str:
+        return misfit(params)
+
+
+class CallTemplate(SignatureCall):
     """``f(a, b=c)`` → a template expression over the bound arguments (and ``{receiver}``)."""
 
     name = "call_template"
@@ -48,12 +61,6 @@ class CallTemplate(Operation):
             if key not in names:
                 raise ValueError(f"ignored parameter {key!r} is not in the signature")
 
-    def accepts(self, node, parent, params) -> bool:
-        call = call_of(node, parent)
-        return call is not None and argbind.bind(call, params["signature"]) is not None
-
-    def refusal(self, params) -> str:
-        return misfit(params)
 
     def dropped(self, call, params) -> list[cst.Arg]:
         return [arg for name, arg in argbind.passed_args(call, params["signature"]).items() if "{%s}" % name not in params["template"]]
@@ -110,7 +117,7 @@ def keep_layout(old: cst.Call, new: cst.BaseExpression) -> cst.BaseExpression:
     return new.with_changes(whitespace_before_args=old.whitespace_before_args, args=args)
 
 
-class RunToCall(Operation):
+class RunToCall(SignatureCall):
     """``strategy.run(fn, args=(a,), kwargs={"k": v})`` → ``fn(a, k=v)``: in SPMD each process is one replica."""
 
     name = "run_to_call"
@@ -126,12 +133,6 @@ class RunToCall(Operation):
         if not {"fn", "args", "kwargs"} <= names:
             raise ValueError("run_to_call's signature must name 'fn', 'args' and 'kwargs'")
 
-    def accepts(self, node, parent, params) -> bool:
-        call = call_of(node, parent)
-        return call is not None and argbind.bind(call, params["signature"]) is not None
-
-    def refusal(self, params) -> str:
-        return misfit(params)
 
     def dropped(self, call, params) -> list[cst.Arg]:
         return [arg for name, arg in argbind.passed_args(call, params["signature"]).items() if name not in ("fn", "args", "kwargs")]

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from migrate.ops import args as argbind
-from migrate.ops.base import Operation, Param
-from migrate.ops.calls import call_of, misfit
+from migrate.ops.base import Param
+from migrate.ops.calls import SignatureCall
 
 
-class KeepCall(Operation):
+class KeepCall(SignatureCall):
     name = "keep_call"
     target = "call"
     static = False  # the call needs its object: the object stays
@@ -30,12 +30,6 @@ class KeepCall(Operation):
             if key not in names:
                 raise ValueError(f"note for {key!r}, which is not in the signature")
 
-    def accepts(self, node, parent, params) -> bool:
-        call = call_of(node, parent)
-        return call is not None and argbind.bind(call, params["signature"]) is not None
-
-    def refusal(self, params) -> str:
-        return misfit(params)
 
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
         passed = argbind.explicit(original, params["signature"])
