@@ -11,13 +11,16 @@ import os
 import shutil
 import stat
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
 from migrate import __version__
 from migrate.config import ConfigError, load_config
 from migrate.engine.findings import NEEDS_PERSON
+from migrate.engine import cache as result_cache
 from migrate.engine.runner import (
+    MAX_FILE_BYTES,
     SKIP_DIRS,
     FileResult,
     RuleSelection,
@@ -127,13 +130,16 @@ def _copy_link(src: Path, dest: Path) -> None:
     os.symlink(os.readlink(src), dest)
 
 
-def _copy_tree_rest(roots: list[str], out_dir: str, done: set[str]) -> None:
+def _copy_tree_rest(roots: list[str], out_dir: str, done: set[str]) -> list[tuple[str, OSError]]:
     """--out: everything not written yet comes along, so the copy is a whole project.
 
     Non-Python files, excluded Python files and symbolic links (copied as links).
+    Each file is copied through a temporary file and a rename, like a converted one:
+    a full disk or an interrupt leaves no half-copied file. Returns what could not be copied.
     """
     done = {os.path.abspath(f) for f in done}
     out_resolved = Path(out_dir).resolve()
+    errors: list[tuple[str, OSError]] = []
     for root in roots:
         r = Path(root)
         if r.is_symlink() and not r.is_dir():
@@ -152,16 +158,63 @@ def _copy_tree_rest(roots: list[str], out_dir: str, done: set[str]) -> None:
                     continue
                 keep.append(d)
             dirs[:] = keep
-            for name in names:
+            for name in sorted(names):
                 src = Path(dirpath) / name
                 if os.path.abspath(src) in done:
                     continue
                 dest = _out_path(str(src), roots, out_dir)
-                if src.is_symlink():
-                    _copy_link(src, dest)
-                    continue
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(src, dest)
+                try:
+                    if src.is_symlink():
+                        _copy_link(src, dest)
+                        continue
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    _copy_file(src, dest)
+                except OSError as exc:
+                    errors.append((str(src), exc))
+    return errors
+
+
+def _copy_file(src: Path, dest: Path) -> None:
+    """``shutil.copy2`` through a temporary file in ``dest``'s directory and a rename."""
+    if _same_file_content(src, dest):
+        return
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".migrate-tmp")
+    try:
+        with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
+            shutil.copyfileobj(inp, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        shutil.copystat(src, tmp)
+        os.replace(tmp, dest)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _same_file_content(src: Path, dest: Path) -> bool:
+    """A copy already in place (a second run into the same --out): nothing to write."""
+    try:
+        a, b = src.stat(), dest.stat()
+    except OSError:
+        return False
+    if a.st_size != b.st_size or stat.S_IMODE(a.st_mode) != stat.S_IMODE(b.st_mode) or not stat.S_ISREG(b.st_mode):
+        return False
+    return a.st_mtime_ns == b.st_mtime_ns  # rsync's quick check: copystat gave the copy the source's mtime
+
+
+def _write_copy(dest: Path, data: bytes, mode: int | None) -> None:
+    """--out: write ``data`` unless ``dest`` already holds exactly that (a second run rewrites nothing)."""
+    try:
+        st = dest.stat()
+        if stat.S_ISREG(st.st_mode) and st.st_size == len(data) and (mode is None or stat.S_IMODE(st.st_mode) == mode):
+            if dest.read_bytes() == data:
+                return
+    except OSError:
+        pass
+    atomic_write(str(dest), data, mode=mode)
 
 
 def _error_text(exc: OSError) -> str:
@@ -199,6 +252,10 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
     base = os.path.dirname(config.source) if config.source else None
     files, passed_over = discover(args.paths, config.exclude, base=base, prune=prune)
     jobs = args.jobs or config.jobs or 1
+    max_bytes = config.max_file_size or MAX_FILE_BYTES
+    cache = None
+    if not (getattr(args, "no_cache", False) or result_cache.disabled_by_environment()):
+        cache = result_cache.Cache.open(config.cache_dir, rule_index(selection).rules, options=f"max_bytes={max_bytes}")
     write = not (args.diff or args.check or check_only or report_only)
     report_path = getattr(args, "report", None)
     builder = ReportBuilder(rule_index(selection).rules, written=write) if report_path or report_only else None
@@ -214,7 +271,7 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
         counts[result.status] += 1
         label = "error" if result.status == "failed" else result.status
         print(f"{result.path}: {label}: {result.error}", file=sys.stderr)
-    for result in run_files(files, selection, jobs, progress):
+    for result in run_files(files, selection, jobs, progress, cache=cache, max_bytes=max_bytes):
         status = result.status
         if builder:
             builder.add(result)
@@ -229,11 +286,13 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
                     # A file that failed is copied as it is: the copy stays a whole project.
                     if status != "failed" or result.original:
                         data = result.converted if result.changed else result.original
-                        atomic_write(str(dest), data, mode=_mode(result.path))
+                        _write_copy(dest, data, _mode(result.path))
                         written.add(result.path)
                 elif result.changed:
                     atomic_write(result.path, result.converted, expected=result.original)
             except OSError as exc:
+                if args.out:
+                    written.add(result.path)  # reported once here; not copied unconverted afterwards
                 if status != "failed":
                     status = "failed"
                     progress.clear()
@@ -258,7 +317,9 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
         out.flush()
     progress.close()
     if args.out and write:
-        _copy_tree_rest(args.paths, args.out, written)
+        for path, exc in _copy_tree_rest(args.paths, args.out, written):
+            print(f"{path}: error: {_error_text(exc)}", file=sys.stderr)
+            counts["failed"] += 1
     if builder:
         target, fmt = _report_target(report_path, getattr(args, "report_format", None))
         report = builder.finish()
@@ -348,6 +409,7 @@ def build_parser(with_launcher: bool = True) -> argparse.ArgumentParser:
         p.add_argument("--config", metavar="PYPROJECT", help="read [tool.migrate] from this file instead of the nearest pyproject.toml")
         p.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="convert N files at a time (output is the same as with 1)")
         p.add_argument("--quiet", "-q", action="store_true", help="print only errors and findings that need a person")
+        p.add_argument("--no-cache", action="store_true", help="convert every file again instead of reusing cached results")
 
     def report_flags(p):
         p.add_argument("--report", metavar="FILE", help="also write a report of this run (HTML; JSON or SARIF for a .json or .sarif name)")

@@ -11,6 +11,8 @@ ignore = ["TFD502"]
 exclude = ["third_party/*", "*_pb2.py"]   # relative to this file; no '/': any path part
 jobs = 2
 rules-dirs = ["tools/migrate_rules"]   # extra rule directories, relative to pyproject.toml
+cache-dir = ".migrate_cache"   # where results are cached (default: $XDG_CACHE_HOME/migrate)
+max-file-size = "1MB"          # larger files a rule may match are reported, not converted
 ```
 """
 
@@ -21,7 +23,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-KNOWN_KEYS = {"select", "ignore", "exclude", "jobs", "rules-dirs"}
+KNOWN_KEYS = {"select", "ignore", "exclude", "jobs", "rules-dirs", "cache-dir", "max-file-size"}
+_SIZE_UNITS = {"": 1, "B": 1, "KB": 1000, "K": 1000, "KIB": 1024, "MB": 1000**2, "M": 1000**2, "MIB": 1024**2, "GB": 1000**3, "G": 1000**3, "GIB": 1024**3}
 
 
 class ConfigError(ValueError):
@@ -36,6 +39,28 @@ class Config:
     jobs: int | None = None
     rules_dirs: tuple[str, ...] = ()
     source: str | None = None
+    cache_dir: str | None = None
+    max_file_size: int | None = None
+
+
+def parse_size(value) -> int | None:
+    """Bytes from ``1000000``, ``"512KB"``, ``"1MiB"``, ``"2 MB"``; None if it is not a size."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value > 0 else None
+    if not isinstance(value, str):
+        return None
+    text = value.strip().upper().replace(" ", "")
+    number = text.rstrip("KMGIB")
+    unit = text[len(number):]
+    try:
+        amount = float(number)
+    except ValueError:
+        return None
+    if unit not in _SIZE_UNITS or amount <= 0:
+        return None
+    return int(amount * _SIZE_UNITS[unit])
 
 
 def find_pyproject(paths: list[str]) -> Path | None:
@@ -82,6 +107,17 @@ def load_config(paths: list[str], explicit: str | None = None) -> Config:
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise ConfigError(f"{path}: [tool.migrate] jobs must be a positive integer, not {jobs!r}")
     rules_dirs = tuple(str((path.parent / d).resolve()) for d in _str_list(path, "rules-dirs", section.get("rules-dirs", [])))
+    cache_dir = section.get("cache-dir")
+    if cache_dir is not None:
+        if not isinstance(cache_dir, str) or not cache_dir.strip():
+            raise ConfigError(f"{path}: [tool.migrate] cache-dir must be a directory name, not {cache_dir!r}")
+        cache_dir = str((path.parent / os.path.expanduser(cache_dir)).resolve())
+    max_file_size = section.get("max-file-size")
+    if max_file_size is not None:
+        size = parse_size(max_file_size)
+        if size is None:
+            raise ConfigError(f"{path}: [tool.migrate] max-file-size must be a size in bytes (1000000) or with a unit (\"1MB\"), not {max_file_size!r}")
+        max_file_size = size
     return Config(
         select=_str_list(path, "select", section.get("select", [])),
         ignore=_str_list(path, "ignore", section.get("ignore", [])),
@@ -89,4 +125,6 @@ def load_config(paths: list[str], explicit: str | None = None) -> Config:
         jobs=jobs,
         rules_dirs=rules_dirs,
         source=str(path),
+        cache_dir=cache_dir,
+        max_file_size=max_file_size,
     )

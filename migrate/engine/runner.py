@@ -2,7 +2,14 @@
 
 Every file gets a result, never an exception: ``changed``, ``unchanged``,
 ``skipped`` or ``failed``. A file that fails is left byte-identical and the run
-goes on (libcst's TransformSuccess/Failure/Skip, one level up).
+goes on (libcst's TransformSuccess/Failure/Skip, one level up). That holds for
+inputs that break the parser too: CPython's parser sees every file first, libcst
+runs on a deep stack, files past ``max-file-size`` are reported rather than parsed,
+and a worker process that dies takes only its own file with it.
+
+Results come from the content-hash cache (:mod:`migrate.engine.cache`) when one is
+given and holds an entry for the file's bytes; the caller writes, so a result is
+written whole or not at all, whatever happens to a worker.
 """
 
 from __future__ import annotations
@@ -11,18 +18,25 @@ import ast
 import fnmatch
 import io
 import os
+import re
 import signal
 import stat
+import sys
 import tempfile
+import threading
 import tokenize
+from collections import deque
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import libcst as cst
 from libcst import ParserSyntaxError
-from libcst.codemod import CodemodContext, TransformFailure, TransformSkip, transform_module
+from libcst.codemod import CodemodContext, SkipFile, SkipReason, TransformFailure, TransformSkip, TransformSuccess
 
+from migrate.engine.cache import Cache
 from migrate.engine.codemod import MigrateCommand, RuleIndex, mentions_any
 from migrate.engine.findings import Finding
 from migrate.engine.suppression import is_suppressed, suppressed_lines
@@ -36,6 +50,16 @@ SKIP_DIRS = {
 }
 SOURCE_SUFFIXES = (".py", NOTEBOOK_SUFFIX)
 
+# A file a rule may match is parsed into a full syntax tree, ~0.8 GB per MB of source:
+# past this size it is reported, not converted (``max-file-size`` in [tool.migrate]).
+MAX_FILE_BYTES = 1_000_000
+# Conversions run on a thread with a deep stack and a raised recursion limit: libcst's
+# native parser and its visitors recurse once per nesting level, and on a default 8 MB
+# stack a long `a and b and ...` chain (which CPython accepts) crashes the process.
+# Deeper than the limit allows is a clean "failed" result.
+CONVERT_STACK_BYTES = 512 * 1024 * 1024
+CONVERT_RECURSION_LIMIT = 12_000
+
 
 @dataclass(frozen=True)
 class RuleSelection:
@@ -44,6 +68,15 @@ class RuleSelection:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     extra_dirs: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything a worker needs besides the path; picklable."""
+
+    selection: RuleSelection = RuleSelection()
+    cache: Cache | None = None
+    max_bytes: int | None = MAX_FILE_BYTES
 
 
 @dataclass
@@ -77,6 +110,9 @@ def detect_encoding(data: bytes) -> str:
     return encoding
 
 
+_DANGLING_CONTINUATION = re.compile(r"(?:(?<=[\r\n])|\A)[ \t\f]*\\\r\n\Z")
+
+
 def _syntax_error(text: str, path: str) -> str | None:
     """CPython's own message for a file that is not Python 3 (clearer than a parser's token list)."""
     try:
@@ -85,7 +121,106 @@ def _syntax_error(text: str, path: str) -> str | None:
         return f"cannot parse: line {exc.lineno}, column {exc.offset}: {exc.msg}"
     except ValueError as exc:  # null bytes, on some Python versions
         return f"cannot parse: {exc}"
+    except (MemoryError, RecursionError):  # CPython's parser gives up on extreme nesting
+        return "cannot parse: too deeply nested for Python's parser"
     return None
+
+
+def _on_deep_stack(fn, *args):
+    """``fn(*args)`` on a fresh thread with a deep stack and a raised recursion limit.
+
+    Exceptions come back to the caller; an interrupt (Ctrl-C) stops waiting at once
+    (the thread is a daemon and writes nothing).
+    """
+    box: list = []
+
+    def target() -> None:
+        try:
+            box.append((True, fn(*args)))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
+            box.append((False, exc))
+
+    with _DEEP_LOCK:  # the stack size is process-wide and read when a thread starts
+        old_stack = threading.stack_size()
+        try:
+            threading.stack_size(CONVERT_STACK_BYTES)
+        except (ValueError, RuntimeError):  # a platform without settable stacks: the caller's own
+            return fn(*args)
+        # The recursion limit is process-wide too: raised while a deep thread runs and put
+        # back after, so code on ordinary stacks still stops at RecursionError, not a crash.
+        if _DEEP["calls"] == 0:
+            _DEEP["limit"] = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_DEEP["limit"], CONVERT_RECURSION_LIMIT))
+        _DEEP["calls"] += 1
+        try:
+            thread = threading.Thread(target=target, name="migrate-convert", daemon=True)
+            thread.start()
+        except BaseException:
+            _DEEP["calls"] -= 1
+            if _DEEP["calls"] == 0:
+                sys.setrecursionlimit(_DEEP["limit"])
+            raise
+        finally:
+            threading.stack_size(old_stack)
+    try:
+        thread.join()
+    finally:
+        with _DEEP_LOCK:
+            _DEEP["calls"] -= 1
+            if _DEEP["calls"] == 0:
+                sys.setrecursionlimit(_DEEP["limit"])
+    ok, value = box[0]
+    if ok:
+        return value
+    raise value
+
+
+_DEEP_LOCK = threading.Lock()
+_DEEP = {"calls": 0, "limit": 1000}
+
+
+def _transform(command: MigrateCommand, code: str):
+    """libcst's ``transform_module``, less two of its ways to lose a file or an interrupt.
+
+    A first indented line that starts with a form feed (legal, and reset by CPython's
+    tokenizer) becomes the module's ``default_indent``, which libcst then refuses to
+    re-parse with when imports are added: existing blocks get that indent spelled
+    out and only *new* blocks use it without the form feed. And Ctrl-C is not turned
+    into a result: it stops the run.
+    """
+    try:
+        tree = cst.parse_module(code)
+        if "\f" in tree.default_indent:
+            tree = _without_form_feed_indent(tree)
+        return TransformSuccess(code=command.transform_module(tree).code, warning_messages=command.context.warnings)
+    except SkipFile as exc:
+        return TransformSkip(skip_reason=SkipReason.OTHER, skip_description=str(exc), warning_messages=command.context.warnings)
+    except Exception as exc:  # noqa: BLE001 - a result, as libcst gives it
+        return TransformFailure(error=exc, traceback_str="", warning_messages=command.context.warnings)
+
+
+class _SpellOutIndent(cst.CSTTransformer):
+    """Blocks that use the module's default indent get it written out, so changing the default moves nothing."""
+
+    def __init__(self, indent: str) -> None:
+        self.indent = indent
+
+    def leave_IndentedBlock(self, original, updated):
+        return updated.with_changes(indent=self.indent) if updated.indent is None else updated
+
+
+def _without_form_feed_indent(tree: cst.Module) -> cst.Module:
+    old = tree.default_indent
+    tree = tree.visit(_SpellOutIndent(old))
+    return tree.with_changes(default_indent=old.replace("\f", "") or "    ")
+
+
+def _failure_message(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "too deeply nested to convert (recursion limit); file left as it was"
+    if isinstance(exc, MemoryError):
+        return "out of memory while converting; file left as it was"
+    return f"internal error in a rule ({type(exc).__name__}: {exc}); file left as it was"
 
 
 def _unsuppressed(findings: list[Finding], text: str) -> list[Finding]:
@@ -97,7 +232,12 @@ def _unsuppressed(findings: list[Finding], text: str) -> list[Finding]:
 
 
 def convert_source(data: bytes, index: RuleIndex, path: str = "<string>") -> FileResult:
-    """Convert one file's bytes. Output bytes keep the input's encoding, BOM and newlines."""
+    """Convert one file's bytes. Output bytes keep the input's encoding, BOM and newlines.
+
+    Never raises for any input: every outcome is a result. CPython's own parser sees
+    the text first, so input it rejects (including nesting that would crash libcst's
+    parser) never reaches libcst.
+    """
     try:
         encoding = detect_encoding(data)
         text = data.decode(encoding)
@@ -105,50 +245,89 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>") -> Fil
         return FileResult(path, "failed", error=f"cannot read source encoding: {exc}", original=data)
     except UnicodeDecodeError as exc:
         return FileResult(path, "failed", error=f"not valid {exc.encoding} text (byte {exc.start}); file left as it was", original=data)
+    # A file that is not Python 3 is an error whether or not a rule could match, as with any linter.
+    error = _syntax_error(text, path)
+    if error:
+        return FileResult(path, "failed", error=error, original=data)
     if not mentions_any(text, index):
-        # Nothing to rewrite, but a file that is not Python 3 is still an error, as with any linter.
-        error = _syntax_error(text, path)
-        if error:
-            return FileResult(path, "failed", error=error, original=data)
         return FileResult(path, "unchanged", original=data, converted=data)
+    # libcst's tokenizer rejects a last line that is only a backslash before CRLF; CPython
+    # reads it as nothing, so it is set aside and put back after the conversion.
+    tail = _DANGLING_CONTINUATION.search(text)
+    body, tail = (text[: tail.start()], tail.group()) if tail else (text, "")
     command = MigrateCommand(CodemodContext(filename=path, full_module_name=None), index, path)
-    result = transform_module(command, text)
+    try:
+        result = _on_deep_stack(_transform, command, body)
+    except Exception as exc:  # noqa: BLE001 - libcst reports most errors as TransformFailure, not all
+        result = TransformFailure(error=exc, traceback_str="")
     if isinstance(result, TransformFailure):
         exc = result.error
         if isinstance(exc, ParserSyntaxError):
-            message = _syntax_error(text, path) or f"cannot parse: line {exc.editor_line}, column {exc.editor_column}: {exc.message}"
+            message = f"cannot parse: line {exc.editor_line}, column {exc.editor_column}: {exc.message}"
         else:
-            message = f"internal error in a rule ({type(exc).__name__}: {exc}); file left as it was"
+            message = _failure_message(exc)
         return FileResult(path, "failed", error=message, original=data)
     if isinstance(result, TransformSkip):
         return FileResult(path, "skipped", error=result.skip_description, original=data, converted=data)
     try:
-        converted = result.code.encode(encoding)
+        converted = (result.code + tail).encode(encoding)
     except UnicodeEncodeError as exc:
         return FileResult(path, "failed", error=f"the converted code cannot be written as {encoding} ({exc.reason}); file left as it was", original=data)
     status = "changed" if converted != data else "unchanged"
     return FileResult(path, status, findings=_unsuppressed(command.findings, text), original=data, converted=converted)
 
 
-def convert_bytes(data: bytes, index: RuleIndex, path: str) -> FileResult:
+def convert_bytes(data: bytes, index: RuleIndex, path: str, max_bytes: int | None = MAX_FILE_BYTES) -> FileResult:
     """Convert a file's bytes: a notebook (``.ipynb``) cell by cell, anything else as Python source."""
     if path.endswith(NOTEBOOK_SUFFIX):
-        return convert_notebook(data, index, path)
+        return convert_notebook(data, index, path)  # outputs make notebooks big: only .py files are limited
+    if max_bytes is not None and len(data) > max_bytes and _needs_parse(data, index):
+        return FileResult(
+            path, "failed", original=data,
+            error=f"too large to convert ({len(data):,} bytes; max-file-size is {max_bytes:,}); file left as it was",
+        )
     return convert_source(data, index, path)
 
 
-def _convert_path(args: tuple[str, RuleSelection]) -> FileResult:
-    path, selection = args
+def _needs_parse(data: bytes, index: RuleIndex) -> bool:
+    """Whether a rule may match (so the file would be parsed); undecodable text is convert_source's to report."""
+    try:
+        return mentions_any(data.decode(detect_encoding(data)), index)
+    except (SyntaxError, LookupError, UnicodeDecodeError):
+        return False
+
+
+def _convert_path(args: tuple[str, RuleSelection | RunOptions]) -> FileResult:
+    path, options = args
+    if isinstance(options, RuleSelection):
+        options = RunOptions(options)
     try:
         data = Path(path).read_bytes()
     except OSError as exc:
         return FileResult(path, "failed", error=f"cannot read: {exc.strerror or exc}")
+    cache = options.cache
+    if cache is not None:
+        hit = cache.get(path, data)
+        if hit is not None:
+            return hit
     try:
-        return convert_bytes(data, rule_index(selection), path)
+        result = convert_bytes(data, rule_index(options.selection), path, options.max_bytes)
     except RecursionError:
         return FileResult(path, "failed", error="too deeply nested to convert; file left as it was", original=data)
+    except MemoryError:
+        return FileResult(path, "failed", error="out of memory while converting; file left as it was", original=data)
     except Exception as exc:  # noqa: BLE001 - one file's crash must not end the run
         return FileResult(path, "failed", error=f"internal error ({type(exc).__name__}: {exc}); file left as it was", original=data)
+    if cache is not None and _deterministic(result):
+        cache.put(result, data)
+    return result
+
+
+def _deterministic(result: FileResult) -> bool:
+    """Whether the result follows from the bytes alone (a crash or a resource limit might not recur)."""
+    if result.status != "failed":
+        return True
+    return result.error.startswith(("cannot parse", "not valid", "cannot read source encoding", "too large"))
 
 
 def exclusion(patterns: tuple[str, ...], base: str | None = None):
@@ -222,32 +401,102 @@ def discover(
     return list(dict.fromkeys(files)), skipped
 
 
-def _ignore_interrupts() -> None:
+def _ignore_interrupts(selection: RuleSelection | None = None) -> None:
     """Workers leave Ctrl-C to the parent, which reports it once and stops the pool."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if selection is not None:
+        rule_index(selection)  # built once per worker (already there when the worker was forked)
 
 
-def run_files(files: list[str], selection: RuleSelection, jobs: int = 1, progress=None) -> Iterator[FileResult]:
-    """Results in the order of ``files``, whatever ``jobs`` is."""
+def _convert_chunk(tasks: list[tuple[str, RunOptions]]) -> list[FileResult]:
+    return [_convert_path(task) for task in tasks]
+
+
+def _crashed(path: str) -> FileResult:
+    return FileResult(path, "failed", error="the converter crashed on this file (its worker process died); file left as it was")
+
+
+def run_files(
+    files: list[str],
+    selection: RuleSelection,
+    jobs: int = 1,
+    progress=None,
+    *,
+    cache: Cache | None = None,
+    max_bytes: int | None = MAX_FILE_BYTES,
+) -> Iterator[FileResult]:
+    """Results in the order of ``files``, whatever ``jobs`` is.
+
+    With ``jobs > 1`` files go to worker processes in small chunks (a few per worker
+    in flight, so results stream and an interrupt stops within a chunk). Results
+    carry the bytes back and the caller writes: a worker that dies (a crash in
+    native code) has written nothing, so its files are converted again one by one
+    in a fresh pool, and the file that kills a worker on its own is a failed result.
+    """
     rule_index(selection)  # fail early (and once) on a bad rule set
-    tasks = [(f, selection) for f in files]
+    options = RunOptions(selection, cache, max_bytes)
     if jobs <= 1 or len(files) < 2:
-        for task in tasks:
-            result = _convert_path(task)
+        for path in files:
+            result = _convert_path((path, options))
             if progress:
                 progress()
             yield result
         return
-    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_interrupts)
-    try:
-        chunk = max(1, min(64, len(tasks) // (jobs * 8) or 1))
-        for result in pool.map(_convert_path, tasks, chunksize=chunk):
-            if progress:
-                progress()
-            yield result
-    finally:
-        # On an interrupt (or any early exit) files not yet converted are dropped, not waited for.
-        pool.shutdown(wait=True, cancel_futures=True)
+    # Small chunks: per-chunk overhead is ~0.1 ms, a converted file ~10-500 ms, and the
+    # last chunks decide how long the other workers wait at the end.
+    size = max(1, min(8, len(files) // (jobs * 32)))
+    chunks = deque([files[i:i + size] for i in range(0, len(files), size)])
+    for result in _run_pool(chunks, options, jobs):
+        if progress:
+            progress()
+        yield result
+
+
+def _run_pool(chunks: deque, options: RunOptions, jobs: int) -> Iterator[FileResult]:
+    ahead = jobs * 4
+    single: deque = deque()  # files to retry one per task after a worker died
+    while chunks or single:
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_ignore_interrupts, initargs=(options.selection,))
+        pending: deque = deque()
+        broken = False
+        try:
+            while chunks or single or pending:
+                # A file retried after a crash runs alone: if the pool breaks now, it was that file.
+                while len(pending) < (1 if single else ahead) and (single or chunks) and not broken:
+                    if single:
+                        if pending:
+                            break
+                        chunk, alone = [single.popleft()], True
+                    else:
+                        chunk, alone = chunks.popleft(), False
+                    try:
+                        future = pool.submit(_convert_chunk, [(path, options) for path in chunk])
+                    except BrokenProcessPool:
+                        (single.appendleft if alone else chunks.appendleft)(chunk[0] if alone else chunk)
+                        broken = True
+                        break
+                    pending.append((chunk, alone, future))
+                if not pending:
+                    break
+                chunk, alone, future = pending.popleft()
+                try:
+                    results = future.result()
+                except BrokenProcessPool:
+                    broken = True
+                    if alone:
+                        yield _crashed(chunk[0])
+                    # Which file killed the worker is unknown, and everything in flight died
+                    # with it: each is tried again on its own, in the order of files.
+                    retry = ([] if alone else list(chunk)) + [path for c, _, _ in pending for path in c]
+                    single.extendleft(reversed(retry))
+                    pending.clear()
+                    break
+                yield from results
+        finally:
+            # On an interrupt (or any early exit) files not yet converted are dropped, not waited for.
+            pool.shutdown(wait=True, cancel_futures=True)
+        if not broken:
+            return
 
 
 def is_writable(path: str | Path, st: os.stat_result | None = None) -> bool:
@@ -259,6 +508,15 @@ def is_writable(path: str | Path, st: os.stat_result | None = None) -> bool:
     """
     st = st or os.stat(path)
     return os.access(path, os.W_OK) and bool(st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _read_only_what(path: Path) -> str:
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return "file system"
+    except (OSError, AttributeError):
+        pass
+    return "file"
 
 
 def atomic_write(path: str, data: bytes, expected: bytes | None = None, mode: int | None = None) -> None:
@@ -281,8 +539,11 @@ def atomic_write(path: str, data: bytes, expected: bytes | None = None, mode: in
         if st is None:
             raise OSError("deleted while converting; nothing written")
         if not is_writable(target, st):
-            raise OSError("file is read-only; left as it was")
-        if target.read_bytes() != expected:
+            raise OSError(f"{_read_only_what(target)} is read-only; left as it was")
+        current = target.read_bytes()
+        if current == data:
+            return  # another run wrote the same conversion meanwhile: done
+        if current != expected:
             raise OSError("changed while converting; left as it is now")
     if mode is None:
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
