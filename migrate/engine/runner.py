@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import tokenize
+import warnings
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -116,7 +117,9 @@ _DANGLING_CONTINUATION = re.compile(r"(?:(?<=[\r\n])|\A)[ \t\f]*\\\r\n\Z")
 def _syntax_error(text: str, path: str) -> str | None:
     """CPython's own message for a file that is not Python 3 (clearer than a parser's token list)."""
     try:
-        compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # `1(2)`, invalid escapes: the user's business, not a conversion's
+            compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         return f"cannot parse: line {exc.lineno}, column {exc.offset}: {exc.msg}"
     except ValueError as exc:  # null bytes, on some Python versions
