@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.runtime.runtime_helpers import free_port  # noqa: F401 - one free-port picker for every launch
 
 REPO = Path(__file__).resolve().parents[2]
 PROGRAMS = REPO / "fixtures" / "programs"
@@ -26,12 +27,6 @@ def programs() -> dict[str, Path]:
     found["example"] = EXAMPLE
     return found
 TF_REPLICAS = Path(__file__).with_name("tf_replicas.py")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _env(**extra: str) -> dict[str, str]:

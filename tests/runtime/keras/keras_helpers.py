@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -16,15 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from tests.runtime.runtime_helpers import free_port  # noqa: F401 - one free-port picker for every launch
+
 PROGRAMS = Path(__file__).parent / "programs"
 REPO = Path(__file__).resolve().parents[3]
 TF_REPLICAS = REPO / "tests" / "equivalence" / "tf_replicas.py"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class Job:
