@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
-from libcst.metadata import Assignment, ParentNodeProvider, PositionProvider, QualifiedNameSource, ScopeProvider
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import Assignment, MetadataWrapper, PositionProvider, QualifiedNameSource, ScopeProvider
 
 from migrate import ops
 from migrate.engine.findings import Finding
@@ -132,21 +134,28 @@ class Plan:
 class Planner:
     """Decides, on the original tree, which rule rewrites which node."""
 
-    def __init__(self, module: cst.Module, wrapper, index: RuleIndex, path: str) -> None:
+    def __init__(self, module: cst.Module, wrapper, index: RuleIndex, path: str,
+                 facts: ops.FileFacts | None = None, names_set_aside: frozenset[str] = frozenset()) -> None:
         self.module = module
         self.index = index
         self.path = path
         self.scopes = wrapper.resolve(ScopeProvider)
-        self.parents = wrapper.resolve(ParentNodeProvider)
+        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}  # filled by the first pass (_Collector)
         self.positions = wrapper.resolve(PositionProvider)
         self.aliases: dict[cst.Name, cst.BaseExpression] = {}
         self.producers: list[tuple[cst.Name | None, cst.Call, cst.CSTNode]] = []
         self.chained: list[cst.Call] = []  # `make_thing().method(...)`: a call used directly as a receiver
         self.instances: dict[cst.Name, str] = {}
+        self.imports: list[cst.Import | cst.ImportFrom] = []
         self.use_actions: dict[cst.CSTNode, tuple[Rule, str]] = {}
         self.plan = Plan()
-        self.facts = ops.FileFacts()
-        self.suppressed = suppressed_lines(module.code)
+        self.facts = facts or ops.FileFacts()
+        # Identifiers of statements the runner set aside (see migrate.engine.prune): a new
+        # name must not collide with them either.
+        self.names_set_aside = names_set_aside
+        code = module.code
+        self.lines = re.split(r"\r\n|\r|\n", code)  # as libcst counts lines (not str.splitlines)
+        self.suppressed = suppressed_lines(code)
         self.keep_strategies = False
         self._resolving: set[int] = set()
 
@@ -161,6 +170,14 @@ class Planner:
     def line_col(self, node: cst.CSTNode) -> tuple[int, int]:
         pos = self.positions[node].start
         return pos.line, pos.column + 1
+
+    def has_comment(self, node: cst.CSTNode) -> bool:
+        """Whether the source text of ``node`` may hold a comment (a ``#`` anywhere in its lines)."""
+        pos = self.positions.get(node)
+        if pos is None:
+            return True
+        lines = self.lines
+        return any("#" in lines[i] for i in range(pos.start.line - 1, min(pos.end.line, len(lines))))
 
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
         cur = node
@@ -391,6 +408,24 @@ class _Collector(cst.CSTVisitor):
 
     def __init__(self, planner: Planner) -> None:
         self.p = planner
+        self._stack: list[cst.CSTNode] = []
+
+    # Parents are recorded on this walk: libcst's ParentNodeProvider would take a walk of its own.
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.p.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        super().on_leave(original_node)
+        self._stack.pop()
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.p.imports.append(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.p.imports.append(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
@@ -547,6 +582,9 @@ class Rewriter(cst.CSTTransformer):
         self.removed: dict[int, tuple[cst.SimpleStatementLine, list[str]]] = {}
         self.orphans: dict[cst.CSTNode, list[str]] = {}  # comments a rewrite displaced, by original statement
         self.scheduled: set = set()  # imports already asked of AddImportsVisitor
+        # Original nodes this pass replaced or removed: an import still read outside all of
+        # them stays in use, so RemoveImportsVisitor need not run for it (see forget_used_imports).
+        self.replaced: set[cst.CSTNode] = set()
 
     # -- ops' view of the engine ------------------------------------------------------
 
@@ -578,16 +616,57 @@ class Rewriter(cst.CSTTransformer):
         op = ops.REGISTRY[action.rule.operation]
         new = op.rewrite(self, original, updated, action.rule.params, action.suffix)
         if isinstance(new, cst.RemovalSentinel):  # a decorator that goes away; its comments stay
-            RemoveImportsVisitor.remove_unused_import_by_node(self.context, original)
+            self._removed(original)
             self.orphans.setdefault(self.p.statement_of(original), []).extend(_comments_of(updated))
             return new
         if new is not updated:
-            RemoveImportsVisitor.remove_unused_import_by_node(self.context, original)
+            self._removed(original)
             self._add_imports(action.rule, new)
-            lost = _lost_comments(updated, new)
+            lost = _lost_comments(updated, new) if self.p.has_comment(original) else []
             if lost:  # a comment inside a rebuilt node moves above its statement, never away
                 self.orphans.setdefault(self.p.statement_of(original), []).extend(lost)
         return new
+
+    def _removed(self, original: cst.CSTNode) -> None:
+        """``original`` leaves the module: imports only it read may become unused."""
+        self.replaced.add(original)
+
+    def schedule_unused_imports(self) -> None:
+        """Ask RemoveImportsVisitor to remove the imports whose every read this pass replaced.
+
+        This is ``RemoveImportsVisitor.remove_unused_import_by_node`` for every replaced node,
+        less the requests that cannot succeed: a read of the import outside every replaced
+        node survives as it is. The visitor re-analyses the whole converted module (scope
+        and qualified names) before it removes anything, so it only runs when an import
+        may really have gone unused, and it has the last word.
+        """
+        if not self.replaced:
+            return
+        for node in self.p.imports:
+            if isinstance(node, cst.ImportFrom) and (node.relative or isinstance(node.names, cst.ImportStar) or node.module is None):
+                continue  # as remove_unused_import_by_node: relative and star imports are never removed
+            scope = self.p.scopes.get(node)
+            if scope is None:
+                continue
+            module = get_full_name_for_node(node.module) if isinstance(node, cst.ImportFrom) else None
+            for alias in node.names:
+                bound = alias.evaluated_alias or alias.evaluated_name
+                reads = [access.node for assignment in (scope.assignments[bound] if bound in scope.assignments else ())
+                         if getattr(assignment, "node", None) is node for access in assignment.references]
+                if not reads or not all(self._inside_replaced(read) for read in reads):
+                    continue
+                if module is None:
+                    RemoveImportsVisitor.remove_unused_import(self.context, alias.evaluated_name, asname=alias.evaluated_alias)
+                else:
+                    RemoveImportsVisitor.remove_unused_import(self.context, module, obj=alias.evaluated_name, asname=alias.evaluated_alias)
+
+    def _inside_replaced(self, node: cst.CSTNode) -> bool:
+        cur = node
+        while cur is not None:
+            if cur in self.replaced:
+                return True
+            cur = self.p.parent(cur)
+        return False
 
     def _add_imports(self, rule: Rule, new) -> None:
         used = _names_in(new)
@@ -653,7 +732,7 @@ class Rewriter(cst.CSTTransformer):
             return updated
         for old in original.items:
             if old in self.plan.scope_items:
-                RemoveImportsVisitor.remove_unused_import_by_node(self.context, old)
+                self._removed(old)
         if keep:
             keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             return updated.with_changes(items=keep)
@@ -665,7 +744,7 @@ class Rewriter(cst.CSTTransformer):
         if action is None:
             return self._mark(original, updated)
         self._current = action
-        RemoveImportsVisitor.remove_unused_import_by_node(self.context, original)
+        self._removed(original)
         op = ops.REGISTRY[action.rule.operation]
         if op.name in ("remove_call", "flag_setup_query"):
             text = " ".join(self.p.code(original.body[0]).split())
@@ -818,29 +897,88 @@ def _names_in(node) -> set[str]:
     return names
 
 
-class MigrateCommand(CodemodCommand):
+class _FreshTree:
+    """Metadata without MetadataWrapper's defensive deep copy of the module.
+
+    The copy guards against one node object standing at two places in a hand-built
+    tree. The codemod's input comes straight from the parser, and AddImportsVisitor
+    reads no metadata, so for them the copy (a third of the cost of a parse) buys
+    nothing. RemoveImportsVisitor, which does resolve scopes on the rewritten tree,
+    keeps it.
+    """
+
+    @contextmanager
+    def _handle_metadata_reference(self, module: cst.Module):
+        old = self.context.wrapper
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        with self.resolve(wrapper):
+            self.context = replace(self.context, wrapper=wrapper)
+            try:
+                yield wrapper.module
+            finally:
+                self.context = replace(self.context, wrapper=old)
+
+
+class _AddImports(_FreshTree, AddImportsVisitor):
+    """AddImportsVisitor reading only what it acts on: the imports at the top of the module.
+
+    It finds the imports before the first other statement, extends those ``from``
+    imports and inserts new ones after them; nothing below the module's top-level
+    statements matters to it, so its two passes stop there instead of walking every
+    expression of the module.
+    """
+
+    def visit_Module(self, node: cst.Module) -> None:
+        # Its gatherer reads the imports before the first other statement (after a docstring
+        # or `__strict__` line): it is given just those, not the module to walk whole.
+        body = list(node.body)
+        start = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and not _is_import_line(body[0]) else 0
+        end = next((i for i in range(start, len(body)) if not _is_import_line(body[i])), len(body))
+        super().visit_Module(node.with_changes(body=body[:end]))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Module, cst.ImportFrom)) or (isinstance(node, cst.SimpleStatementLine) and _is_import_line(node)):
+            return super().on_visit(node)
+        return False
+
+
+def _is_import_line(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+
+
+class MigrateCommand(_FreshTree, CodemodCommand):
     """The whole conversion of one module, as a libcst codemod command."""
 
     DESCRIPTION = "Convert tf.distribute training code to MindSpore data parallelism."
-    METADATA_DEPENDENCIES = (ScopeProvider, ParentNodeProvider, PositionProvider)
+    METADATA_DEPENDENCIES = (ScopeProvider, PositionProvider)
 
-    def __init__(self, context: CodemodContext, index: RuleIndex, path: str = "<string>") -> None:
+    def __init__(self, context: CodemodContext, index: RuleIndex, path: str = "<string>", pruned=None) -> None:
         super().__init__(context)
         self.index = index
         self.path = path
+        self.pruned = pruned  # a migrate.engine.prune.Pruned when the module is a pruned one
         self.findings: list[Finding] = []
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         new = super().transform_module(tree)
         return _blank_line_after_docstring(tree, _no_leading_blank_lines(tree, new))
 
+    def _instantiate_and_run(self, transform, tree: cst.Module) -> cst.Module:
+        return super()._instantiate_and_run(_AddImports if transform is AddImportsVisitor else transform, tree)
+
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        planner = Planner(tree, self.context.wrapper, self.index, self.path)
+        facts, aside = None, frozenset()
+        if self.pruned is not None:
+            facts = ops.FileFacts(uses_keras_fit=self.pruned.uses_keras_fit, uses_gradient_tape=self.pruned.uses_gradient_tape)
+            aside = frozenset(self.pruned.names)
+        planner = Planner(tree, self.context.wrapper, self.index, self.path, facts, aside)
         plan = planner.run()
         if not (plan.refs or plan.calls or plan.scope_items or plan.statements or plan.blocks or plan.markers):
             self.findings = plan.findings
             return tree
-        new = tree.visit(Rewriter(planner, self.context))
+        rewriter = Rewriter(planner, self.context)
+        new = tree.visit(rewriter)
+        rewriter.schedule_unused_imports()
         self.findings = sorted(plan.findings)
         return new
 

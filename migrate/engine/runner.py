@@ -29,7 +29,7 @@ import warnings
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -40,6 +40,7 @@ from libcst.codemod import CodemodContext, SkipFile, SkipReason, TransformFailur
 from migrate.engine.cache import Cache
 from migrate.engine.codemod import MigrateCommand, RuleIndex, mentions_any
 from migrate.engine.findings import Finding
+from migrate.engine.prune import MIN_LINES, Pruned, prune
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 from migrate.notebook import NOTEBOOK_SUFFIX, convert_notebook
 from migrate.rules import load_rules, select_rules
@@ -114,19 +115,19 @@ def detect_encoding(data: bytes) -> str:
 _DANGLING_CONTINUATION = re.compile(r"(?:(?<=[\r\n])|\A)[ \t\f]*\\\r\n\Z")
 
 
-def _syntax_error(text: str, path: str) -> str | None:
-    """CPython's own message for a file that is not Python 3 (clearer than a parser's token list)."""
+def _python_ast(text: str, path: str) -> tuple[ast.Module | None, str | None]:
+    """CPython's tree of the file, or its own message for a file that is not Python 3
+    (clearer than a parser's token list)."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # `1(2)`, invalid escapes: the user's business, not a conversion's
-            compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+            return compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True), None
     except SyntaxError as exc:
-        return f"cannot parse: line {exc.lineno}, column {exc.offset}: {exc.msg}"
+        return None, f"cannot parse: line {exc.lineno}, column {exc.offset}: {exc.msg}"
     except ValueError as exc:  # null bytes, on some Python versions
-        return f"cannot parse: {exc}"
+        return None, f"cannot parse: {exc}"
     except (MemoryError, RecursionError):  # CPython's parser gives up on extreme nesting
-        return "cannot parse: too deeply nested for Python's parser"
-    return None
+        return None, "cannot parse: too deeply nested for Python's parser"
 
 
 def _on_deep_stack(fn, *args):
@@ -234,12 +235,16 @@ def _unsuppressed(findings: list[Finding], text: str) -> list[Finding]:
     return [f for f in findings if not is_suppressed(quiet, f.line, f.rule)]
 
 
-def convert_source(data: bytes, index: RuleIndex, path: str = "<string>") -> FileResult:
+def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", pruning: bool | int = True) -> FileResult:
     """Convert one file's bytes. Output bytes keep the input's encoding, BOM and newlines.
 
     Never raises for any input: every outcome is a result. CPython's own parser sees
     the text first, so input it rejects (including nesting that would crash libcst's
     parser) never reaches libcst.
+
+    ``pruning``: set aside statements no rule can reach (:mod:`migrate.engine.prune`) in
+    files of at least ``MIN_LINES`` lines (True), of at least that many lines (an int), or
+    never (False; also when ``MIGRATE_NO_PRUNE`` is set). The output is the same either way.
     """
     try:
         encoding = detect_encoding(data)
@@ -249,7 +254,7 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>") -> Fil
     except UnicodeDecodeError as exc:
         return FileResult(path, "failed", error=f"not valid {exc.encoding} text (byte {exc.start}); file left as it was", original=data)
     # A file that is not Python 3 is an error whether or not a rule could match, as with any linter.
-    error = _syntax_error(text, path)
+    tree, error = _python_ast(text, path)
     if error:
         return FileResult(path, "failed", error=error, original=data)
     if not mentions_any(text, index):
@@ -258,11 +263,21 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>") -> Fil
     # reads it as nothing, so it is set aside and put back after the conversion.
     tail = _DANGLING_CONTINUATION.search(text)
     body, tail = (text[: tail.start()], tail.group()) if tail else (text, "")
-    command = MigrateCommand(CodemodContext(filename=path, full_module_name=None), index, path)
-    try:
-        result = _on_deep_stack(_transform, command, body)
-    except Exception as exc:  # noqa: BLE001 - libcst reports most errors as TransformFailure, not all
-        result = TransformFailure(error=exc, traceback_str="")
+    pruned = None
+    if pruning is not False and prune_enabled():
+        try:
+            pruned = prune(body, tree, index, MIN_LINES if pruning is True else pruning)
+        except RecursionError:  # a tree too deep to walk here is converted whole (and fails cleanly there)
+            pruned = None
+    del tree
+    result, command = _convert_text(body, index, path, pruned)
+    if pruned is not None:
+        restored = pruned.restore(result.code) if isinstance(result, TransformSuccess) else None
+        if restored is None:  # a placeholder moved (or the pruned module failed): the whole file decides
+            pruned = None
+            result, command = _convert_text(body, index, path, None)
+        else:
+            result = TransformSuccess(code=restored, warning_messages=result.warning_messages)
     if isinstance(result, TransformFailure):
         exc = result.error
         if isinstance(exc, ParserSyntaxError):
@@ -277,7 +292,24 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>") -> Fil
     except UnicodeEncodeError as exc:
         return FileResult(path, "failed", error=f"the converted code cannot be written as {encoding} ({exc.reason}); file left as it was", original=data)
     status = "changed" if converted != data else "unchanged"
-    return FileResult(path, status, findings=_unsuppressed(command.findings, text), original=data, converted=converted)
+    findings = command.findings
+    if pruned is not None:
+        findings = sorted(replace(f, line=pruned.original_line(f.line)) for f in findings)
+    return FileResult(path, status, findings=_unsuppressed(findings, text), original=data, converted=converted)
+
+
+def prune_enabled() -> bool:
+    """Pruning is on unless ``MIGRATE_NO_PRUNE`` is set (for comparing both ways)."""
+    return not os.environ.get("MIGRATE_NO_PRUNE")
+
+
+def _convert_text(body: str, index: RuleIndex, path: str, pruned: Pruned | None):
+    command = MigrateCommand(CodemodContext(filename=path, full_module_name=None), index, path, pruned)
+    try:
+        result = _on_deep_stack(_transform, command, pruned.text if pruned is not None else body)
+    except Exception as exc:  # noqa: BLE001 - libcst reports most errors as TransformFailure, not all
+        result = TransformFailure(error=exc, traceback_str="")
+    return result, command
 
 
 def convert_bytes(data: bytes, index: RuleIndex, path: str, max_bytes: int | None = MAX_FILE_BYTES) -> FileResult:

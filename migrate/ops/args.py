@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from migrate.ops.base import parse_expression
+
 
 def parse_signature(signature: list[str]) -> list[tuple[str, str | None, bool]]:
     """``["op", "value", "axis=None", "*", "options=None"]`` → (name, default text, keyword-only)."""
@@ -56,7 +58,7 @@ def bind(call: cst.Call, signature: list[str]) -> dict[str, cst.BaseExpression] 
         if name not in bound:
             if default is None:
                 return None
-            bound[name] = cst.parse_expression(default)
+            bound[name] = parse_expression(default)
     return bound
 
 

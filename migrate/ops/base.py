@@ -3,9 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Callable, Protocol
 
 import libcst as cst
+
+
+@lru_cache(maxsize=4096)
+def parse_expression(code: str) -> cst.BaseExpression:
+    """``cst.parse_expression``, once per text: rules ask for the same few names and defaults
+    thousands of times in a repository (nodes are immutable, so one parse serves every use)."""
+    return cst.parse_expression(code)
 
 
 @dataclass(frozen=True)

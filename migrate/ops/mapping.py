@@ -17,7 +17,7 @@ import libcst as cst
 from libcst.helpers import parse_template_expression
 
 from migrate.ops import args as argbind
-from migrate.ops.base import Operation, Param
+from migrate.ops.base import Operation, Param, parse_expression
 from migrate.ops.calls import call_of, keep_layout, misfit
 
 
@@ -36,7 +36,7 @@ def _leave_out(template: str, names: set[str]) -> str:
     """
     if not names:
         return template
-    call = cst.parse_expression(template)
+    call = parse_expression(template)
     if not isinstance(call, cst.Call):
         return template
     args = [a for a in call.args if not (a.keyword is not None and _placeholder(a.value) in names)]
@@ -134,7 +134,7 @@ class MapCall(Operation):
                 continue
             table = _keys(params.get("literals", {}).get(key, {}))
             if _literal(value) in table:
-                value = cst.parse_expression(table[_literal(value)])
+                value = parse_expression(table[_literal(value)])
             values[key] = value
         return keep_layout(updated, parse_template_expression(template, **values))
 

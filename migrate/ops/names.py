@@ -7,7 +7,7 @@ from typing import Any
 import libcst as cst
 from libcst.helpers import parse_template_expression
 
-from migrate.ops.base import Operation, Param
+from migrate.ops.base import Operation, Param, parse_expression
 
 
 def is_store(node: cst.CSTNode, parent) -> bool:
@@ -19,7 +19,7 @@ def renamed(to: str, api: str, suffix: str) -> cst.BaseExpression:
     """``to`` plus what a prefix rule keeps; ``to`` ending in ``.*`` keeps the API's own last name."""
     if to.endswith(".*"):
         to = to[:-1] + api.rsplit(".", 1)[-1]
-    return cst.parse_expression(to + suffix)
+    return parse_expression(to + suffix)
 
 
 def check_target(to: str) -> None:

@@ -186,8 +186,8 @@ class GradientTapeToValueAndGrad(Operation):
                 return why
         order = {name: i for i, name in enumerate(top_level)}
         aux.sort(key=lambda n: order[n])
-        closure = _free_name(view.module, params["closure"])
-        grads = None if assigned else _free_name(view.module, params["gradients"])
+        closure = _free_name(view, params["closure"])
+        grads = None if assigned else _free_name(view, params["gradients"])
         blank = here > 0 and not any(empty.comment is None for empty in with_statement.leading_lines)
         return TapeConversion(with_statement, line, tape.value, closure, target.value, tuple(aux), blank, grads)
 
@@ -499,9 +499,9 @@ def _unsafe_between(statement: cst.CSTNode, body_bound: set[str], body_reads: se
     return None
 
 
-def _free_name(module: cst.Module, wanted: str) -> str:
+def _free_name(view, wanted: str) -> str:
     """``wanted``, or ``wanted_2``, ``wanted_3`` … : a name the module does not use anywhere."""
-    used = _names_in(module)
+    used = _names_in(view.module) | getattr(view, "names_set_aside", frozenset())
     if wanted not in used:
         return wanted
     n = 2

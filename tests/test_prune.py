@@ -1,0 +1,166 @@
+"""Setting aside statements no rule can reach (migrate.engine.prune): same result, less work.
+
+The property that matters: for every input, converting with statements set aside and
+converting the whole file give the same bytes and the same findings. It is checked on
+every golden fixture, every program of the equivalence suite, the bundled example and
+the inputs below built to hit each reason a statement must stay (tracked objects,
+aliases, set-up queries, scopes and tapes, names a rewrite must not reuse); the fuzz
+tests check it on generated programs too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from migrate.engine.prune import PLACEHOLDER, prune
+from migrate.engine.runner import RuleSelection, convert_source, rule_index
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted(
+    [*ROOT.glob("fixtures/convert/*/input.py"), *ROOT.glob("fixtures/programs/*/original.py"),
+     *ROOT.glob("fixtures/programs/*/*.py"), ROOT / "examples" / "train.py"]
+)
+
+
+@pytest.fixture(scope="module")
+def index():
+    return rule_index(RuleSelection())
+
+
+def both(data: bytes, index, path: str = "t.py"):
+    pruned = convert_source(data, index, path, pruning=0)
+    whole = convert_source(data, index, path, pruning=False)
+    return pruned, whole
+
+
+def assert_same(data: bytes, index, path: str = "t.py"):
+    pruned, whole = both(data, index, path)
+    assert pruned.status == whole.status, (pruned.error, whole.error)
+    assert pruned.converted.decode() == whole.converted.decode()
+    assert pruned.findings == whole.findings
+    return pruned
+
+
+def cut(text: str, index, min_lines: int = 0):
+    return prune(text, ast.parse(text), index, min_lines)
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_pruned_and_whole_agree_on_every_fixture_and_program(path, index):
+    assert_same(path.read_bytes(), index, path.name)
+
+
+def test_the_fixtures_really_exercise_pruning(index):
+    """Not vacuous: many fixtures (dense TF code, mostly) have statements to set aside."""
+    cut_files = [p for p in SOURCES if cut(p.read_text(encoding="utf-8"), index) is not None]
+    assert len(cut_files) >= len(SOURCES) // 3, f"only {len(cut_files)} of {len(SOURCES)} files were pruned"
+
+
+LIBRARY = '''\
+"""A module docstring that mentions tf."""
+import os
+
+import numpy as np
+import tensorflow as tf
+
+
+def load(path):
+    """Reads a file."""
+    with open(path) as fh:
+        data = fh.read()
+    rows = [line.split(",") for line in data.splitlines()]
+    return np.array(rows)
+
+
+class Config:
+    name = "x"
+    size = 3
+
+    def describe(self):
+        return f"{self.name}:{self.size}"
+
+
+def loss(x):
+    total = 0
+    for i in range(3):
+        total += i
+    y = tf.reduce_sum(x)
+    return y + total
+'''
+
+
+def test_irrelevant_statements_become_placeholders(index):
+    pruned = cut(LIBRARY, index)
+    assert pruned is not None
+    text = pruned.text
+    assert "def load" not in text and "class Config" not in text  # wholly irrelevant: one placeholder each run
+    assert "import numpy as np" in text and "import os" in text  # imports always stay
+    assert '"""A module docstring that mentions tf."""' in text
+    assert "y = tf.reduce_sum(x)" in text and "def loss(x):" in text
+    assert "for i in range(3)" not in text  # irrelevant statements inside a relevant function go too
+    assert f"{PLACEHOLDER}0__(np)" in text  # the placeholder still reads the imports its statements read
+    assert pruned.restore(text) == LIBRARY
+    assert_same(LIBRARY.encode(), index)
+
+
+def test_findings_keep_their_original_lines(index):
+    text = "import tensorflow as tf\n" + "".join(f"def f{i}():\n    return {i}\n\n" for i in range(60)) + "x = tf.reduce_sum([1.0])\n"
+    result = assert_same(text.encode(), index)
+    line = text.splitlines().index("x = tf.reduce_sum([1.0])") + 1
+    assert [f.line for f in result.findings] == [line]
+    assert cut(text, index).text.count("\n") < 10
+
+
+@pytest.mark.parametrize("snippet", [
+    # a tracked strategy used in a statement with no TF name: its escape must be seen
+    "strategy = tf.distribute.MirroredStrategy()\n\ndef helper(s):\n    return s\n\nhelper(strategy)\n",
+    # an alias of a TF namespace, then used
+    "d = tf.distribute\ns = d.MirroredStrategy()\n\ndef use():\n    return s.num_replicas_in_sync\n",
+    # a set-up query read by an ordinary statement: it stays
+    "cpu = tf.config.list_physical_devices('CPU')[0]\nprint(cpu)\ntf.config.set_visible_devices([cpu], 'CPU')\n",
+    # a tape: the function is kept whole; a pruned function defines the closure's default name
+    "def forward():\n    return 0\n\ndef step(model, x, opt):\n    a = 1\n    with tf.GradientTape() as tape:\n        y = model(x)\n    print(a)\n"
+    "    g = tape.gradient(y, model.trainable_variables)\n    opt.apply_gradients(zip(g, model.trainable_variables))\n    return y\n",
+    # a scope unwrapped inside a function: its body moves one level out
+    "strategy = tf.distribute.MirroredStrategy()\n\ndef build():\n    x = [\n        1,\n    ]\n    with strategy.scope():\n"
+    "        s = '''a\n  b'''\n        m = tf.keras.Sequential()\n    return m, s, x\n",
+    # a scope at module level: nothing is set aside
+    "strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    z = 1\n    model = tf.keras.Sequential()\n",
+    # statements sharing a line with a relevant one stay with it
+    "a = 1; b = tf.reduce_sum([1.0])\nc = 2\n",
+    # an import only an irrelevant statement reads stays imported when the rewritten one drops it
+    "import numpy as np\nx = tf.reduce_sum(np.ones(3))\ny = np.zeros(2)\n",
+    # a decorated function, a class, an elif chain, try/except, match
+    "@staticmethod\ndef f():\n    pass\n\nif 1:\n    a = 1\nelif 2:\n    b = tf.reduce_sum([1.0])\nelse:\n    c = 3\n"
+    "try:\n    d = 1\nexcept ValueError as e:\n    f = tf.reduce_max([2.0])\nmatch d:\n    case 1:\n        g = 0\n",
+])
+def test_each_reason_to_keep_a_statement(snippet, index):
+    text = "import tensorflow as tf\n\n" + snippet
+    assert_same(text.encode(), index)
+
+
+def test_crlf_files_round_trip(index):
+    text = LIBRARY.replace("\n", "\r\n")
+    pruned = cut(text, index)
+    assert pruned is not None and "\r\n" in pruned.text and "\n" not in pruned.text.replace("\r\n", "")
+    assert pruned.restore(pruned.text) == text
+    assert_same(text.encode(), index)
+
+
+def test_what_is_never_pruned(index):
+    assert cut(LIBRARY.replace("\n", "\r\n", 3), index) is None  # mixed newlines
+    assert cut(LIBRARY + f"{PLACEHOLDER}1__ = 1\n", index) is None  # the placeholder spelling is taken
+    assert cut(LIBRARY, index, min_lines=1000) is None  # too short to be worth it
+
+
+def test_a_placeholder_that_moved_sends_the_file_back_whole(index):
+    pruned = cut(LIBRARY, index)
+    first = f"{PLACEHOLDER}0__(np)\n"
+    assert f"\n{first}" in pruned.text
+    moved = pruned.text.replace(f"\n{first}", f"\n    {first}")  # dedented or indented by a rewrite
+    assert pruned.restore(moved) is None
+    assert pruned.restore(pruned.text.replace(first, "")) is None  # lost
+    assert pruned.restore(pruned.text.replace(first, first + first)) is None  # duplicated
