@@ -4,6 +4,7 @@
     python benchmarks/codemod_bench.py path/to/tf/repo  # a real tree (copied; never modified)
     python benchmarks/codemod_bench.py --quick          # 200 files, one round (a smoke run)
     python benchmarks/codemod_bench.py --profile        # also: where the engine's time goes
+    python benchmarks/codemod_bench.py --json out.json  # also write the tables as JSON
 
 Every tool reads the same files and writes a converted copy (``--out``/``--outtree``):
 
@@ -20,6 +21,16 @@ Every tool reads the same files and writes a converted copy (``--out``/``--outtr
 Timings swing on a shared machine, so the variants run interleaved in rounds, the
 order rotating each round; each round gives one ratio per pair, and the table shows
 the median ratio over rounds with its range, and the median time of each tool.
+
+A real tree is screened once before anything is timed: tf_upgrade_v2's converter runs over
+each copied file in one process, and the files it raises on (pasta cannot annotate some
+newer syntax, and ``tf_upgrade_v2 --intree`` then stops the whole run) are dropped from
+the copy, so every tool converts the same files; the dropped files are printed with the
+first line of their error. Files CPython cannot compile are kept and listed (migrate
+reports them as failed, tf_upgrade_v2 logs them, the bare libcst run copies them).
+
+The first table gives, for each timed command, the files and lines it read, its median
+seconds, lines per second and peak RSS; the second the ratios against their targets.
 
 The generated corpus: each fixture input copied many times with its own bound names
 renamed (``strategy`` -> ``strategy_k17``), its top-level functions and classes in a
@@ -143,6 +154,118 @@ def copy_corpus(src: Path, dest: Path) -> None:
                 d = dest / s.relative_to(src)
                 d.parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(s, d)
+
+
+# tf_upgrade_v2 --intree stops at the first file its converter raises on (pasta cannot annotate
+# some Python 3.8+ syntax) and writes nothing else. This runs the same converter, with the same
+# change spec as the command's default mode, over every file in one process, catching errors per
+# file; the parent drops the files it raises on. It also notes the files CPython cannot compile.
+# Each result is one JSON line, so a file that kills or hangs the process is found too.
+SCREEN = r"""
+import json, os, sys, traceback, warnings
+warnings.simplefilter("ignore")
+results = os.fdopen(os.dup(1), "w")  # the converter prints to stdout: results get their own copy of it
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+from tensorflow.tools.compatibility import ast_edits, tf_upgrade_v2
+spec = tf_upgrade_v2.TFAPIChangeSpec(import_rename=False, upgrade_compat_v1_import=True)
+upgrader = ast_edits.ASTCodeUpgrader(spec)
+out = sys.argv[1]
+
+def first_line(exc):
+    text = str(exc).strip().splitlines()
+    return type(exc).__name__ + (": " + text[0] if text else "")
+
+print(json.dumps({"ready": True}), file=results, flush=True)
+for line in sys.stdin:
+    path = line.rstrip("\n")
+    result = {"path": path}
+    try:
+        with open(path, "rb") as fh:
+            compile(fh.read(), path, "exec", dont_inherit=True)
+    except Exception as exc:  # SyntaxError, ValueError (null bytes), RecursionError, ...
+        result["syntax"] = first_line(exc)
+    try:
+        upgrader.process_file(path, out)
+    except Exception as exc:
+        result["crash"] = first_line(exc)
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        result["where"] = f"{os.path.basename(frame.filename)}:{frame.lineno}"
+        try:
+            spec.clear_preprocessing()
+        except Exception:
+            pass
+    print(json.dumps(result), file=results, flush=True)
+"""
+
+
+def screen_corpus(corpus: Path, work: Path, timeout: float = 300) -> tuple[list[dict], list[dict]]:
+    """Run tf_upgrade_v2's converter over each file of `corpus` once, before anything is timed; delete
+    the files it raises on (or that kill or hang it for `timeout` seconds), so every tool sees the same
+    files. Returns (dropped, unparseable): dicts with the relative path and the first line of the error.
+    Files CPython cannot compile stay (migrate reports them as failed, tf_upgrade_v2 logs them)."""
+    import queue
+
+    pending = sorted(str(p) for p in corpus.rglob("*.py"))
+    tmp = work / "screen-tmp"  # process_file leaves its temporary file behind when it raises
+    tmp.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "TMPDIR": str(tmp)}
+    dropped: list[dict] = []
+    unparseable: list[dict] = []
+    rel = lambda path: str(Path(path).relative_to(corpus))
+    while pending:
+        log = work / "screen-stderr.txt"
+        with open(log, "wb") as err:
+            proc = subprocess.Popen([sys.executable, "-c", SCREEN, str(tmp / "out.py")], env=env, cwd=work,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True)
+        lines: queue.Queue = queue.Queue()
+
+        def feed() -> None:
+            try:
+                proc.stdin.write("".join(p + "\n" for p in pending))
+                proc.stdin.close()
+            except OSError:  # the process died
+                pass
+
+        def read() -> None:
+            for line in proc.stdout:
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=feed, daemon=True).start()
+        threading.Thread(target=read, daemon=True).start()
+        done, ready, why = 0, False, None
+        while True:
+            try:
+                line = lines.get(timeout=timeout)
+            except queue.Empty:
+                why = f"no result after {timeout:.0f} s"
+                proc.kill()
+                break
+            if line is None:
+                break
+            result = json.loads(line)
+            if result.get("ready"):
+                ready = True
+                continue
+            done += 1
+            if "crash" in result:
+                dropped.append({"path": rel(result["path"]), "reason": result["crash"], "where": result["where"]})
+            if "syntax" in result:
+                unparseable.append({"path": rel(result["path"]), "reason": result["syntax"]})
+        code = proc.wait()
+        if not ready:
+            tail = log.read_text(errors="replace")[-2000:]
+            raise SystemExit(f"could not start tf_upgrade_v2's converter to screen the corpus ({code}):\n{tail}")
+        if done < len(pending):  # the process died or hung on pending[done]: drop it and go on after it
+            why = why or f"the process ended with exit code {code}"
+            dropped.append({"path": rel(pending[done]), "reason": why, "where": "-"})
+            done += 1
+        pending = pending[done:]
+    for d in dropped:
+        (corpus / d["path"]).unlink()
+    unparseable = [u for u in unparseable if u["path"] not in {d["path"] for d in dropped}]
+    return dropped, unparseable
 
 
 def corpus_stats(root: Path) -> tuple[int, int, int]:
@@ -284,11 +407,19 @@ def run(args) -> list[dict]:
     work = Path(tempfile.mkdtemp(prefix="codemod-bench-"))
     try:
         corpus = work / "corpus"
+        dropped: list[dict] = []
+        unparseable: list[dict] = []
         if args.corpus:
             copy_corpus(Path(args.corpus), corpus)
+            copied = sum(1 for _ in corpus.rglob("*.py"))
+            print(f"screening {copied} files with tf_upgrade_v2's converter (not timed) ...", file=sys.stderr, flush=True)
+            dropped, unparseable = screen_corpus(corpus, work)
+            print(screening_note(copied, dropped, unparseable), file=sys.stderr, flush=True)
         else:
             generate_corpus(corpus, args.files)
         files, lines, size = corpus_stats(corpus)
+        if not files:
+            raise SystemExit("no Python files left to convert")
         small = work / "small"
         every = sorted(corpus.rglob("*.py"))
         small_files = sorted(random.Random(1).sample(every, min(100, len(every))))  # the same mix of kinds of file
@@ -302,7 +433,7 @@ def run(args) -> list[dict]:
               f" ({'from ' + args.corpus if args.corpus else 'generated from fixtures/convert'}); "
               f"{args.rounds} round(s)", file=sys.stderr)
         times: dict[str, list[float]] = {k: [] for k in ("j1", "j2", "tf", "cst", "warm", "small")}
-        rss: dict[str, list[int]] = {k: [] for k in ("j1", "j2", "tf", "cst", "warm")}
+        rss: dict[str, list[int]] = {k: [] for k in ("j1", "j2", "tf", "cst", "warm", "small")}
         ratios: dict[str, list[float]] = {k: [] for k in ("j1/tf", "j1/cst", "j1/j2", "cold/warm", "small/large")}
         variants = ["j1", "tf", "cst", "j2", "small"]
         for r in range(args.rounds):
@@ -355,7 +486,24 @@ def run(args) -> list[dict]:
             row("peak RSS, migrate --jobs 2 (3 processes)", "MB", [mb["j2"]], "<= 300", lambda x: x <= 300,
                 f"warm-cache run {mb['warm']:.0f} MB"),
         ]
-        summary = {"files": files, "lines": lines, "bytes": size, "seconds": med, "rounds": args.rounds}
+        small_files_n = len(small_files)
+        tools = [  # what each timed command did: the files and lines it read, its median seconds and peak RSS
+            ("migrate convert --jobs 1", "j1", files, lines),
+            ("migrate convert --jobs 2", "j2", files, lines),
+            ("migrate convert --jobs 1, warm cache", "warm", files, lines),
+            ("tf_upgrade_v2 --intree/--outtree", "tf", files, lines),
+            ("bare libcst parse + regenerate", "cst", files, lines),
+            (f"migrate convert --jobs 1, {small_files_n} files", "small", small_files_n, small_lines),
+        ]
+        summary = {
+            "files": files, "lines": lines, "bytes": size, "rounds": args.rounds, "seconds": med,
+            "peak_rss_mb": mb, "small_files": small_files_n, "small_lines": small_lines,
+            "corpus": f"from {args.corpus}" if args.corpus else "generated from fixtures/convert",
+            "dropped": dropped, "unparseable": unparseable,
+            "tools": [{"tool": name, "key": key, "files": n, "lines": nl, "seconds": med[key],
+                       "lines_per_second": nl / med[key] if med[key] else None, "peak_rss_mb": mb.get(key)}
+                      for name, key, n, nl in tools],
+        }
         return rows, summary
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -367,13 +515,35 @@ def row(case, metric, values, target, ok, detail) -> dict:
             "pass": bool(ok(median)), "detail": detail, "rounds": len(values)}
 
 
+def screening_note(copied: int, dropped: list[dict], unparseable: list[dict], limit: int = 10) -> str:
+    """What the screening removed and why (first error line), and which kept files CPython cannot compile."""
+    out = [f"screening: {len(dropped)} of {copied} files dropped from the corpus (tf_upgrade_v2 --intree would stop "
+           f"at them){':' if dropped else ''}"]
+    out += [f"  dropped {d['path']}: {d['reason']} ({d['where']})" for d in dropped[:limit]]
+    if len(dropped) > limit:
+        out.append(f"  ... and {len(dropped) - limit} more")
+    out.append(f"screening: {len(unparseable)} kept file(s) CPython cannot compile (every tool gets them; migrate "
+               f"reports them as failed){':' if unparseable else ''}")
+    out += [f"  unparseable {u['path']}: {u['reason']}" for u in unparseable[:limit]]
+    if len(unparseable) > limit:
+        out.append(f"  ... and {len(unparseable) - limit} more")
+    return "\n".join(out)
+
+
 def render(rows, summary) -> str:
-    s = summary["seconds"]
-    lines = [
-        f"codemod: {summary['files']} files, {summary['lines']:,} lines; median seconds: migrate -j1 {s['j1']:.1f}, "
-        f"-j2 {s['j2']:.1f}, warm cache {s['warm']:.2f}, tf_upgrade_v2 {s['tf']:.1f}, bare libcst {s['cst']:.1f}",
-        f"{'case':42} {'metric':10} {'median':>8}  {'range':>15}  {'target':8} {'ok':4}  detail",
-    ]
+    lines = [f"codemod corpus: {summary['files']} files, {summary['lines']:,} lines, {summary['bytes'] / 1e6:.1f} MB "
+             f"({summary['corpus']}); {summary['rounds']} round(s), median of rounds"]
+    if summary["dropped"] or summary["unparseable"]:
+        lines.append(f"  ({len(summary['dropped'])} file(s) dropped before timing because tf_upgrade_v2 crashes on "
+                     f"them; {len(summary['unparseable'])} kept that CPython cannot compile)")
+        lines += [f"  dropped {d['path']}: {d['reason']}" for d in summary["dropped"][:5]]
+        lines += [f"  unparseable {u['path']}: {u['reason']}" for u in summary["unparseable"][:5]]
+    lines.append(f"{'tool':42} {'files':>6} {'lines':>9} {'seconds':>8} {'lines/s':>9} {'peak RSS':>9}")
+    for t in summary["tools"]:
+        rss = f"{t['peak_rss_mb']:.0f} MB" if t["peak_rss_mb"] is not None else "-"
+        rate = f"{t['lines_per_second']:,.0f}" if t["lines_per_second"] else "-"
+        lines.append(f"{t['tool']:42} {t['files']:6} {t['lines']:9,} {t['seconds']:8.2f} {rate:>9} {rss:>9}")
+    lines += ["", f"{'case':42} {'metric':10} {'median':>8}  {'range':>15}  {'target':8} {'ok':4}  detail"]
     for r in rows:
         rng = f"{r['min']:.2f}-{r['max']:.2f}" if r["rounds"] > 1 else "-"
         lines.append(f"{r['case']:42} {r['metric']:10} {r['median']:8.2f}  {rng:>15}  {r['target']:8} "
@@ -390,7 +560,7 @@ def machine() -> str:
                 model = line.split(":", 1)[1].strip()
                 break
         mem = next(int(l.split()[1]) for l in Path("/proc/meminfo").read_text().splitlines() if l.startswith("MemTotal"))
-        return f"{model}, {mem / 2**20:.0f} GB RAM"
+        return f"{model}, {mem / 2**20:.1f} GB RAM"
     except (OSError, StopIteration, ValueError):
         return model
 
@@ -453,13 +623,25 @@ def profile(files: list[Path]) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("corpus", nargs="?", help="a directory of real TF code (its .py files are copied; the tree is never modified)")
-    parser.add_argument("--files", type=int, default=2000, help="files to generate when no corpus is given (default 2000)")
-    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
-    parser.add_argument("--quick", action="store_true", help="200 files, one round")
-    parser.add_argument("--profile", action="store_true", help="also profile the engine on the fixtures (in process)")
-    parser.add_argument("--json", help="also write the results to this JSON file")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("corpus", nargs="?",
+                        help="a directory of real TF code: its .py files are copied (symlinks and .git, .venv, "
+                             "__pycache__ ... skipped), screened with tf_upgrade_v2's converter, and converted by "
+                             "every tool; the tree itself is never modified (default: a generated corpus)")
+    parser.add_argument("--files", type=int, default=2000,
+                        help="files to generate when no corpus is given (default 2000; ignored with a corpus)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="interleaved rounds; each gives one ratio per pair, the table shows their median and "
+                             "range (default 3)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: one round, and at most 200 generated files (a given corpus is used "
+                             "whole); overrides --rounds")
+    parser.add_argument("--profile", action="store_true",
+                        help="also profile the engine in this process on the fixtures/convert inputs and print "
+                             "where its time goes (cumulative seconds per part)")
+    parser.add_argument("--json", metavar="FILE",
+                        help="also write the results to FILE: {'rows': the ratio table, 'summary': corpus, "
+                             "per-tool files/lines/seconds/RSS, dropped and unparseable files}")
     args = parser.parse_args(argv)
     if args.quick:
         args.files, args.rounds = min(args.files, 200), 1

@@ -3,6 +3,7 @@
     python benchmarks/runtime_bench.py                 # launches itself as 2 CPU processes
     python benchmarks/runtime_bench.py --quick         # fewer repetitions (a smoke run)
     python benchmarks/runtime_bench.py --json out.json # also write the table as JSON
+                                                       # ({"rows": [...], "summary": {...}})
 
 1. all-reduce throughput through the shim (``migrate.runtime.reduce``) vs raw
    ``ops.AllReduce``, 1/16/64 MB float32 (target >= 0.95x);
@@ -172,21 +173,28 @@ def python_overhead_us(calls=2000) -> float:
 
 
 def render(rows) -> str:
+    ok = lambda r: "-" if r["target"] == "(info)" else ("yes" if r["pass"] else "NO")
     lines = [f"{'case':36} {'ratio':26} {'median':>7}  {'IQR':>13}  {'95% CI of median':>16}  {'target':8} {'ok':4}  "
              "detail"]
     for r in rows:
         low, high = r["ci95"]
         lines.append(f"{r['case']:36} {r['metric']:26} {r['median']:7.3f}  {r['q1']:6.3f}-{r['q3']:<6.3f}  "
-                     f"{low:7.3f}-{high:<8.3f}  {r['target']:8} {'yes' if r['pass'] else 'NO':4}  {r['detail']} "
+                     f"{low:7.3f}-{high:<8.3f}  {r['target']:8} {ok(r):4}  {r['detail']} "
                      f"({r['trials']} pairs)")
     return "\n".join(lines)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
-    parser.add_argument("--json", help="also write the results to this JSON file")
-    parser.add_argument("--timeout", type=float, default=900, help="end the job after this many seconds")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help="a smoke run: a quarter of the timed repetitions (at least 4-10 pairs per case), so "
+                             "wider intervals")
+    parser.add_argument("--json", metavar="FILE",
+                        help="also write the results to FILE (written by rank 0): {'rows': one dict per table row "
+                             "(median, IQR, 95%% CI, target, pass), 'summary': the shim's Python overhead per "
+                             "call, process count, load average}")
+    parser.add_argument("--timeout", type=float, default=900,
+                        help="end the whole job (both worker processes) after this many seconds (default 900)")
     args = parser.parse_args(argv)
     if os.environ.get("MS_ROLE"):
         rows = bench_worker(args.quick)
@@ -196,9 +204,12 @@ def main(argv=None):
             print(render(rows), flush=True)
             overhead = python_overhead_us()
             print(f"shim Python per steady-state reduce call: {overhead:.0f} us (no communication)", flush=True)
-            print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)", flush=True)
+            load = os.getloadavg()[0]
+            print(f"(load average {load:.1f} on {os.cpu_count()} cores)", flush=True)
             if args.json:
-                Path(args.json).write_text(json.dumps(rows, indent=2))
+                summary = {"python_overhead_us": overhead, "processes": collectives.world().size,
+                           "quick": args.quick, "load_average": load}
+                Path(args.json).write_text(json.dumps({"rows": rows, "summary": summary}, indent=2))
         return 0
     forwarded = (["--quick"] if args.quick else []) + (["--json", str(Path(args.json).resolve())] if args.json else [])
     return subprocess.call([sys.executable, "-m", "migrate.runtime.launch", "-n", "2", "--device", "CPU",
