@@ -151,6 +151,11 @@ class GradientTapeToValueAndGrad(Operation):
 
         # -- what the body computes, and who reads it --
         body_bound = _bound_in(scope, with_statement.body)
+        # A binding the plan replaces (a strategy that becomes `init()` and a parallel context)
+        # binds nothing once converted: its reads go with it, so they do not stop the tape.
+        replaced = view.plan.statements
+        body_bound = {name: found for name, found in body_bound.items()
+                      if not all(view.statement_of(a.node) in replaced for a in found)}
         if not body_bound.get(target.value):
             return f"the gradient's target `{target.value}` is not computed under the tape"
         if isinstance(scope, cst.metadata.ClassScope):
