@@ -23,6 +23,10 @@ entry points that keep ranks in step:
 
 Nothing here hand-builds a transport; the collectives are MindSpore's.
 
+Under `migrate run`, a worker also writes its Python stacks to a file when the
+launcher asks (`_enable_stack_dumps`), so that the launcher's report can tell a
+rank waiting in one of these collectives from a rank that hung elsewhere.
+
 Backends differ by configuration only: `WIRE_DTYPES` says which dtypes each
 backend's kernels accept natively; other dtypes are cast to a carrier dtype on the
 way in and back on the way out (or, for float64 sums, gathered and summed on the
@@ -226,7 +230,8 @@ class WorldGroup(Group):
         self._broken = f"{name}: {type(exc).__name__}: {first_line}"
         return CollectiveError(
             f"rank {self.rank}: collective {name} failed ({type(exc).__name__}: {first_line}). "
-            "A failed collective leaves the ranks out of step, so the job cannot continue.")
+            "A failed collective leaves the ranks out of step, so the job cannot continue. "
+            "(Usually another rank failed, exited or hung: see its log.)")
 
     # --- primitives ------------------------------------------------------------------
 
@@ -477,3 +482,48 @@ def _join_cluster() -> Group:
 def is_initialized() -> bool:
     return _world is not None
 
+
+# --- where is this rank? (for `migrate run`'s failure and timeout reports) -------------------
+
+_stack_file = None
+
+
+def _enable_stack_dumps() -> None:
+    """Under `migrate run`, let the launcher ask this worker where it is.
+
+    When a job fails or times out, the launcher sends ``MIGRATE_STACK_SIGNAL`` (a real-time
+    signal, which programs do not use) to the ranks still running, just before it stops them.
+    `faulthandler` then writes every thread's Python stack to
+    ``<MIGRATE_STACK_DIR>/stack_<rank>.txt`` from the signal handler itself, so this works
+    while the rank is blocked inside a MindSpore collective, and the launcher can tell a rank
+    waiting in one of this module's collectives from a rank that hung elsewhere. Nothing runs
+    until the signal arrives; a program that handles that signal itself keeps its handler.
+    """
+    global _stack_file
+    env = os.environ
+    directory, signum, rank = env.get("MIGRATE_STACK_DIR"), env.get("MIGRATE_STACK_SIGNAL", ""), \
+        env.get("MS_NODE_ID", "")
+    if (_stack_file is not None or env.get("MS_ROLE") != "MS_WORKER" or not directory
+            or not signum.isdigit() or not rank.isdigit()):
+        return
+    import faulthandler
+    import signal
+
+    path = os.path.join(directory, f"stack_{int(rank)}.txt")
+    try:
+        if signal.getsignal(int(signum)) not in (signal.SIG_DFL, None):
+            return
+        handle = open(path, "w")  # noqa: SIM115 - kept open: faulthandler writes to its descriptor
+    except (OSError, ValueError):
+        return
+    try:
+        faulthandler.register(int(signum), file=handle, all_threads=True)
+    except (OSError, ValueError, RuntimeError):
+        handle.close()
+        with contextlib.suppress(OSError):
+            os.remove(path)  # no file: the launcher does not send a signal nobody handles
+        return
+    _stack_file = handle
+
+
+_enable_stack_dumps()

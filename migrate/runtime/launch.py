@@ -10,6 +10,14 @@ streamed to the terminal unprefixed (``--all-ranks``: every local rank, prefixed
 (msrun itself would wait for its scheduler to time out); ``--timeout`` bounds the
 job, naming the ranks still running. The exit code is 0 only if every rank exited 0.
 
+The closing report names each failed rank with its exit code and the exception it
+died of, and says where the ranks that were still running were: migrate.runtime's
+workers dump their Python stacks when asked (see `collectives._enable_stack_dumps`),
+so a rank that hung outside any collective is told apart from the ranks waiting for
+it in one. (MindSpore's CPU collectives give up after MS_CPU_COMM_OP_TIMEOUT, 30 s by
+default: then the waiting rank fails with a CollectiveError, and the report names the
+rank that did not fail as the likely cause.)
+
 Multi-node: ``--nnodes/--node-rank/--master-addr/--master-port`` describe the
 cluster; a TF_CONFIG in the environment is translated (chief/workers -> nodes, task
 index -> node rank, first worker -> master). Node 0 runs msrun, which starts the
@@ -34,6 +42,7 @@ import shutil
 import signal
 import socket
 import sys
+import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -46,6 +55,11 @@ EXIT_LAUNCH_ERROR = 2
 _POLL_SECONDS = 0.1
 _FAILURE_GRACE_SECONDS = 2.0     # after a rank fails: time for its last output to land
 _SCHEDULER_GRACE_SECONDS = 8.0   # after all ranks finished: time for msrun to wind down
+_STACK_WAIT_SECONDS = 2.0        # for the ranks' stack dumps before they are stopped
+_ERROR_WINDOW_LINES = 300        # a failed rank's traceback is looked for in its log's last lines
+# Asks a migrate.runtime worker for its Python stacks (a real-time signal: programs do not use
+# those, so it cannot trigger a program's own handler). None where there are none (not Linux).
+_STACK_SIGNAL = signal.SIGRTMIN + 6 if hasattr(signal, "SIGRTMIN") else None
 _DEVICES = ("auto", "Ascend", "GPU", "CPU")
 
 
@@ -188,6 +202,9 @@ def worker_environment(plan: LaunchPlan, environ=None) -> dict:
     env["MIGRATE_MASTER_ADDR"] = plan.master_addr
     env["MIGRATE_MASTER_PORT"] = str(plan.master_port)
     env["MIGRATE_NPROC_PER_NODE"] = str(plan.nproc)
+    if _STACK_SIGNAL is not None:  # see collectives._enable_stack_dumps
+        env["MIGRATE_STACK_DIR"] = str(plan.log_dir)
+        env["MIGRATE_STACK_SIGNAL"] = str(int(_STACK_SIGNAL))
     # The package running this launcher must be importable by the program.
     package_root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH", "")) if p)
@@ -207,6 +224,92 @@ def check_mindspore() -> None:
 
 # MindSpore's own C++ log lines, e.g. "[INFO] DISTRIBUTED(8289,7fa0,python):2026-...".
 _MINDSPORE_LOG_LINE = re.compile(r"^\[(DEBUG|INFO|WARNING)\] [A-Z_]+\(\d+,")
+_MINDSPORE_ANY_LOG_LINE = re.compile(r"^\[[A-Z]+\] [A-Z_]+\(\d+,")
+_FRAME_LINE = re.compile(r'^\s+File "(.*)", line (\d+) in (.*)$')
+
+
+def _zombie_exit_code(pid: int) -> int | None:
+    """The exit status of a worker that has exited but is not reaped yet (Linux: /proc/<pid>/stat
+    field 52), as Popen reports it (negative: killed by that signal); None if unknown.
+
+    msrun reaps its workers only once a second, and on a failure at once kills the others;
+    reading the code here lets the launcher act first."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    if len(fields) < 50 or fields[0] != b"Z":
+        return None
+    status = int(fields[49])
+    return -(status & 0x7F) if status & 0x7F else (status >> 8) & 0xFF
+
+
+def _catches(pid: int, signum: int) -> bool:
+    """Whether process `pid` has a handler for `signum` (Linux: SigCgt in /proc/<pid>/status)."""
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("SigCgt:"):
+                    return bool(int(line.split()[1], 16) >> (signum - 1) & 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def _library_prefixes() -> tuple:
+    """Where the standard library and installed packages live (the workers run this interpreter)."""
+    paths = sysconfig.get_paths()
+    found = set()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        if key in paths:
+            found |= {os.path.join(paths[key], ""), os.path.join(str(Path(paths[key]).resolve()), "")}
+    return tuple(sorted(found))
+
+
+def _main_thread_frames(dump: str) -> list:
+    """The main thread's frames, most recent first, from a faulthandler dump: [(file, line, function)]."""
+    threads, current = [], None
+    for line in dump.splitlines():
+        if line.endswith("(most recent call first):"):
+            current = []
+            threads.append(current)
+        elif current is not None and (match := _FRAME_LINE.match(line)):
+            current.append((match[1], int(match[2]), match[3]))
+    # The main thread runs the program (<module>); other Python threads start in threading.
+    for frames in threads:
+        if any(function == "<module>" for _, _, function in frames) \
+                and not (frames and frames[-1][0].endswith("threading.py")):
+            return frames
+    return threads[0] if threads else []
+
+
+def whereabouts(dump: str, library_prefixes=None) -> tuple[bool, str] | None:
+    """(in a collective?, where) for a rank, from its stack dump; None without a usable dump.
+
+    A rank is in a collective when the innermost frame outside libraries (MindSpore, numpy,
+    the standard library) is migrate.runtime's collectives module, through which every
+    collective of the runtime goes. `where` names the innermost frame of the program itself.
+    """
+    frames = _main_thread_frames(dump)
+    if not frames:
+        return None
+    prefixes = _library_prefixes() if library_prefixes is None else library_prefixes
+
+    def runtime(path):
+        return "/migrate/runtime/" in path.replace(os.sep, "/")
+
+    def library(path):  # "<frozen ...>", or installed packages and the standard library (not migrate itself)
+        return path.startswith("<") or bool(prefixes) and path.startswith(prefixes) and not runtime(path)
+
+    deciding = next((f for f in frames if not library(f[0])), None)
+    index = next((i for i, f in enumerate(frames) if not library(f[0]) and not runtime(f[0])), None)
+    at = "(no frame of the program)" if index is None else "{}:{} in {}".format(*frames[index])
+    if deciding is not None and runtime(deciding[0]) and Path(deciding[0]).name == "collectives.py":
+        # Name the runtime function the program called (the outermost runtime frame).
+        api = next((f[2] for f in reversed(frames[:index]) if runtime(f[0])), deciding[2]) if index else deciding[2]
+        return True, f"{api}, called from {at}"
+    return False, at
 
 
 class _LogStream:
@@ -262,6 +365,8 @@ class Supervisor:
         self.workers: dict[int, _Worker] = {}
         self.msrun = None
         self.msrun_log = plan.log_dir / "msrun.log"
+        self._stacks_asked: set = set()
+        self._running_at_end: list = []
 
     def _streams(self) -> list[_LogStream]:
         local = [self.plan.global_rank(i) for i in range(self.plan.nproc)]
@@ -332,7 +437,8 @@ class Supervisor:
                 alive = False
             if not alive:
                 worker.finished_at = now
-                worker.exit_code = codes.get(worker.pid)
+                code = codes.get(worker.pid)
+                worker.exit_code = code if code is not None else _zombie_exit_code(worker.pid)
 
     def _kill_everything(self) -> None:
         """End msrun, its scheduler and every worker (each worker has its own process group)."""
@@ -383,9 +489,76 @@ class Supervisor:
         lines = [line for line in lines if not _MINDSPORE_LOG_LINE.match(line)]
         return "\n".join(f"    {line}" for line in lines[-count:])
 
+    def _stack_file(self, rank: int) -> Path:
+        return self.plan.log_dir / f"stack_{rank}.txt"
+
+    def _dump_stacks(self, ranks) -> None:
+        """Ask the given ranks (still running, about to be stopped) for their Python stacks."""
+        if _STACK_SIGNAL is None:
+            return
+        asked = []
+        for rank in ranks:
+            worker = self.workers.get(rank)
+            if worker is None or rank in self._stacks_asked or worker.finished_at is not None:
+                continue
+            self._stacks_asked.add(rank)
+            path = self._stack_file(rank)
+            # The worker creates the file when it installs the handler: no file, no handler, no signal
+            # (a real-time signal nobody handles would kill the process).
+            if not path.exists() or not _catches(worker.pid, int(_STACK_SIGNAL)):
+                continue
+            try:
+                os.kill(worker.pid, _STACK_SIGNAL)
+            except OSError:
+                continue
+            asked.append(path)
+        deadline, sizes = time.monotonic() + _STACK_WAIT_SECONDS, None
+        while asked and time.monotonic() < deadline:
+            time.sleep(0.05)
+            now_sizes = []
+            for path in asked:
+                try:
+                    now_sizes.append(path.stat().st_size)
+                except OSError:
+                    now_sizes.append(0)
+            if all(now_sizes) and now_sizes == sizes:
+                break  # every dump is there and complete (the sizes stopped changing)
+            sizes = now_sizes
+
+    def _whereabouts(self, rank: int) -> tuple[bool, str] | None:
+        if rank not in self._stacks_asked:
+            return None
+        try:
+            return whereabouts(self._stack_file(rank).read_text(errors="replace"))
+        except OSError:
+            return None
+
+    def _error_of(self, rank: int, max_lines: int = 8) -> list[str]:
+        """The exception a rank died of (the end of its last traceback), or []."""
+        try:
+            lines = self._log_of(rank).read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            return []
+        # Only a traceback near the end: the one the rank died of, not one it printed and went on.
+        lines = [line for line in lines if not _MINDSPORE_ANY_LOG_LINE.match(line)][-_ERROR_WINDOW_LINES:]
+        starts = [i for i, line in enumerate(lines) if line.startswith("Traceback (most recent call last):")]
+        if not starts:
+            return []
+        error = []
+        for line in lines[starts[-1] + 1:]:
+            if not error:
+                if line and not line[0].isspace():
+                    error.append(line)  # past the frames: the exception's first line
+            elif line and line[0].isspace():
+                error.append(line)      # a message over several lines (indented)
+            else:
+                break
+        return [line[:500] for line in error[:max_lines]]
+
     def _clear_stale_logs(self) -> None:
         """A reused log directory must not stream a previous job's output."""
         names = [self._log_of(self.plan.global_rank(i)).name for i in range(self.plan.nproc)]
+        names += [self._stack_file(self.plan.global_rank(i)).name for i in range(self.plan.nproc)]
         if uses_msrun(self.plan):
             names += ["scheduler.log", self.msrun_log.name]
         for name in names:
@@ -440,6 +613,9 @@ class Supervisor:
                     break
                 if failed and failure_seen_at is None:
                     failure_seen_at = now
+                    # The job is lost: before msrun stops the others (within a second), ask them where
+                    # they are, for the report.
+                    self._dump_stacks(w.rank for w in self.workers.values() if w.finished_at is None)
                 if failure_seen_at is not None and now - failure_seen_at > _FAILURE_GRACE_SECONDS:
                     outcome = "failed"
                     break
@@ -456,15 +632,39 @@ class Supervisor:
             outcome = "interrupted"
         # Who was still running when the job ended (before the kill makes everyone "finished").
         self._running_at_end = sorted(w.rank for w in self.workers.values() if w.finished_at is None)
+        if outcome in ("timeout", "failed"):
+            self._dump_stacks(self._running_at_end)
         self._kill_everything()  # also strays of a node whose msrun already returned
         self._update_workers(time.monotonic())
         for stream in streams:
             stream.pump(final=True)
         return self._report(outcome, time.monotonic() - started)
 
+    def _failures(self) -> list:
+        """The ranks that failed by themselves, the first to fail first. A rank killed (SIGKILL) after
+        another one failed was stopped (msrun kills the others at once), it did not fail."""
+        failed = [w for w in self.workers.values() if w.exit_code not in (None, 0)]
+        own = [w for w in failed if w.exit_code != -signal.SIGKILL]
+        if own:
+            first = min(w.finished_at or 0.0 for w in own)
+            failed = [w for w in failed if w.exit_code != -signal.SIGKILL or (w.finished_at or 0.0) < first]
+        return sorted(failed, key=lambda w: (w.finished_at or 0.0, w.rank))
+
+    def _state_of(self, rank: int) -> tuple[bool | None, str]:
+        """(in a collective? None if unknown, description) of a rank that was still running."""
+        where = self._whereabouts(rank)
+        if where is None:
+            return None, "hung, or waiting in a collective for a peer"
+        return where[0], (f"waiting in a collective: {where[1]}" if where[0] else f"not in a collective, at {where[1]}")
+
+    @staticmethod
+    def _ranks(ranks) -> str:
+        ranks = list(ranks)
+        return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
+
     def _report(self, outcome: str, elapsed: float) -> int:
         msrun_code = self.msrun.returncode if self.msrun is not None else 0
-        failed = sorted((w for w in self.workers.values() if w.exit_code not in (None, 0)), key=lambda w: w.rank)
+        failed = self._failures()
         if outcome == "interrupted":
             self.err.write("migrate run: interrupted; all ranks stopped\n")
             return 130
@@ -472,8 +672,14 @@ class Supervisor:
             running = self._running_at_end
             missing = sorted(set(self.plan.global_rank(i) for i in range(self.plan.nproc)) - set(self.workers))
             lines = [f"migrate run: timed out after {self.timeout:g} s; job ended."]
+            states = {rank: self._state_of(rank) for rank in running}
+            waiting = [r for r in running if states[r][0] is True]
+            elsewhere = [r for r in running if states[r][0] is False]
+            if waiting and elsewhere:
+                lines.append(f"  {self._ranks(elsewhere)} {'appears' if len(elsewhere) == 1 else 'appear'} hung: "
+                             f"not in a collective while {self._ranks(waiting)} waited in one")
             for rank in running:
-                lines.append(f"  rank {rank} was still running (hung, or waiting in a collective for a peer); "
+                lines.append(f"  rank {rank} was still running, {states[rank][1]}; "
                              f"last output: {self._last_line(rank)}")
             for rank in missing:
                 lines.append(f"  rank {rank} never started; see {self.msrun_log}")
@@ -484,7 +690,32 @@ class Supervisor:
             return EXIT_TIMEOUT
         if failed:
             first = failed[0]
-            lines = [f"migrate run: rank {w.rank} exited with code {w.exit_code}" for w in failed]
+            lines, errors = [], {}
+            for worker in failed:
+                errors[worker.rank] = error = self._error_of(worker.rank)
+                lines.append(f"migrate run: rank {worker.rank} exited with code {worker.exit_code}"
+                             + (f": {error[0]}" if error else ""))
+                if worker is first:  # the rest of a long message once (ranks often fail alike)
+                    lines.extend(f"    {line}" for line in error[1:])
+            # Ranks that did not fail but were running when the first one did (stopped by msrun or here).
+            stopped = sorted(w.rank for w in self.workers.values() if w not in failed and (
+                w.rank in self._running_at_end
+                or w.exit_code in (None, -signal.SIGKILL) and (w.finished_at or 0.0) >= (first.finished_at or 0.0)))
+            states = {rank: self._state_of(rank) for rank in stopped}
+            if all(any("CollectiveError" in line for line in errors[w.rank]) for w in failed):
+                # Every failure was a collective giving up on a peer: the peers that did not fail, and were
+                # not waiting in a collective themselves, are the likely cause.
+                suspects = [r for r in stopped if states[r][0] is not True]
+                if suspects:
+                    lines.append(
+                        f"migrate run: {self._ranks(suspects)} did not fail but "
+                        f"{'was' if len(suspects) == 1 else 'were'} still running when the "
+                        f"collective of {self._ranks(w.rank for w in failed)} failed waiting for its peers: "
+                        f"{self._ranks(suspects)} probably hung or stopped calling collectives (last output: "
+                        + "; ".join(f"rank {r}: {self._last_line(r)}" for r in suspects) + ")")
+            for rank in stopped:
+                if states[rank][0] is not None:
+                    lines.append(f"migrate run: rank {rank} was still running, {states[rank][1]}; it was stopped")
             lines.append("migrate run: the other ranks were stopped.")
             if not (self.all_ranks or first.rank == 0 and self.plan.node_rank == 0):
                 lines.append(f"  last output of rank {first.rank}:\n{self._tail(first.rank)}")
