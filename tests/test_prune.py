@@ -13,8 +13,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import libcst as cst
+import libcst.matchers as m
 import pytest
 
+from migrate.engine import _libcst_speed
 from migrate.engine.prune import PLACEHOLDER, prune
 from migrate.engine.runner import RuleSelection, convert_source, rule_index
 
@@ -164,3 +167,24 @@ def test_a_placeholder_that_moved_sends_the_file_back_whole(index):
     assert pruned.restore(moved) is None
     assert pruned.restore(pruned.text.replace(first, "")) is None  # lost
     assert pruned.restore(pruned.text.replace(first, first + first)) is None  # duplicated
+
+
+def test_remembered_libcst_introspection_keeps_decorated_visitors_working():
+    """migrate.engine._libcst_speed remembers only *empty* matcher scans: decorated methods still run."""
+    _libcst_speed.install()  # idempotent
+    seen: list[str] = []
+
+    class Decorated(m.MatcherDecoratableVisitor):
+        @m.visit(m.Name("tf"))
+        def saw_tf(self, node: cst.Name) -> None:
+            seen.append(node.value)
+
+    class Plain(m.MatcherDecoratableVisitor):
+        pass
+
+    Decorated.__module__ = Plain.__module__ = "migrate.tests_only"
+    module = cst.parse_module("import tensorflow as tf\nx = tf.constant(1)\n")
+    for _ in range(3):  # the first instance scans; later ones must not lose the decorated method
+        module.visit(Decorated())
+        module.visit(Plain())
+    assert seen == ["tf", "tf"] * 3  # `as tf` and `tf.constant`, on every visit

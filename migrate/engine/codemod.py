@@ -28,9 +28,12 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import Assignment, MetadataWrapper, PositionProvider, QualifiedNameSource, ScopeProvider
 
 from migrate import ops
+from migrate.engine import _libcst_speed
 from migrate.engine.findings import Finding
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 from migrate.rules import Rule
+
+_libcst_speed.install()
 
 # Spellings of the same TF 2 API: `import tensorflow.compat.v2 as tf` is `tensorflow`.
 # Keras is one API under four names: `tf.keras`, Keras 3's `keras` (what `tf.keras` is

@@ -122,7 +122,7 @@ class _Pruner:
         roots, strings = index.roots, set(index.strings)
         self.words = [set(_WORD.findall(line)) for line in lines]
         self.imported: set[str] = set()  # every name an import binds
-        self.relevant: set[str] = set(roots)
+        self.relevant: set[str] = set()
         # What a name may stand for, as the planner resolves it: imports, aliases, tracked objects.
         self.quals: dict[str, set[str]] = {}
         self.types: dict[str, set[str]] = {}
