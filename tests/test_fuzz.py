@@ -17,8 +17,9 @@ Properties, on every input CPython accepts:
 - the output parses (CPython; the second conversion below is libcst's view);
 - converting the output again changes nothing;
 - a file the engine has nothing to say about comes out byte-identical;
-- setting aside the statements no rule can reach (``migrate.engine.prune``, forced on
-  for every size of file) and converting the whole file give the same bytes and findings.
+- setting aside the statements no rule can reach and taking names from the file's
+  import table (``migrate.engine.prune``, forced on for every size of file) give the
+  same bytes and findings as converting the whole file with libcst's scope analysis.
 
 Every failure found is kept under ``fixtures/regressions/<name>/input.py`` and checked
 here on every run. A ``KNOWN_FAILURE`` file there marks an engine bug not fixed yet
@@ -95,10 +96,10 @@ def check_properties(data: bytes, path: str = "fuzz.py") -> FileResult:
     assert again.status != "failed", again.error
     assert again.converted == out, "a second run changed the output"
     # Setting statements aside (migrate.engine.prune) changes the speed, never the result.
-    for pruning in (0, False):
-        other = convert_source(data, _index(), path, pruning=pruning)
+    for pruning, shortcut in ((0, True), (False, False)):
+        other = convert_source(data, _index(), path, pruning=pruning, scope_shortcut=shortcut)
         assert (other.status, other.converted, other.findings) == (result.status, result.converted, result.findings), \
-            f"pruning={pruning!r} gives another result"
+            f"pruning={pruning!r}, scope_shortcut={shortcut} gives another result"
     return result
 
 

@@ -1,7 +1,9 @@
-"""Setting aside statements no rule can reach (migrate.engine.prune): same result, less work.
+"""Setting aside statements no rule can reach, and resolving names from a file's import
+table (migrate.engine.prune): same result, less work.
 
 The property that matters: for every input, converting with statements set aside and
-converting the whole file give the same bytes and the same findings. It is checked on
+names taken from the import table, and converting the whole file with libcst's scope
+analysis, give the same bytes and the same findings. It is checked on
 every golden fixture, every program of the equivalence suite, the bundled example and
 the inputs below built to hit each reason a statement must stay (tracked objects,
 aliases, set-up queries, scopes and tapes, names a rewrite must not reuse); the fuzz
@@ -18,7 +20,7 @@ import libcst.matchers as m
 import pytest
 
 from migrate.engine import _libcst_speed
-from migrate.engine.prune import PLACEHOLDER, prune
+from migrate.engine.prune import PLACEHOLDER, analyse, prune
 from migrate.engine.runner import RuleSelection, convert_source, rule_index
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,8 +36,10 @@ def index():
 
 
 def both(data: bytes, index, path: str = "t.py"):
+    """The fast way (statements set aside even in short files, names from the import table) and
+    the plain one (the whole file, libcst's scope analysis)."""
     pruned = convert_source(data, index, path, pruning=0)
-    whole = convert_source(data, index, path, pruning=False)
+    whole = convert_source(data, index, path, pruning=False, scope_shortcut=False)
     return pruned, whole
 
 
@@ -188,3 +192,26 @@ def test_remembered_libcst_introspection_keeps_decorated_visitors_working():
         module.visit(Decorated())
         module.visit(Plain())
     assert seen == ["tf", "tf"] * 3  # `as tf` and `tf.constant`, on every visit
+
+
+def table_of(text: str, index):
+    return analyse(text, ast.parse(text), index)[1]
+
+
+def test_import_table_only_for_plain_imports_bound_once(index):
+    plain = "import numpy as np\nimport tensorflow as tf\nfrom tensorflow import keras as k\n\ndef f(x):\n    return tf.reduce_sum(x) + k.backend.epsilon()\n"
+    table = table_of(plain, index)
+    assert table is not None
+    assert table.quals == {"tf": "tensorflow", "k": "tensorflow.keras"}
+    assert table.sole_imports == {"np", "tf", "k"}
+    for worse in [
+        plain + "\ndef g(tf):\n    return tf\n",  # a parameter named tf: names need scopes
+        plain + "\nd = tf.distribute\n",  # an alias
+        plain + "\ns = tf.distribute.MirroredStrategy()\n",  # a tracked object
+        plain + "\nwith tf.GradientTape() as tape:\n    pass\n",  # a tape
+        plain + "\ndef h():\n    import tensorflow as tf2\n    return tf2\n",  # an import inside a function
+        "import tensorflow.compat\n" + plain,  # a dotted import without `as`
+    ]:
+        assert table_of(worse, index) is None, worse
+    for text in [plain, *[plain + "\ntf = None\n"]]:
+        assert_same(text.encode(), index)

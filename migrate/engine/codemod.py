@@ -35,6 +35,16 @@ from migrate.rules import Rule
 
 _libcst_speed.install()
 
+_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class _Everything(frozenset):
+    def __contains__(self, item) -> bool:
+        return True
+
+
+_ALL_WORDS = _Everything()
+
 # Spellings of the same TF 2 API: `import tensorflow.compat.v2 as tf` is `tensorflow`.
 # Keras is one API under four names: `tf.keras`, Keras 3's `keras` (what `tf.keras` is
 # from TF 2.16 on), Keras 2's `tf_keras`, and `tf.compat.v1.keras`.
@@ -138,11 +148,16 @@ class Planner:
     """Decides, on the original tree, which rule rewrites which node."""
 
     def __init__(self, module: cst.Module, wrapper, index: RuleIndex, path: str,
-                 facts: ops.FileFacts | None = None, names_set_aside: frozenset[str] = frozenset()) -> None:
+                 facts: ops.FileFacts | None = None, names_set_aside: frozenset[str] = frozenset(), table=None) -> None:
         self.module = module
         self.index = index
         self.path = path
-        self.scopes = wrapper.resolve(ScopeProvider)
+        self._wrapper = wrapper
+        self._scopes = None
+        # A migrate.engine.prune.ImportTable when the file's matched names are plain imports:
+        # names resolve from it, and libcst's scope analysis runs only if something asks for it.
+        self.table = table
+        self.attribute_roots: dict[str, list[cst.Name]] = {}  # `np` of every `np.x`, by name (with a table)
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}  # filled by the first pass (_Collector)
         self.positions = wrapper.resolve(PositionProvider)
         self.aliases: dict[cst.Name, cst.BaseExpression] = {}
@@ -164,6 +179,13 @@ class Planner:
 
     # -- small helpers --------------------------------------------------------------
 
+    @property
+    def scopes(self):
+        """libcst's scope analysis of the module, computed the first time it is needed."""
+        if self._scopes is None:
+            self._scopes = self._wrapper.resolve(ScopeProvider)
+        return self._scopes
+
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(node)
 
@@ -173,6 +195,16 @@ class Planner:
     def line_col(self, node: cst.CSTNode) -> tuple[int, int]:
         pos = self.positions[node].start
         return pos.line, pos.column + 1
+
+    def words_of(self, nodes) -> set[str]:
+        """Every identifier-like word in the source lines of ``nodes`` (a superset of their names)."""
+        rows: set[int] = set()
+        for node in nodes:
+            pos = self.positions.get(node)
+            if pos is None:
+                return _ALL_WORDS
+            rows.update(range(pos.start.line - 1, min(pos.end.line, len(self.lines))))
+        return {word for i in rows for word in _WORDS.findall(self.lines[i])}
 
     def has_comment(self, node: cst.CSTNode) -> bool:
         """Whether the source text of ``node`` may hold a comment (a ``#`` anywhere in its lines)."""
@@ -207,6 +239,9 @@ class Planner:
             return None, False
         if not isinstance(node, cst.Name) or id(node) in self._resolving:
             return None, False
+        if self.table is not None:  # every matched name is a plain import, bound once: nothing else can be one
+            qual = self.table.quals.get(node.value)
+            return (normalize(qual), False) if qual is not None else (None, False)
         scope = self.scopes.get(node)
         if scope is None:
             return None, False
@@ -418,6 +453,8 @@ class _Collector(cst.CSTVisitor):
         if self._stack:
             self.p.parents[node] = self._stack[-1]
         self._stack.append(node)
+        if type(node) is cst.Attribute and type(node.value) is cst.Name and self.p.table is not None:
+            self.p.attribute_roots.setdefault(node.value.value, []).append(node.value)
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
@@ -645,15 +682,22 @@ class Rewriter(cst.CSTTransformer):
         """
         if not self.replaced:
             return
+        table = self.p.table
+        words = self.p.words_of(self.replaced)  # a name no replaced node mentions keeps all its reads
         for node in self.p.imports:
             if isinstance(node, cst.ImportFrom) and (node.relative or isinstance(node.names, cst.ImportStar) or node.module is None):
                 continue  # as remove_unused_import_by_node: relative and star imports are never removed
-            scope = self.p.scopes.get(node)
-            if scope is None:
-                continue
             module = get_full_name_for_node(node.module) if isinstance(node, cst.ImportFrom) else None
             for alias in node.names:
                 bound = alias.evaluated_alias or alias.evaluated_name
+                if bound.split(".")[0] not in words:
+                    continue
+                if table is not None and bound in table.sole_imports and any(
+                        not self._inside_replaced(n) for n in self.p.attribute_roots.get(bound, ())):
+                    continue  # `np.x` left as it is: the file's only `np` is this import, still read
+                scope = self.p.scopes.get(node)
+                if scope is None:
+                    continue
                 reads = [access.node for assignment in (scope.assignments[bound] if bound in scope.assignments else ())
                          if getattr(assignment, "node", None) is node for access in assignment.references]
                 if not reads or not all(self._inside_replaced(read) for read in reads):
@@ -953,13 +997,14 @@ class MigrateCommand(_FreshTree, CodemodCommand):
     """The whole conversion of one module, as a libcst codemod command."""
 
     DESCRIPTION = "Convert tf.distribute training code to MindSpore data parallelism."
-    METADATA_DEPENDENCIES = (ScopeProvider, PositionProvider)
+    METADATA_DEPENDENCIES = (PositionProvider,)  # ScopeProvider: on demand (Planner.scopes)
 
-    def __init__(self, context: CodemodContext, index: RuleIndex, path: str = "<string>", pruned=None) -> None:
+    def __init__(self, context: CodemodContext, index: RuleIndex, path: str = "<string>", pruned=None, table=None) -> None:
         super().__init__(context)
         self.index = index
         self.path = path
         self.pruned = pruned  # a migrate.engine.prune.Pruned when the module is a pruned one
+        self.table = table  # a migrate.engine.prune.ImportTable, or None
         self.findings: list[Finding] = []
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
@@ -974,7 +1019,7 @@ class MigrateCommand(_FreshTree, CodemodCommand):
         if self.pruned is not None:
             facts = ops.FileFacts(uses_keras_fit=self.pruned.uses_keras_fit, uses_gradient_tape=self.pruned.uses_gradient_tape)
             aside = frozenset(self.pruned.names)
-        planner = Planner(tree, self.context.wrapper, self.index, self.path, facts, aside)
+        planner = Planner(tree, self.context.wrapper, self.index, self.path, facts, aside, self.table)
         plan = planner.run()
         if not (plan.refs or plan.calls or plan.scope_items or plan.statements or plan.blocks or plan.markers):
             self.findings = plan.findings

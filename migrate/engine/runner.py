@@ -40,7 +40,7 @@ from libcst.codemod import CodemodContext, SkipFile, SkipReason, TransformFailur
 from migrate.engine.cache import Cache
 from migrate.engine.codemod import MigrateCommand, RuleIndex, mentions_any
 from migrate.engine.findings import Finding
-from migrate.engine.prune import MIN_LINES, Pruned, prune
+from migrate.engine.prune import MIN_LINES, ImportTable, Pruned, analyse
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 from migrate.notebook import NOTEBOOK_SUFFIX, convert_notebook
 from migrate.rules import load_rules, select_rules
@@ -235,7 +235,8 @@ def _unsuppressed(findings: list[Finding], text: str) -> list[Finding]:
     return [f for f in findings if not is_suppressed(quiet, f.line, f.rule)]
 
 
-def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", pruning: bool | int = True) -> FileResult:
+def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", pruning: bool | int = True,
+                   scope_shortcut: bool = True) -> FileResult:
     """Convert one file's bytes. Output bytes keep the input's encoding, BOM and newlines.
 
     Never raises for any input: every outcome is a result. CPython's own parser sees
@@ -244,7 +245,9 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
 
     ``pruning``: set aside statements no rule can reach (:mod:`migrate.engine.prune`) in
     files of at least ``MIN_LINES`` lines (True), of at least that many lines (an int), or
-    never (False; also when ``MIGRATE_NO_PRUNE`` is set). The output is the same either way.
+    never (False; also when ``MIGRATE_NO_PRUNE`` is set). ``scope_shortcut``: resolve names
+    from the file's import table when it has one (:class:`~migrate.engine.prune.ImportTable`;
+    off with False or ``MIGRATE_FULL_SCOPE``). The output is the same every way.
     """
     try:
         encoding = detect_encoding(data)
@@ -263,19 +266,22 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
     # reads it as nothing, so it is set aside and put back after the conversion.
     tail = _DANGLING_CONTINUATION.search(text)
     body, tail = (text[: tail.start()], tail.group()) if tail else (text, "")
-    pruned = None
-    if pruning is not False and prune_enabled():
-        try:
-            pruned = prune(body, tree, index, MIN_LINES if pruning is True else pruning)
-        except RecursionError:  # a tree too deep to walk here is converted whole (and fails cleanly there)
-            pruned = None
+    pruned = table = None
+    try:
+        pruned, table = analyse(body, tree, index, MIN_LINES if pruning is True else max(pruning, 0))
+    except RecursionError:  # a tree too deep to walk here is converted whole (and fails cleanly there)
+        pruned = table = None
+    if pruning is False or not prune_enabled():
+        pruned = None
+    if not scope_shortcut or os.environ.get("MIGRATE_FULL_SCOPE"):
+        table = None
     del tree
-    result, command = _convert_text(body, index, path, pruned)
+    result, command = _convert_text(body, index, path, pruned, table)
     if pruned is not None:
         restored = pruned.restore(result.code) if isinstance(result, TransformSuccess) else None
         if restored is None:  # a placeholder moved (or the pruned module failed): the whole file decides
             pruned = None
-            result, command = _convert_text(body, index, path, None)
+            result, command = _convert_text(body, index, path, None, table)
         else:
             result = TransformSuccess(code=restored, warning_messages=result.warning_messages)
     if isinstance(result, TransformFailure):
@@ -303,8 +309,8 @@ def prune_enabled() -> bool:
     return not os.environ.get("MIGRATE_NO_PRUNE")
 
 
-def _convert_text(body: str, index: RuleIndex, path: str, pruned: Pruned | None):
-    command = MigrateCommand(CodemodContext(filename=path, full_module_name=None), index, path, pruned)
+def _convert_text(body: str, index: RuleIndex, path: str, pruned: Pruned | None, table: ImportTable | None = None):
+    command = MigrateCommand(CodemodContext(filename=path, full_module_name=None), index, path, pruned, table)
     try:
         result = _on_deep_stack(_transform, command, pruned.text if pruned is not None else body)
     except Exception as exc:  # noqa: BLE001 - libcst reports most errors as TransformFailure, not all

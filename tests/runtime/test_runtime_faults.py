@@ -39,7 +39,7 @@ from runtime_helpers import Job, Running, free_port
 psutil = pytest.importorskip("psutil")
 
 PROGRAM = '''\
-"""Fault program for test_faults.py: `faults.py MODE`; rank 1 misbehaves at step 3 (shape: step 5)."""
+"""Fault program for test_runtime_faults.py: `faults.py MODE`; rank 1 misbehaves at step 3 (shape: step 5)."""
 import os
 import sys
 import time
