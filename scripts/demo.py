@@ -1,4 +1,4 @@
-"""The main job: convert examples/, run it on 2 MindSpore workers, compare with TF on 2 replicas.
+"""The main job: convert examples/ (writing the report page), run it on 2 MindSpore workers, compare with TF on 2 replicas.
 
 Run through ``bash scripts/demo.sh``. Writes everything under ``build/demo/``.
 """
@@ -21,11 +21,17 @@ OUT = REPO / "build" / "demo"
 def main() -> int:
     shutil.rmtree(OUT, ignore_errors=True)
     converted_dir = OUT / "converted"
-    print(f"== migrate convert {EXAMPLE.parent.relative_to(REPO)} --out {converted_dir.relative_to(REPO)}", flush=True)
-    command = [sys.executable, "-m", "migrate", "convert", str(EXAMPLE.parent), "--out", str(converted_dir)]
+    report = OUT / "report.html"
+    print(f"== migrate convert {EXAMPLE.parent.relative_to(REPO)} --out {converted_dir.relative_to(REPO)}"
+          f" --report {report.relative_to(REPO)}", flush=True)
+    command = [sys.executable, "-m", "migrate", "convert", str(EXAMPLE.parent), "--out", str(converted_dir), "--report", str(report)]
     done = subprocess.run(command, cwd=REPO)
     if done.returncode not in (0, 1):
         return done.returncode
+    if not report.is_file():
+        print(f"no report page at {report.relative_to(REPO)}")
+        return 1
+    print(f"report page: {report.relative_to(REPO)} (every API difference found, where, what it maps to, what was done)")
     script = converted_dir / EXAMPLE.name
     print(f"\n== migrate run -n 2 {script.relative_to(REPO)}", flush=True)
     got = run_converted(script, 2, OUT / "logs")
