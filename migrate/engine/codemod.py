@@ -623,8 +623,20 @@ class Rewriter(cst.CSTTransformer):
         self.orphans: dict[cst.CSTNode, list[str]] = {}  # comments a rewrite displaced, by original statement
         self.scheduled: set = set()  # imports already asked of AddImportsVisitor
         # Original nodes this pass replaced or removed: an import still read outside all of
-        # them stays in use, so RemoveImportsVisitor need not run for it (see forget_used_imports).
+        # them stays in use, so RemoveImportsVisitor need not run for it (see schedule_unused_imports).
         self.replaced: set[cst.CSTNode] = set()
+        # The plan's nodes and their ancestors: only there can anything change, so the walk
+        # goes down nowhere else (a skipped subtree comes back as it was).
+        self.work: set[cst.CSTNode] = set()
+        plan = self.plan
+        for targets in (plan.refs, plan.calls, plan.scope_items, plan.statements, plan.blocks, plan.markers):
+            for node in targets:
+                while node is not None and node not in self.work:
+                    self.work.add(node)
+                    node = planner.parent(node)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return node in self.work and super().on_visit(node)
 
     # -- ops' view of the engine ------------------------------------------------------
 
