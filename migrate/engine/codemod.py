@@ -13,6 +13,11 @@ Two passes over one parsed module:
 2. *Rewriting*, keyed by the original nodes the plan chose. Imports are scheduled
    through libcst's AddImportsVisitor/RemoveImportsVisitor, which
    :class:`~libcst.codemod.CodemodCommand` runs once at the end.
+
+The module given here may be a pruned one (:mod:`migrate.engine.prune`: statements no
+rule can reach stand as placeholders), and when the file's matched names are plain
+imports bound once, names resolve from its import table; libcst's scope analysis then
+runs only if a decision needs it. Neither changes what comes out.
 """
 
 from __future__ import annotations

@@ -31,12 +31,11 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import psutil  # a test dependency (and MindSpore's): the leftover-process checks must run, never skip
 import pytest
 
 from migrate.runtime import launch
 from runtime_helpers import Job, Running, free_port
-
-psutil = pytest.importorskip("psutil")
 
 PROGRAM = '''\
 """Fault program for test_runtime_faults.py: `faults.py MODE`; rank 1 misbehaves at step 3 (shape: step 5)."""
