@@ -40,15 +40,8 @@ from migrate.rules import Rule
 
 _libcst_speed.install()
 
-_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-class _Everything(frozenset):
-    def __contains__(self, item) -> bool:
-        return True
-
-
-_ALL_WORDS = _Everything()
+# An identifier-like word of source text (names, and also words in strings and comments).
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 # Spellings of the same TF 2 API: `import tensorflow.compat.v2 as tf` is `tensorflow`.
 # Keras is one API under four names: `tf.keras`, Keras 3's `keras` (what `tf.keras` is
@@ -201,23 +194,19 @@ class Planner:
         pos = self.positions[node].start
         return pos.line, pos.column + 1
 
+    def _rows(self, node: cst.CSTNode) -> range:
+        """Indexes into ``lines`` of the source lines ``node`` spans (a node of this module)."""
+        pos = self.positions[node]
+        return range(pos.start.line - 1, min(pos.end.line, len(self.lines)))
+
     def words_of(self, nodes) -> set[str]:
         """Every identifier-like word in the source lines of ``nodes`` (a superset of their names)."""
-        rows: set[int] = set()
-        for node in nodes:
-            pos = self.positions.get(node)
-            if pos is None:
-                return _ALL_WORDS
-            rows.update(range(pos.start.line - 1, min(pos.end.line, len(self.lines))))
-        return {word for i in rows for word in _WORDS.findall(self.lines[i])}
+        rows = {i for node in nodes for i in self._rows(node)}
+        return {word for i in rows for word in WORD.findall(self.lines[i])}
 
     def has_comment(self, node: cst.CSTNode) -> bool:
         """Whether the source text of ``node`` may hold a comment (a ``#`` anywhere in its lines)."""
-        pos = self.positions.get(node)
-        if pos is None:
-            return True
-        lines = self.lines
-        return any("#" in lines[i] for i in range(pos.start.line - 1, min(pos.end.line, len(lines))))
+        return any("#" in self.lines[i] for i in self._rows(node))
 
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
         cur = node

@@ -1,10 +1,11 @@
 """Statements no rule can reach are set aside before libcst sees a file, and put back after.
 
-A TensorFlow file that needs conversion is mostly code no rule touches: in real
-repositories 85–95 % of the lines of such files sit in statements that mention no
-TensorFlow name at all. libcst costs about ten times CPython's own parser per line,
-and its scope analysis as much again, so those statements are swapped for one-line
-placeholders (one per run of adjacent statements) and the codemod runs on what is left.
+Much of a TensorFlow file that needs conversion is code no rule touches: in
+tensorflow/tpu, addons and model-optimization, 26 %, 35 % and 62 % of the lines of
+such files sit in statements that mention no relevant name. libcst costs about ten
+times CPython's own parser per line, and its scope analysis as much again, so those
+statements are swapped for one-line placeholders (one per run of adjacent statements)
+and the codemod runs on what is left.
 
 The cut is decided on CPython's syntax tree, which the runner builds anyway to check
 the file. A statement is kept when its text mentions a *relevant* word:
@@ -35,10 +36,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from migrate.engine.codemod import normalize
+from migrate.engine.codemod import WORD, normalize
 
 PLACEHOLDER = "__migrate_pruned_"
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 _BODIES = ("body", "orelse", "finalbody")
 _IDENTIFIER_FIELDS = ("id", "attr", "name", "arg", "asname", "module", "rest")
@@ -115,14 +115,15 @@ class ImportTable:
     sole_imports: frozenset[str]  # names bound once in the file, by a top-level import
 
 
-def analyse(text: str, tree: ast.Module, index, min_lines: int = MIN_LINES) -> tuple[Pruned | None, ImportTable | None]:
-    """:func:`prune`, and the file's import table (None when names need the full scope analysis)."""
+def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINES) -> tuple[Pruned | None, ImportTable | None]:
+    """:func:`prune` (not tried when ``min_lines`` is None), and the file's import table
+    (None when names need the full scope analysis)."""
     lines = _LINE.findall(text)
     pruner = _Pruner(text, lines, tree, index)
     pruner.grow()
     quals = pruner.import_table()
     table = None if quals is None else ImportTable(quals, pruner.sole_imports)
-    if PLACEHOLDER in text or len(lines) < min_lines or _mixed_newlines(text):
+    if min_lines is None or PLACEHOLDER in text or len(lines) < min_lines or _mixed_newlines(text):
         return None, table
     return pruner.run(), table
 
@@ -136,7 +137,7 @@ class _Pruner:
     def __init__(self, text: str, lines: list[str], tree: ast.Module, index) -> None:
         self.text, self.lines, self.tree, self.index = text, lines, tree, index
         roots, strings = index.roots, set(index.strings)
-        self.words = [set(_WORD.findall(line)) for line in lines]
+        self.words = [set(WORD.findall(line)) for line in lines]
         self.imported: set[str] = set()  # every name an import binds
         self.relevant: set[str] = set()
         # What a name may stand for, as the planner resolves it: imports, aliases, tracked objects.
@@ -177,11 +178,7 @@ class _Pruner:
                 self.bindings[node.name] += 1
             elif isinstance(node, ast.MatchMapping) and node.rest:
                 self.bindings[node.rest] += 1
-            if isinstance(node, ast.Import | ast.ImportFrom | ast.Name | ast.arg | ast.FunctionDef | ast.AsyncFunctionDef
-                          | ast.ClassDef | ast.Global | ast.Nonlocal | ast.ExceptHandler | ast.MatchAs | ast.MatchStar
-                          | ast.MatchMapping):
-                continue
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
                 if names:
@@ -318,12 +315,12 @@ class _Pruner:
             return None  # a scope or tape at top level: the module is one scope, kept whole
         self.cuts: list[tuple[int, int, str, list[str]]] = []  # (first line, last line, indent, imports used)
         self.cut_names: set[str] = set()
-        self.visit_body(self.tree.body, module=True)
+        self.visit_body(self.tree.body)
         if not self.cuts:
             return None
         return self.build()
 
-    def visit_body(self, body: list[ast.stmt], module: bool = False) -> None:
+    def visit_body(self, body: list[ast.stmt]) -> None:
         run: list[ast.stmt] = []
         for i, stmt in enumerate(body):
             if self.prunable(stmt, i, body):
@@ -382,7 +379,7 @@ class _Pruner:
                 if isinstance(node, ast.Name):
                     uses.add(node.id)
                 elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-                    uses.update(_WORD.findall(node.value))
+                    uses.update(WORD.findall(node.value))
         self.cuts.append((first, last, indent, sorted((uses & self.imported) - self.relevant)))
 
     def build(self) -> Pruned:

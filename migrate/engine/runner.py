@@ -267,13 +267,17 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
     tail = _DANGLING_CONTINUATION.search(text)
     body, tail = (text[: tail.start()], tail.group()) if tail else (text, "")
     pruned = table = None
-    try:
-        pruned, table = analyse(body, tree, index, MIN_LINES if pruning is True else max(pruning, 0))
-    except RecursionError:  # a tree too deep to walk here is converted whole (and fails cleanly there)
-        pruned = table = None
-    if pruning is False or not prune_enabled():
-        pruned = None
-    if not scope_shortcut or os.environ.get("MIGRATE_FULL_SCOPE"):
+    if pruning is False or os.environ.get("MIGRATE_NO_PRUNE"):
+        min_lines = None
+    else:
+        min_lines = MIN_LINES if pruning is True else max(pruning, 0)
+    scope_shortcut = scope_shortcut and not os.environ.get("MIGRATE_FULL_SCOPE")
+    if min_lines is not None or scope_shortcut:
+        try:
+            pruned, table = analyse(body, tree, index, min_lines)
+        except RecursionError:  # a tree too deep to walk here is converted whole (and fails cleanly there)
+            pruned = table = None
+    if not scope_shortcut:
         table = None
     del tree
     result, command = _convert_text(body, index, path, pruned, table)
@@ -302,11 +306,6 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
     if pruned is not None:
         findings = sorted(replace(f, line=pruned.original_line(f.line)) for f in findings)
     return FileResult(path, status, findings=_unsuppressed(findings, text), original=data, converted=converted)
-
-
-def prune_enabled() -> bool:
-    """Pruning is on unless ``MIGRATE_NO_PRUNE`` is set (for comparing both ways)."""
-    return not os.environ.get("MIGRATE_NO_PRUNE")
 
 
 def _convert_text(body: str, index: RuleIndex, path: str, pruned: Pruned | None, table: ImportTable | None = None):
