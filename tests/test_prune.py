@@ -215,3 +215,100 @@ def test_import_table_only_for_plain_imports_bound_once(index):
         assert table_of(worse, index) is None, worse
     for text in [plain, *[plain + "\ntf = None\n"]]:
         assert_same(text.encode(), index)
+
+
+# -- statements whose only matches are flags (TFU901) are set aside too, their findings made on CPython's tree
+
+FLAGGED = '''\
+import numpy as np
+import tensorflow as tf
+from tensorflow import keras
+
+
+def features(x):
+    y = tf.strings.join(x, separator=",")  # a comment stays
+    z = tf.nn.gelu(y) + tf.nn.gelu(-y)
+    if tf.executing_eagerly():
+        print("eager")
+    return keras.utils.get_file("f", "u") + np.sum(z)
+
+
+class Summaries:
+    @tf.autograph.experimental.do_not_convert
+    def write(self, value):
+        try:
+            tf.summary.scalar("v", value)
+        except tf.errors.OpError:
+            pass
+
+
+x = tf.signal.fft(tf.sparse.to_dense(1))
+'''
+
+
+def test_statements_only_flags_match_are_set_aside_with_their_markers(index):
+    pruned = cut(FLAGGED, index)
+    assert pruned is not None
+    assert "tf.strings.join" not in pruned.text and "class Summaries" not in pruned.text and "tf.signal" not in pruned.text
+    after_imports = pruned.text.split("from tensorflow import keras")[1]
+    assert "tf" not in after_imports and "keras" not in after_imports  # no bare `tf`/`keras` in a placeholder
+    assert pruned.reads == {"tf", "keras"}  # kept imported instead: statements set aside read them
+    found = {(line, col, api) for line, col, rule, api, message in pruned.flagged}
+    assert found == {
+        (7, 9, "tensorflow.strings.join"), (8, 9, "tensorflow.nn.gelu"), (8, 25, "tensorflow.nn.gelu"),
+        (9, 8, "tensorflow.executing_eagerly"), (11, 12, "tensorflow.keras.utils.get_file"),
+        (15, 6, "tensorflow.autograph.experimental.do_not_convert"), (18, 13, "tensorflow.summary.scalar"),
+        (19, 16, "tensorflow.errors.OpError"), (23, 5, "tensorflow.signal.fft"), (23, 19, "tensorflow.sparse.to_dense"),
+    }
+    result = assert_same(FLAGGED.encode(), index)
+    assert {(f.line, f.col, f.api) for f in result.findings} == found
+    out = result.converted.decode()
+    # one marker line per statement, at its indentation, above it (above the decorator; above
+    # `try` for what its handler names); a statement's two uses of one name share the line
+    lines = out.splitlines()
+    above = {lines[i + 1].strip().split(" ")[0]: line for i, line in enumerate(lines[:-1]) if "# migrate:" in line}
+    assert set(above) == {"y", "z", "if", "return", "@tf.autograph.experimental.do_not_convert", "try:", "tf.summary.scalar(\"v\",", "x"}
+    assert above["z"].startswith("    # migrate: TFU901 `tf.nn.gelu` is not converted; MindSpore: `mindspore.ops.gelu`")
+    assert above["z"].count("tf.nn.gelu") == 1
+    assert above["try:"] == "        # migrate: TFU901 `tf.errors.OpError` is not converted; MindSpore's API mapping lists no direct counterpart"
+    assert above["x"].startswith("# migrate: TFU901 `tf.signal.fft` is not converted; MindSpore's API mapping lists no direct counterpart; `tf.sparse.to_dense`")
+
+
+def test_a_flagged_statement_keeps_its_import_and_a_converted_one_drops_it(index):
+    body = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(30))
+    only_flags = "import tensorflow as tf\n\n" + body + "def g(x):\n    return tf.nn.gelu(x)\n\nm = tf.keras.Sequential()\n"
+    assert "import tensorflow as tf" in assert_same(only_flags.encode(), index).converted.decode()
+    converted = "import tensorflow as tf\n\n" + body + 'def g(x):\n    raise TypeError("x must be a tf.keras.Model")\n\nm = tf.keras.Sequential()\n'
+    assert "import tensorflow" not in assert_same(converted.encode(), index).converted.decode()  # a word in a message is no use
+
+
+@pytest.mark.parametrize("snippet, kept", [
+    ("if x:\n    pass\nelif tf.executing_eagerly():\n    pass\n", "elif tf.executing_eagerly()"),  # a marker above an elif
+    ("a = tf.nn.gelu(x); b = 2\n", "a = tf.nn.gelu(x); b = 2"),  # shares its line
+    ("if x: a = tf.nn.gelu(x)\n", "if x: a = tf.nn.gelu(x)"),  # the marker goes above the `if`
+    ("# migrate: TFU901 `tf.nn.gelu` is not converted\ny = tf.nn.gelu(x)\n", "y = tf.nn.gelu(x)"),  # marked already
+    ("y = f'{tf.nn.gelu(x)}'\n", "y = f'{tf.nn.gelu(x)}'"),  # inside an f-string
+    ("match x:\n    case tf.float32:\n        pass\n", "case tf.float32"),  # a pattern
+    ("def g(v: 'tf.Tensor'):\n    return tf.nn.gelu(v)\n", "def g(v: 'tf.Tensor')"),  # a string annotation reads `tf`
+    ("y = typing.cast('tf.Tensor', tf.nn.gelu(x))\n", "typing.cast"),  # so does a cast
+    ("T = List['tf.Tensor']\n", "T = List['tf.Tensor']"),  # and maybe a subscript
+    ("y = tf.function(f)\n", "y = tf.function(f)"),  # a rule that rewrites
+    ("y = tf.data.Dataset.range(3)\n", "tf.data.Dataset.range(3)"),
+    ("tfd = tf.distribute\n", "tfd = tf.distribute"),  # an alias: the file has no plain names any more
+])
+def test_what_keeps_a_flagged_statement_for_the_planner(snippet, kept, index):
+    body = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(30))
+    text = "import typing\nfrom typing import List\nimport tensorflow as tf\n\nx = 1\n\n" + body + snippet
+    pruned = cut(text, index)
+    assert pruned is not None and kept in pruned.text
+    assert_same(text.encode(), index)
+
+
+def test_a_suppressed_flag_has_no_marker_and_no_finding(index):
+    body = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(30))
+    text = "import tensorflow as tf\n\n" + body + "y = tf.nn.gelu([1.0])  # migrate: ignore[TFU901]\nz = tf.signal.fft(-1.0)\n"
+    pruned = cut(text, index)
+    assert "tf.nn.gelu" not in pruned.text and [api for *_, api, _ in pruned.flagged] == ["tensorflow.signal.fft"]
+    result = assert_same(text.encode(), index)
+    assert [f.api for f in result.findings] == ["tensorflow.signal.fft"]
+    assert result.converted.decode().count("# migrate: TFU901") == 1

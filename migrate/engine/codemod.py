@@ -169,6 +169,7 @@ class Planner:
         # Identifiers of statements the runner set aside (see migrate.engine.prune): a new
         # name must not collide with them either.
         self.names_set_aside = names_set_aside
+        self.reads_aside: frozenset[str] = frozenset()  # matched imports read by statements set aside
         code = module.code
         self.lines = re.split(r"\r\n|\r|\n", code)  # as libcst counts lines (not str.splitlines)
         self.suppressed = suppressed_lines(code)
@@ -696,8 +697,8 @@ class Rewriter(cst.CSTTransformer):
             module = get_full_name_for_node(node.module) if isinstance(node, cst.ImportFrom) else None
             for alias in node.names:
                 bound = alias.evaluated_alias or alias.evaluated_name
-                if bound.split(".")[0] not in words:
-                    continue
+                if bound.split(".")[0] not in words or bound in self.p.reads_aside:
+                    continue  # (a statement set aside reads it: see migrate.engine.prune)
                 if table is not None and bound in table.sole_imports and any(
                         not self._inside_replaced(n) for n in self.p.attribute_roots.get(bound, ())):
                     continue  # `np.x` left as it is: the file's only `np` is this import, still read
@@ -840,7 +841,7 @@ class Rewriter(cst.CSTTransformer):
         if not orphans and not markers:
             return updated
         have = {line.comment.value for line in updated.leading_lines if line.comment}
-        extra = [*orphans, *(c for c in _one_line_per_rule(markers) if c not in have)]
+        extra = [*orphans, *(c for c in one_line_per_rule(markers) if c not in have)]
         if not extra:
             return updated
         return updated.with_changes(leading_lines=[*updated.leading_lines, *(cst.EmptyLine(comment=cst.Comment(c)) for c in extra)])
@@ -916,7 +917,7 @@ def _comments_of(*nodes) -> list[str]:
     return found
 
 
-def _one_line_per_rule(markers: list[str]) -> list[str]:
+def one_line_per_rule(markers: list[str]) -> list[str]:
     """Markers of one rule on one statement share a line (a statement with five unconverted calls gets one)."""
     texts: dict[str, list[str]] = {}
     for marker in dict.fromkeys(markers):
@@ -1026,6 +1027,8 @@ class MigrateCommand(_FreshTree, CodemodCommand):
             facts = ops.FileFacts(uses_keras_fit=self.pruned.uses_keras_fit, uses_gradient_tape=self.pruned.uses_gradient_tape)
             aside = frozenset(self.pruned.names)
         planner = Planner(tree, self.context.wrapper, self.index, self.path, facts, aside, self.table)
+        if self.pruned is not None:
+            planner.reads_aside = frozenset(self.pruned.reads)
         plan = planner.run()
         if not (plan.refs or plan.calls or plan.scope_items or plan.statements or plan.blocks or plan.markers):
             self.findings = plan.findings

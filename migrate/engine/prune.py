@@ -36,7 +36,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from migrate.engine.codemod import WORD, normalize
+from migrate import ops
+from migrate.engine.codemod import WORD, normalize, one_line_per_rule
+from migrate.engine.suppression import is_suppressed, suppressed_lines
 
 PLACEHOLDER = "__migrate_pruned_"
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -58,6 +60,11 @@ class Pruned:
     names: set[str] = field(default_factory=set)  # identifiers in the statements set aside
     uses_keras_fit: bool = False
     uses_gradient_tape: bool = False
+    # Statements set aside whose only matches are flag-only rules (see ``_Pruner.flags``):
+    # their findings (line, col, rule, api, message, on original lines), and the matched
+    # imports they read, which must stay imported.
+    flagged: list[tuple[int, int, object, str, str]] = field(default_factory=list)
+    reads: set[str] = field(default_factory=set)
 
     def original_line(self, line: int) -> int:
         return self.line_map[line] if 0 < line < len(self.line_map) else line
@@ -178,11 +185,10 @@ class _Pruner:
                 self.bindings[node.name] += 1
             elif isinstance(node, ast.MatchMapping) and node.rest:
                 self.bindings[node.rest] += 1
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-                if names:
-                    self.assigns.append((names, node.value))
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                # The only binding the planner follows (an alias, a tracked object, a query):
+                # `self.x = …`, `a, b = …`, `a = b = …` and annotated ones make nothing it tracks.
+                self.assigns.append(([node.targets[0].id], node.value))
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in strings:
                 self.pinned.update(range(node.lineno, node.end_lineno + 1))
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fit":
@@ -313,8 +319,18 @@ class _Pruner:
     def run(self) -> Pruned | None:
         if self.has_relevant_with(self.tree.body, into_functions=False):
             return None  # a scope or tape at top level: the module is one scope, kept whole
-        self.cuts: list[tuple[int, int, str, list[str]]] = []  # (first line, last line, indent, imports used)
+        self.cuts: list[tuple[int, int, str, list[str], list[tuple[int, str]]]] = []  # (first line, last line, indent, imports used, markers)
         self.cut_names: set[str] = set()
+        # Matched names a statement may use and still be set aside, its findings made here:
+        # top-level plain imports, the only binding of their name in the file. libcst's
+        # scope analysis could only resolve them to that import too.
+        self.static = {name for name in self.sole_imports if len(self.import_quals.get(name, ())) == 1}
+        self.unit_flags: dict[int, list[tuple[ast.stmt, int, int, object, str]]] = {}
+        self.flagged: list[tuple[int, int, object, str, str]] = []
+        self.reads: set[str] = set()
+        self.quiet = None
+        ending = re.search(r"\r\n|\r|\n", self.text)
+        self.newline = ending.group() if ending else "\n"
         self.visit_body(self.tree.body)
         if not self.cuts:
             return None
@@ -337,13 +353,101 @@ class _Pruner:
     def prunable(self, stmt: ast.stmt, i: int, body: list[ast.stmt]) -> bool:
         if isinstance(stmt, _ALWAYS_KEPT) or (i == 0 and _is_docstring(stmt)):
             return False
-        if self.mentions(self.first_line(stmt), stmt.end_lineno):
-            return False
         if not (self.starts_line(stmt) and self.ends_line(stmt)):
             return False
         before = body[i - 1].end_lineno if i else 0
         after = self.first_line(body[i + 1]) if i + 1 < len(body) else None
-        return before < self.first_line(stmt) and (after is None or after > stmt.end_lineno)
+        if not (before < self.first_line(stmt) and (after is None or after > stmt.end_lineno)):
+            return False
+        if not self.mentions(self.first_line(stmt), stmt.end_lineno):
+            return True
+        found = self.flags(stmt)
+        if found is None:
+            return False
+        self.unit_flags[id(stmt)] = found
+        return True
+
+    def flags(self, stmt: ast.stmt) -> list[tuple[ast.stmt, int, int, object, str]] | None:
+        """What the planner would do with ``stmt`` when every matched name in it is one only a flag reports.
+
+        That is the common case in TensorFlow code: ``tf.reduce_sum``, ``tf.compat.v1.layers``
+        are left as they are, with a finding and a ``# migrate: TFU901`` comment above their
+        statement. Such a statement is set aside like one that mentions no relevant name, and
+        its findings and comment lines are made here, on CPython's tree, exactly as the
+        planner would make them: one per outermost attribute chain (``tf.a.b`` of
+        ``tf.a.b(x).c``) whose qualified name a flag-only rule matches first, at the chain's
+        start, above the statement holding it. Returns (statement, line, column, rule,
+        qualified name) for each, or None when anything in ``stmt`` needs the planner: a
+        relevant name other than a plain import bound once, a chain another rule matches, a
+        rule-matched string, a chain in an f-string or a ``match``, a marked statement that
+        shares a line or is an ``elif``, or a ``# migrate:`` comment already above one.
+        """
+        first, last = self.first_line(stmt), stmt.end_lineno
+        static, relevant = self.static, self.relevant
+        for i in range(first - 1, last):
+            if not relevant.isdisjoint(self.words[i]) and not (self.words[i] & relevant) <= static or (i + 1) in self.pinned:
+                return None
+        parents: dict[ast.AST, ast.AST] = {}
+        roots: list[ast.Name] = []
+        strings: list[ast.Constant] = []
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Match):
+                return None
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+            if isinstance(node, ast.Name) and node.id in relevant:
+                roots.append(node)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and not relevant.isdisjoint(WORD.findall(node.value)):
+                strings.append(node)
+        # A string libcst's scope analysis may read as a type hint would be a use of the import.
+        if any(_maybe_type_hint(string, parents) for string in strings):
+            return None
+        found = []
+        index = self.index
+        for name in roots:
+            if name.id not in static:
+                return None
+            chain, qual = name, normalize(next(iter(self.import_quals[name.id])))
+            while isinstance(up := parents.get(chain), ast.Attribute) and up.value is chain:
+                chain, qual = up, normalize(f"{qual}.{up.attr}")
+            candidates = index.candidates(qual) if qual.split(".")[0] in index.roots else ()
+            if not candidates:
+                continue
+            rule = candidates[0][0]
+            if not isinstance(ops.REGISTRY[rule.operation], ops.FlagUnmapped):
+                return None
+            holder = parents.get(chain)
+            while not isinstance(holder, ast.stmt):
+                if isinstance(holder, (ast.JoinedStr, ast.FormattedValue)) or holder is None:
+                    return None
+                holder = parents.get(holder)
+            if not self.markable(holder):
+                return None
+            line = chain.lineno
+            if self.quiet is None:
+                self.quiet = suppressed_lines(self.text)
+            if is_suppressed(self.quiet, line, rule.id):
+                continue
+            col = len(self.lines[line - 1].encode("utf-8")[: chain.col_offset].decode("utf-8", "replace")) + 1
+            found.append((holder, line, col, rule, qual))
+        return found
+
+    def markable(self, stmt: ast.stmt) -> bool:
+        """Whether a comment line above ``stmt`` is where libcst puts its markers: a statement
+        alone on its lines (not an ``elif``) with no ``# migrate:`` comment already above it."""
+        if not self.starts_line(stmt) or (not hasattr(stmt, "body") and not self.ends_line(stmt)):
+            return False
+        if isinstance(stmt, ast.If) and self._is_elif(stmt):
+            return False
+        i = self.first_line(stmt) - 2
+        while i >= 0:
+            line = self.lines[i].strip()
+            if line and not line.startswith("#"):
+                return True
+            if "migrate:" in line:
+                return False
+            i -= 1
+        return True
 
     def descend(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.has_relevant_with(stmt.body):
@@ -373,14 +477,29 @@ class _Pruner:
         # What RemoveImportsVisitor would count as a use of an import in these statements:
         # names read, and (to keep rather than lose) words of strings, for string annotations.
         uses: set[str] = set()
+        names: set[str] = set()
+        markers: dict[ast.stmt, list[str]] = {}
         for stmt in run:
             self.cut_names |= identifiers(stmt)
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Name):
-                    uses.add(node.id)
+                    names.add(node.id)
                 elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                     uses.update(WORD.findall(node.value))
-        self.cuts.append((first, last, indent, sorted((uses & self.imported) - self.relevant)))
+            for holder, line, col, rule, qual in sorted(self.unit_flags.get(id(stmt), ()), key=lambda f: (f[1], f[2])):
+                message = ops.REGISTRY[rule.operation].describe(rule.params, qual) or rule.params["message"]
+                markers.setdefault(holder, []).append(f"# migrate: {rule.id} {message}")
+                self.flagged.append((line, col, rule, qual, message))
+        # Matched imports these statements read are not listed in the placeholder (the planner
+        # would take a bare `keras` there for a use of its own): they are kept imported instead.
+        self.reads |= names & self.relevant
+        uses |= names
+        lines = []
+        for holder, texts in markers.items():
+            line = self.lines[self.first_line(holder) - 1]
+            lead = line[: len(line) - len(line.lstrip(" \t\f"))]
+            lines += [(self.first_line(holder), f"{lead}{text}{self.newline}") for text in one_line_per_rule(texts)]
+        self.cuts.append((first, last, indent, sorted((uses & self.imported) - self.relevant), lines))
 
     def build(self) -> Pruned:
         out: list[str] = []
@@ -388,11 +507,16 @@ class _Pruner:
         runs: dict[int, tuple[str, str]] = {}
         cuts = sorted(self.cuts)
         at = 1  # next original line to copy
-        for number, (first, last, indent, uses) in enumerate(cuts):
+        for number, (first, last, indent, uses, markers) in enumerate(cuts):
             for i in range(at, first):
                 out.append(self.lines[i - 1])
                 line_map.append(i)
             original = "".join(self.lines[first - 1:last])
+            if markers:  # comment lines for a person, above the statements flags matched
+                above: dict[int, list[str]] = {}
+                for line, text in markers:
+                    above.setdefault(line, []).append(text)
+                original = "".join("".join(above.get(i, ())) + self.lines[i - 1] for i in range(first, last + 1))
             ending = _ending(self.lines[last - 1])
             call = f"({', '.join(uses)})" if uses else ""
             out.append(f"{indent}{PLACEHOLDER}{number}__{call}{ending}")
@@ -402,7 +526,7 @@ class _Pruner:
         for i in range(at, len(self.lines) + 1):
             out.append(self.lines[i - 1])
             line_map.append(i)
-        return Pruned("".join(out), runs, line_map, self.cut_names, self.fit, self.tape)
+        return Pruned("".join(out), runs, line_map, self.cut_names, self.fit, self.tape, self.flagged, self.reads)
 
 
 def _ending(line: str) -> str:
@@ -436,6 +560,24 @@ def _bound_by(stmt: ast.stmt) -> set[str]:
             if isinstance(item, ast.AST):
                 names |= {n.target.id for n in ast.walk(item) if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name)}
     return names
+
+
+_TYPE_HINT_CALLS = frozenset({"cast", "TypeVar", "NewType"})
+
+
+def _maybe_type_hint(string: ast.Constant, parents: dict[ast.AST, ast.AST]) -> bool:
+    """Whether libcst's scope analysis may parse ``string`` as a type hint: in an annotation,
+    a subscript (``List["tf.Tensor"]``) or a ``cast``/``TypeVar``/``NewType`` call."""
+    child, parent = string, parents.get(string)
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.Subscript) or getattr(parent, "annotation", None) is child:
+            return True
+        if isinstance(parent, ast.Call):
+            func = parent.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) in _TYPE_HINT_CALLS:
+                return True
+        child, parent = parent, parents.get(parent)
+    return parent is not None and (getattr(parent, "annotation", None) is child or getattr(parent, "returns", None) is child)
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:

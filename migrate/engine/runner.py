@@ -304,7 +304,10 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
     status = "changed" if converted != data else "unchanged"
     findings = command.findings
     if pruned is not None:
-        findings = sorted(replace(f, line=pruned.original_line(f.line)) for f in findings)
+        findings = [replace(f, line=pruned.original_line(f.line)) for f in findings]
+        findings += [Finding(path, line, col, rule.id, rule.status, message, api, rule.maps_to)
+                     for line, col, rule, api, message in pruned.flagged]
+        findings.sort()
     return FileResult(path, status, findings=_unsuppressed(findings, text), original=data, converted=converted)
 
 
