@@ -234,9 +234,12 @@ class Planner:
             return None, False
         if not isinstance(node, cst.Name) or id(node) in self._resolving:
             return None, False
-        if self.table is not None:  # every matched name is a plain import, bound once: nothing else can be one
+        if self.table is not None:  # a plain import, bound once: nothing else can be meant
             qual = self.table.quals.get(node.value)
-            return (normalize(qual), False) if qual is not None else (None, False)
+            if qual is not None:
+                return normalize(qual), False
+            if self.table.complete:  # and no other name is a matched one
+                return None, False
         scope = self.scopes.get(node)
         if scope is None:
             return None, False

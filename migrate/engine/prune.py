@@ -120,6 +120,9 @@ class ImportTable:
 
     quals: dict[str, str]  # matched name -> its qualified name
     sole_imports: frozenset[str]  # names bound once in the file, by a top-level import
+    # Whether ``quals`` holds every matched name of the file; if not, it holds those bound
+    # once, by a plain top-level import, and other names need libcst's scope analysis.
+    complete: bool = True
 
 
 def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINES) -> tuple[Pruned | None, ImportTable | None]:
@@ -129,7 +132,10 @@ def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINE
     pruner = _Pruner(text, lines, tree, index)
     pruner.grow()
     quals = pruner.import_table()
-    table = None if quals is None else ImportTable(quals, pruner.sole_imports)
+    if quals is None:
+        table = ImportTable(pruner.static_imports(), pruner.sole_imports, complete=False)
+    else:
+        table = ImportTable(quals, pruner.sole_imports)
     if min_lines is None or PLACEHOLDER in text or len(lines) < min_lines or _mixed_newlines(text):
         return None, table
     return pruner.run(), table
@@ -199,6 +205,10 @@ class _Pruner:
                        for alias in s.names if alias.name != "*" and (alias.asname or "." not in alias.name)}
         # Imports that are the only binding of their name in the file: `np.x` anywhere reads them.
         self.sole_imports = frozenset(n for n in top_imports if self.bindings[n] == 1)
+        # Matched names a statement may use and still be set aside, its findings made here:
+        # top-level plain imports, the only binding of their name in the file. libcst's
+        # scope analysis could only resolve them to that import too.
+        self.static = {name for name in self.sole_imports if len(self.import_quals.get(name, ())) == 1}
 
     def import_table(self) -> dict[str, str] | None:
         """Name -> qualified name, when a file's matched names are all plain module-level imports.
@@ -222,6 +232,11 @@ class _Pruner:
                 return None
             table[name] = next(iter(quals))
         return table
+
+    def static_imports(self) -> dict[str, str]:
+        """Matched names bound once in the file, by a plain top-level import: what they stand
+        for is that import wherever they are read, as libcst's scope analysis would find."""
+        return {name: next(iter(self.import_quals[name])) for name in self.static}
 
     # -- spans ----------------------------------------------------------------------------
 
@@ -321,10 +336,6 @@ class _Pruner:
             return None  # a scope or tape at top level: the module is one scope, kept whole
         self.cuts: list[tuple[int, int, str, list[str], list[tuple[int, str]]]] = []  # (first line, last line, indent, imports used, markers)
         self.cut_names: set[str] = set()
-        # Matched names a statement may use and still be set aside, its findings made here:
-        # top-level plain imports, the only binding of their name in the file. libcst's
-        # scope analysis could only resolve them to that import too.
-        self.static = {name for name in self.sole_imports if len(self.import_quals.get(name, ())) == 1}
         self.unit_flags: dict[int, list[tuple[ast.stmt, int, int, object, str]]] = {}
         self.flagged: list[tuple[int, int, object, str, str]] = []
         self.reads: set[str] = set()
