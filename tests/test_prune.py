@@ -320,3 +320,21 @@ def test_a_partial_import_table_holds_the_plain_imports_bound_once(index):
     table = table_of(text, index)
     assert not table.complete and table.quals == {"tf": "tensorflow"}  # `keras` is bound twice: scopes decide
     assert_same(text.encode(), index)
+
+
+def test_a_file_left_with_nothing_to_plan_skips_libcst(index, monkeypatch):
+    pruned = cut(FLAGGED, index)
+    assert pruned.needs_planner is False  # only imports, a docstring-free module and placeholders are left
+    import migrate.engine.runner as runner
+
+    whole = convert_source(FLAGGED.encode(), index, "t.py", pruning=False, scope_shortcut=False)
+
+    def no_libcst(*args, **kwargs):
+        raise AssertionError("libcst was asked to convert a file with nothing left to plan")
+
+    monkeypatch.setattr(runner, "_convert_text", no_libcst)
+    fast = convert_source(FLAGGED.encode(), index, "t.py", pruning=0)
+    assert (fast.converted, fast.findings) == (whole.converted, whole.findings)
+    for busy in [FLAGGED + "m = tf.keras.Sequential()\n", FLAGGED + "os.environ['TF_CONFIG'] = '{}'\n",
+                 FLAGGED.replace("x = tf.signal.fft", "x = 'TF_CONFIG' 'a'\ny = tf.signal.fft")]:
+        assert cut(busy, index).needs_planner, busy

@@ -238,7 +238,7 @@ class Planner:
             qual = self.table.quals.get(node.value)
             if qual is not None:
                 return normalize(qual), False
-            if self.table.complete:  # and no other name is a matched one
+            if self.table.complete or node.value not in self.table.relevant:  # nothing matched can be meant
                 return None, False
         scope = self.scopes.get(node)
         if scope is None:

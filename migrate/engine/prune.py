@@ -65,6 +65,9 @@ class Pruned:
     # imports they read, which must stay imported.
     flagged: list[tuple[int, int, object, str, str]] = field(default_factory=list)
     reads: set[str] = field(default_factory=set)
+    # False when the statements left hold nothing the planner could act on: the
+    # conversion is then ``restore(text)``, with no libcst at all.
+    needs_planner: bool = True
 
     def original_line(self, line: int) -> int:
         return self.line_map[line] if 0 < line < len(self.line_map) else line
@@ -123,6 +126,9 @@ class ImportTable:
     # Whether ``quals`` holds every matched name of the file; if not, it holds those bound
     # once, by a plain top-level import, and other names need libcst's scope analysis.
     complete: bool = True
+    # Names that may stand for something a rule matches (see ``_Pruner.grow``): any other
+    # name resolves to nothing a rule matches, without the scope analysis.
+    relevant: frozenset[str] = frozenset()
 
 
 def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINES) -> tuple[Pruned | None, ImportTable | None]:
@@ -133,9 +139,9 @@ def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINE
     pruner.grow()
     quals = pruner.import_table()
     if quals is None:
-        table = ImportTable(pruner.static_imports(), pruner.sole_imports, complete=False)
+        table = ImportTable(pruner.static_imports(), pruner.sole_imports, False, frozenset(pruner.relevant))
     else:
-        table = ImportTable(quals, pruner.sole_imports)
+        table = ImportTable(quals, pruner.sole_imports, True, frozenset(pruner.relevant))
     if min_lines is None or PLACEHOLDER in text or len(lines) < min_lines or _mixed_newlines(text):
         return None, table
     return pruner.run(), table
@@ -195,7 +201,7 @@ class _Pruner:
                 # The only binding the planner follows (an alias, a tracked object, a query):
                 # `self.x = …`, `a, b = …`, `a = b = …` and annotated ones make nothing it tracks.
                 self.assigns.append(([node.targets[0].id], node.value))
-            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in strings:
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _holds_any(node.value, strings):
                 self.pinned.update(range(node.lineno, node.end_lineno + 1))
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fit":
                 self.fit = True
@@ -336,6 +342,7 @@ class _Pruner:
             return None  # a scope or tape at top level: the module is one scope, kept whole
         self.cuts: list[tuple[int, int, str, list[str], list[tuple[int, str]]]] = []  # (first line, last line, indent, imports used, markers)
         self.cut_names: set[str] = set()
+        self.cut_ids: set[int] = set()
         self.unit_flags: dict[int, list[tuple[ast.stmt, int, int, object, str]]] = {}
         self.flagged: list[tuple[int, int, object, str, str]] = []
         self.reads: set[str] = set()
@@ -346,6 +353,29 @@ class _Pruner:
         if not self.cuts:
             return None
         return self.build()
+
+    def planner_has_work(self) -> bool:
+        """Whether the statements left for libcst may give the planner anything to do.
+
+        Everything the planner acts on starts at a name that may stand for something a
+        rule matches (every such name is relevant, see :meth:`grow`) or at a string a rule
+        matches. When the kept statements hold neither (their imports hold no names: libcst
+        never plans an import), libcst would give the pruned text back as it is."""
+        relevant, strings, cut = self.relevant, self.index.strings, self.cut_ids
+        stack: list[ast.AST] = list(self.tree.body)
+        while stack:
+            node = stack.pop()
+            if id(node) in cut:
+                continue
+            if isinstance(node, ast.Name):
+                if node.id in relevant:
+                    return True
+            elif isinstance(node, ast.Constant):
+                if isinstance(node.value, str) and _holds_any(node.value, strings):
+                    return True
+            else:
+                stack.extend(ast.iter_child_nodes(node))
+        return False
 
     def visit_body(self, body: list[ast.stmt]) -> None:
         run: list[ast.stmt] = []
@@ -490,6 +520,7 @@ class _Pruner:
         uses: set[str] = set()
         names: set[str] = set()
         markers: dict[ast.stmt, list[str]] = {}
+        self.cut_ids.update(id(stmt) for stmt in run)
         for stmt in run:
             self.cut_names |= identifiers(stmt)
             for node in ast.walk(stmt):
@@ -537,7 +568,14 @@ class _Pruner:
         for i in range(at, len(self.lines) + 1):
             out.append(self.lines[i - 1])
             line_map.append(i)
-        return Pruned("".join(out), runs, line_map, self.cut_names, self.fit, self.tape, self.flagged, self.reads)
+        return Pruned("".join(out), runs, line_map, self.cut_names, self.fit, self.tape, self.flagged, self.reads,
+                      self.planner_has_work())
+
+
+def _holds_any(value: str, strings) -> bool:
+    """Whether a string constant may hold a literal a rule matches: CPython joins ``"a" "b"``
+    into one constant, libcst keeps both parts, and the planner matches each part."""
+    return any(literal in value for literal in strings)
 
 
 def _ending(line: str) -> str:

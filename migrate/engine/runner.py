@@ -280,7 +280,12 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
     if not scope_shortcut:
         table = None
     del tree
-    result, command = _convert_text(body, index, path, pruned, table)
+    if pruned is not None and not pruned.needs_planner:
+        # Nothing left for the planner: the conversion is the flags' comment lines, put back
+        # with the statements set aside (libcst would give the rest back as it is).
+        result, command = TransformSuccess(code=pruned.text, warning_messages=[]), None
+    else:
+        result, command = _convert_text(body, index, path, pruned, table)
     if pruned is not None:
         restored = pruned.restore(result.code) if isinstance(result, TransformSuccess) else None
         if restored is None:  # a placeholder moved (or the pruned module failed): the whole file decides
@@ -302,7 +307,7 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
     except UnicodeEncodeError as exc:
         return FileResult(path, "failed", error=f"the converted code cannot be written as {encoding} ({exc.reason}); file left as it was", original=data)
     status = "changed" if converted != data else "unchanged"
-    findings = command.findings
+    findings = command.findings if command is not None else []
     if pruned is not None:
         findings = [replace(f, line=pruned.original_line(f.line)) for f in findings]
         findings += [Finding(path, line, col, rule.id, rule.status, message, api, rule.maps_to)
