@@ -338,3 +338,26 @@ def test_a_file_left_with_nothing_to_plan_skips_libcst(index, monkeypatch):
     for busy in [FLAGGED + "m = tf.keras.Sequential()\n", FLAGGED + "os.environ['TF_CONFIG'] = '{}'\n",
                  FLAGGED.replace("x = tf.signal.fft", "x = 'TF_CONFIG' 'a'\ny = tf.signal.fft")]:
         assert cut(busy, index).needs_planner, busy
+
+
+@pytest.mark.parametrize("text, fast", [
+    # every read of `tf` replaced: removed without RemoveImportsVisitor's analysis
+    ("import tensorflow as tf\n\nm = tf.keras.Sequential()\n", True),
+    ("import numpy as np\nfrom tensorflow import keras\n\nm = keras.Sequential()\nx = np.ones(2)\n", True),
+    # a replacement keeps an argument that reads `tf`: the visitor decides (and keeps it)
+    ("import tensorflow as tf\n\nm = tf.keras.Sequential(tf.keras.layers.Dense(1))\ny = tf.reduce_sum(tf.nn.gelu([1.0]))\n", False),
+    # `__all__` may export it
+    ("import tensorflow as tf\n\n__all__ = ['m']\nm = tf.keras.Sequential()\n", False),
+    # another import spelled the same, inside a function, is the visitor's to judge
+    ("import tensorflow as tf\n\nm = tf.keras.Sequential()\n\ndef f():\n    import tensorflow as tf\n    return 1\n", False),
+])
+def test_imports_left_unused_are_removed_as_removeimportsvisitor_would(text, fast, index, monkeypatch):
+    from migrate.engine import codemod
+
+    runs = []
+    original = codemod._RemoveKnownUnused.transform_module
+    monkeypatch.setattr(codemod._RemoveKnownUnused, "transform_module", lambda self, tree: runs.append(1) or original(self, tree))
+    result = assert_same(text.encode(), index)
+    assert bool(runs) is fast
+    if fast:
+        assert "import tensorflow" not in result.converted.decode() and "from tensorflow" not in result.converted.decode()

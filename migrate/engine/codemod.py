@@ -170,6 +170,7 @@ class Planner:
         # name must not collide with them either.
         self.names_set_aside = names_set_aside
         self.reads_aside: frozenset[str] = frozenset()  # matched imports read by statements set aside
+        self.exports = True  # whether the file may have an `__all__` (MigrateCommand says)
         code = module.code
         self.lines = re.split(r"\r\n|\r|\n", code)  # as libcst counts lines (not str.splitlines)
         self.suppressed = suppressed_lines(code)
@@ -623,6 +624,10 @@ class Rewriter(cst.CSTTransformer):
         # Original nodes this pass replaced or removed: an import still read outside all of
         # them stays in use, so RemoveImportsVisitor need not run for it (see schedule_unused_imports).
         self.replaced: set[cst.CSTNode] = set()
+        self.new_words: set[str] = set()  # names and string words in the nodes this pass built
+        # Requested imports known to be unused after the rewrite (see schedule_unused_imports),
+        # or None when RemoveImportsVisitor must find out for itself.
+        self.known_unused: dict[cst.ImportAlias, cst.Import | cst.ImportFrom] | None = {}
         # The plan's nodes and their ancestors: only there can anything change, so the walk
         # goes down nowhere else (a skipped subtree comes back as it was).
         self.work: set[cst.CSTNode] = set()
@@ -712,10 +717,24 @@ class Rewriter(cst.CSTTransformer):
                          if getattr(assignment, "node", None) is node for access in assignment.references]
                 if not reads or not all(self._inside_replaced(read) for read in reads):
                     continue
+                if self.known_unused is not None:
+                    # Every read was replaced; unless a replacement reads the name again (or
+                    # `__all__` may export it), nothing reads it now.
+                    if bound in self.new_words or self.p.exports:
+                        self.known_unused = None
+                    else:
+                        self.known_unused[alias] = node
                 if module is None:
                     RemoveImportsVisitor.remove_unused_import(self.context, alias.evaluated_name, asname=alias.evaluated_alias)
                 else:
                     RemoveImportsVisitor.remove_unused_import(self.context, module, obj=alias.evaluated_name, asname=alias.evaluated_alias)
+
+        if self.known_unused:
+            # A request names (module, object, alias), and RemoveImportsVisitor applies it to
+            # every import spelled so: with another such import anywhere, it decides.
+            keys = [_import_key(node, alias) for node in self.p.imports for alias in _aliases(node)]
+            if len(set(keys)) != len(keys) and any(keys.count(_import_key(n, a)) > 1 for a, n in self.known_unused.items()):
+                self.known_unused = None
 
     def _inside_replaced(self, node: cst.CSTNode) -> bool:
         cur = node
@@ -726,7 +745,8 @@ class Rewriter(cst.CSTTransformer):
         return False
 
     def _add_imports(self, rule: Rule, new) -> None:
-        used = _names_in(new)
+        used, words = _names_and_words(new)
+        self.new_words |= used | words
         for imp in rule.imports:
             bound = imp.asname or imp.obj or imp.module.split(".")[0]
             # Once per file: AddImportsVisitor repeats `from a import b as c` once per request.
@@ -941,17 +961,37 @@ def _lost_comments(old, new) -> list[str]:
     return lost
 
 
-def _names_in(node) -> set[str]:
+def _names_and_words(node) -> tuple[set[str], set[str]]:
+    """The names in ``node`` (a node or a FlattenSentinel), and the words of its strings."""
     names: set[str] = set()
+    words: set[str] = set()
 
     class _V(cst.CSTVisitor):
         def visit_Name(self, n: cst.Name) -> None:
             names.add(n.value)
 
+        def visit_SimpleString(self, n: cst.SimpleString) -> None:
+            words.update(WORD.findall(n.value))
+
+        def visit_FormattedStringText(self, n: cst.FormattedStringText) -> None:
+            words.update(WORD.findall(n.value))
+
     nodes = node.nodes if isinstance(node, cst.FlattenSentinel) else [node]
     for n in nodes:
         n.visit(_V())
-    return names
+    return names, words
+
+
+def _aliases(node: cst.Import | cst.ImportFrom) -> list[cst.ImportAlias]:
+    return [] if isinstance(node.names, cst.ImportStar) else list(node.names)
+
+
+def _import_key(node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias) -> tuple:
+    """What a RemoveImportsVisitor request for ``alias`` names: (module, object, alias)."""
+    if isinstance(node, cst.Import):
+        return (alias.evaluated_name, None, alias.evaluated_alias)
+    module = get_full_name_for_node(node.module) if node.module is not None else None
+    return ("." * len(node.relative) + (module or ""), alias.evaluated_name, alias.evaluated_alias)
 
 
 class _FreshTree:
@@ -999,6 +1039,40 @@ class _AddImports(_FreshTree, AddImportsVisitor):
         return False
 
 
+class _RemoveKnownUnused(_FreshTree, RemoveImportsVisitor):
+    """RemoveImportsVisitor told which of the requested imports nothing reads any more.
+
+    :meth:`Rewriter.schedule_unused_imports` knows it when every read of an import was
+    inside a node the pass replaced, and no replacement reads the name again: then the
+    visitor's own analysis of the converted module (scope, qualified names, string
+    annotations, ``__all__``) could only agree, and it is skipped. Its removal code runs
+    as it is, on the top-level import lines that hold those imports.
+    """
+
+    METADATA_DEPENDENCIES = ()
+
+    @classmethod
+    def get_inherited_dependencies(cls):
+        return frozenset()  # RemoveImportsVisitor's analysis is what this class does without
+
+    def __init__(self, context: CodemodContext, unused: dict) -> None:
+        super().__init__(context)
+        self.known = unused
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._unused_imports = dict(self.known)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Module, cst.Import, cst.ImportFrom)) or _is_import_line(node):
+            return super().on_visit(node)
+        return False
+
+
+def _top_level_aliases(module: cst.Module) -> set[cst.ImportAlias]:
+    return {alias for statement in module.body if _is_import_line(statement) for small in statement.body
+            if isinstance(small, (cst.Import, cst.ImportFrom)) for alias in _aliases(small)}
+
+
 def _is_import_line(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
 
@@ -1009,8 +1083,12 @@ class MigrateCommand(_FreshTree, CodemodCommand):
     DESCRIPTION = "Convert tf.distribute training code to MindSpore data parallelism."
     METADATA_DEPENDENCIES = (PositionProvider,)  # ScopeProvider: on demand (Planner.scopes)
 
-    def __init__(self, context: CodemodContext, index: RuleIndex, path: str = "<string>", pruned=None, table=None) -> None:
+    def __init__(self, context: CodemodContext, index: RuleIndex, path: str = "<string>", pruned=None, table=None,
+                 exports: bool = True, shortcuts: bool = True) -> None:
         super().__init__(context)
+        self.shortcuts = shortcuts  # False: RemoveImportsVisitor always analyses for itself
+        self.exports = exports  # whether the file may name an `__all__` (imports it lists are in use)
+        self.known_unused = None  # see Rewriter.known_unused
         self.index = index
         self.path = path
         self.pruned = pruned  # a migrate.engine.prune.Pruned when the module is a pruned one
@@ -1022,6 +1100,9 @@ class MigrateCommand(_FreshTree, CodemodCommand):
         return _blank_line_after_docstring(tree, _no_leading_blank_lines(tree, new))
 
     def _instantiate_and_run(self, transform, tree: cst.Module) -> cst.Module:
+        if (transform is RemoveImportsVisitor and self.shortcuts and self.known_unused
+                and set(self.known_unused) <= _top_level_aliases(tree)):
+            return _RemoveKnownUnused(self.context, self.known_unused).transform_module(tree)
         return super()._instantiate_and_run(_AddImports if transform is AddImportsVisitor else transform, tree)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
@@ -1032,6 +1113,7 @@ class MigrateCommand(_FreshTree, CodemodCommand):
         planner = Planner(tree, self.context.wrapper, self.index, self.path, facts, aside, self.table)
         if self.pruned is not None:
             planner.reads_aside = frozenset(self.pruned.reads)
+        planner.exports = self.exports
         plan = planner.run()
         if not (plan.refs or plan.calls or plan.scope_items or plan.statements or plan.blocks or plan.markers):
             self.findings = plan.findings
@@ -1039,6 +1121,7 @@ class MigrateCommand(_FreshTree, CodemodCommand):
         rewriter = Rewriter(planner, self.context)
         new = tree.visit(rewriter)
         rewriter.schedule_unused_imports()
+        self.known_unused = rewriter.known_unused
         self.findings = sorted(plan.findings)
         return new
 

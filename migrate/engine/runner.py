@@ -246,8 +246,9 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
     ``pruning``: set aside statements no rule can reach (:mod:`migrate.engine.prune`) in
     files of at least ``MIN_LINES`` lines (True), of at least that many lines (an int), or
     never (False; also when ``MIGRATE_NO_PRUNE`` is set). ``scope_shortcut``: resolve names
-    from the file's import table when it has one (:class:`~migrate.engine.prune.ImportTable`;
-    off with False or ``MIGRATE_FULL_SCOPE``). The output is the same every way.
+    from the file's import table (:class:`~migrate.engine.prune.ImportTable`), and remove the
+    imports a conversion left unused without RemoveImportsVisitor's own analysis when the
+    rewrite shows it (off with False or ``MIGRATE_FULL_SCOPE``). The output is the same every way.
     """
     try:
         encoding = detect_encoding(data)
@@ -285,12 +286,12 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
         # with the statements set aside (libcst would give the rest back as it is).
         result, command = TransformSuccess(code=pruned.text, warning_messages=[]), None
     else:
-        result, command = _convert_text(body, index, path, pruned, table)
+        result, command = _convert_text(body, index, path, pruned, table, scope_shortcut)
     if pruned is not None:
         restored = pruned.restore(result.code) if isinstance(result, TransformSuccess) else None
         if restored is None:  # a placeholder moved (or the pruned module failed): the whole file decides
             pruned = None
-            result, command = _convert_text(body, index, path, None, table)
+            result, command = _convert_text(body, index, path, None, table, scope_shortcut)
         else:
             result = TransformSuccess(code=restored, warning_messages=result.warning_messages)
     if isinstance(result, TransformFailure):
@@ -316,8 +317,10 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
     return FileResult(path, status, findings=_unsuppressed(findings, text), original=data, converted=converted)
 
 
-def _convert_text(body: str, index: RuleIndex, path: str, pruned: Pruned | None, table: ImportTable | None = None):
-    command = MigrateCommand(CodemodContext(filename=path, full_module_name=None), index, path, pruned, table)
+def _convert_text(body: str, index: RuleIndex, path: str, pruned: Pruned | None, table: ImportTable | None = None,
+                  shortcuts: bool = True):
+    command = MigrateCommand(CodemodContext(filename=path, full_module_name=None), index, path, pruned, table,
+                             exports="__all__" in body, shortcuts=shortcuts)
     try:
         result = _on_deep_stack(_transform, command, pruned.text if pruned is not None else body)
     except Exception as exc:  # noqa: BLE001 - libcst reports most errors as TransformFailure, not all
