@@ -146,7 +146,8 @@ class Planner:
     """Decides, on the original tree, which rule rewrites which node."""
 
     def __init__(self, module: cst.Module, wrapper, index: RuleIndex, path: str,
-                 facts: ops.FileFacts | None = None, names_set_aside: frozenset[str] = frozenset(), table=None) -> None:
+                 facts: ops.FileFacts | None = None, names_set_aside: frozenset[str] = frozenset(), table=None,
+                 source: str | None = None) -> None:
         self.module = module
         self.index = index
         self.path = path
@@ -167,11 +168,11 @@ class Planner:
         self.plan = Plan()
         self.facts = facts or ops.FileFacts()
         # Identifiers of statements the runner set aside (see migrate.engine.prune): a new
-        # name must not collide with them either.
-        self.names_set_aside = names_set_aside
+        # name must not collide with them either. A set, or what finds it when first asked.
+        self._names_set_aside = names_set_aside
         self.reads_aside: frozenset[str] = frozenset()  # matched imports read by statements set aside
         self.exports = True  # whether the file may have an `__all__` (MigrateCommand says)
-        code = module.code
+        code = module.code if source is None else source
         self.lines = re.split(r"\r\n|\r|\n", code)  # as libcst counts lines (not str.splitlines)
         self.suppressed = suppressed_lines(code)
         self.keep_strategies = False
@@ -185,6 +186,12 @@ class Planner:
         if self._scopes is None:
             self._scopes = self._wrapper.resolve(ScopeProvider)
         return self._scopes
+
+    @property
+    def names_set_aside(self) -> frozenset[str]:
+        if callable(self._names_set_aside):
+            self._names_set_aside = frozenset(self._names_set_aside())
+        return self._names_set_aside
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(node)
@@ -1089,6 +1096,7 @@ class MigrateCommand(_FreshTree, CodemodCommand):
         self.shortcuts = shortcuts  # False: RemoveImportsVisitor always analyses for itself
         self.exports = exports  # whether the file may name an `__all__` (imports it lists are in use)
         self.known_unused = None  # see Rewriter.known_unused
+        self.source: str | None = None  # the text ``tree`` was parsed from, when the caller has it
         self.index = index
         self.path = path
         self.pruned = pruned  # a migrate.engine.prune.Pruned when the module is a pruned one
@@ -1109,8 +1117,8 @@ class MigrateCommand(_FreshTree, CodemodCommand):
         facts, aside = None, frozenset()
         if self.pruned is not None:
             facts = ops.FileFacts(uses_keras_fit=self.pruned.uses_keras_fit, uses_gradient_tape=self.pruned.uses_gradient_tape)
-            aside = frozenset(self.pruned.names)
-        planner = Planner(tree, self.context.wrapper, self.index, self.path, facts, aside, self.table)
+            aside = lambda: self.pruned.names  # noqa: E731 - only a tape's new names need them
+        planner = Planner(tree, self.context.wrapper, self.index, self.path, facts, aside, self.table, self.source)
         if self.pruned is not None:
             planner.reads_aside = frozenset(self.pruned.reads)
         planner.exports = self.exports

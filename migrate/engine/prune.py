@@ -57,7 +57,7 @@ class Pruned:
     text: str
     runs: dict[int, tuple[str, str]]  # placeholder number -> (indent, original lines)
     line_map: list[int]  # line in ``text`` (1-based; index 0 unused) -> line in the original
-    names: set[str] = field(default_factory=set)  # identifiers in the statements set aside
+    set_aside: list[ast.stmt] = field(default_factory=list)  # CPython's nodes of the statements set aside
     uses_keras_fit: bool = False
     uses_gradient_tape: bool = False
     # Statements set aside whose only matches are flag-only rules (see ``_Pruner.flags``):
@@ -68,6 +68,15 @@ class Pruned:
     # False when the statements left hold nothing the planner could act on: the
     # conversion is then ``restore(text)``, with no libcst at all.
     needs_planner: bool = True
+
+    @property
+    def names(self) -> set[str]:
+        """Every identifier in the statements set aside (a new name must not take one), found when asked."""
+        if self._names is None:
+            self._names = set().union(*map(identifiers, self.set_aside))
+        return self._names
+
+    _names = None
 
     def original_line(self, line: int) -> int:
         return self.line_map[line] if 0 < line < len(self.line_map) else line
@@ -167,6 +176,7 @@ class _Pruner:
         self.fit = self.tape = False
         self.bindings: Counter[str] = Counter()  # how often each name is bound anywhere in the file
         self.with_names: set[str] = set()  # made relevant only as `with … as` names
+        self.withs: list[ast.With | ast.AsyncWith] = []
         top_level = {id(s) for s in tree.body}
         self.plain_imports = True  # every matched-module import is `import a [as b]` / `from a import b [as c]` at top level
         for node in ast.walk(tree):
@@ -205,6 +215,8 @@ class _Pruner:
                 self.pinned.update(range(node.lineno, node.end_lineno + 1))
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fit":
                 self.fit = True
+            elif isinstance(node, (ast.With, ast.AsyncWith)):
+                self.withs.append(node)
         self.tape = "GradientTape" in text and "GradientTape" in identifiers(tree)
         self.import_quals = {name: set(quals) for name, quals in self.quals.items()}
         top_imports = {alias.asname or alias.name.split(".")[0] for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))
@@ -274,8 +286,7 @@ class _Pruner:
         (``cpu = tf.config.list_physical_devices("CPU")[0]``), and ``with … as`` names of
         relevant items (``tape``). A name is one name file-wide here, whatever its scope:
         that can only keep more."""
-        withs = [(node.lineno, _header_end(node), _bound_by(node)) for node in ast.walk(self.tree)
-                 if isinstance(node, (ast.With, ast.AsyncWith))]
+        withs = [(node.lineno, _header_end(node), _bound_by(node)) for node in self.withs]
         changed = True
         while changed:
             changed = False
@@ -341,7 +352,7 @@ class _Pruner:
         if self.has_relevant_with(self.tree.body, into_functions=False):
             return None  # a scope or tape at top level: the module is one scope, kept whole
         self.cuts: list[tuple[int, int, str, list[str], list[tuple[int, str]]]] = []  # (first line, last line, indent, imports used, markers)
-        self.cut_names: set[str] = set()
+        self.cut: list[ast.stmt] = []
         self.cut_ids: set[int] = set()
         self.unit_flags: dict[int, list[tuple[ast.stmt, int, int, object, str]]] = {}
         self.flagged: list[tuple[int, int, object, str, str]] = []
@@ -522,7 +533,7 @@ class _Pruner:
         markers: dict[ast.stmt, list[str]] = {}
         self.cut_ids.update(id(stmt) for stmt in run)
         for stmt in run:
-            self.cut_names |= identifiers(stmt)
+            self.cut.append(stmt)
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Name):
                     names.add(node.id)
@@ -568,7 +579,7 @@ class _Pruner:
         for i in range(at, len(self.lines) + 1):
             out.append(self.lines[i - 1])
             line_map.append(i)
-        return Pruned("".join(out), runs, line_map, self.cut_names, self.fit, self.tape, self.flagged, self.reads,
+        return Pruned("".join(out), runs, line_map, self.cut, self.fit, self.tape, self.flagged, self.reads,
                       self.planner_has_work())
 
 

@@ -196,6 +196,8 @@ def _transform(command: MigrateCommand, code: str):
         tree = cst.parse_module(code)
         if "\f" in tree.default_indent:
             tree = _without_form_feed_indent(tree)
+        else:
+            command.source = code  # the module's own code: no need to generate it again
         return TransformSuccess(code=command.transform_module(tree).code, warning_messages=command.context.warnings)
     except SkipFile as exc:
         return TransformSkip(skip_reason=SkipReason.OTHER, skip_description=str(exc), warning_messages=command.context.warnings)
