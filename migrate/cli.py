@@ -181,9 +181,7 @@ def _copy_file(src: Path, dest: Path) -> None:
     fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".migrate-tmp")
     try:
         with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
-            shutil.copyfileobj(inp, out, 1 << 20)
-            out.flush()
-            os.fsync(out.fileno())
+            shutil.copyfileobj(inp, out, 1 << 20)  # a copy beside an untouched source: no fsync
         shutil.copystat(src, tmp)
         os.replace(tmp, dest)
     except BaseException:
@@ -214,7 +212,7 @@ def _write_copy(dest: Path, data: bytes, mode: int | None) -> None:
                 return
     except OSError:
         pass
-    atomic_write(str(dest), data, mode=mode)
+    atomic_write(str(dest), data, mode=mode, durable=False)  # the source stays as it was
 
 
 def _error_text(exc: OSError) -> str:

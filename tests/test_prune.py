@@ -294,7 +294,8 @@ def test_a_flagged_statement_keeps_its_import_and_a_converted_one_drops_it(index
     ("T = List['tf.Tensor']\n", "T = List['tf.Tensor']"),  # and maybe a subscript
     ("y = tf.function(f)\n", "y = tf.function(f)"),  # a rule that rewrites
     ("y = tf.data.Dataset.range(3)\n", "tf.data.Dataset.range(3)"),
-    ("tfd = tf.distribute\n", "tfd = tf.distribute"),  # an alias: the file has no plain names any more
+    ("MS = tf.distribute.MirroredStrategy\ns = MS()\n", "s = MS()"),  # calling an alias makes a tracked object
+    ("def g():\n    d = tf.distribute\n    return d.get_strategy()\n", "d = tf.distribute"),  # a local alias needs scopes
 ])
 def test_what_keeps_a_flagged_statement_for_the_planner(snippet, kept, index):
     body = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(30))
@@ -361,3 +362,32 @@ def test_imports_left_unused_are_removed_as_removeimportsvisitor_would(text, fas
     assert bool(runs) is fast
     if fast:
         assert "import tensorflow" not in result.converted.decode() and "from tensorflow" not in result.converted.decode()
+
+
+ALIASED = '''\
+import tensorflow as tf
+
+FLAGS = tf.compat.v1.flags.FLAGS
+MS = tf.distribute.MirroredStrategy
+
+
+def read(path):
+    with tf.io.gfile.GFile(path) as f:
+        data = f.read()
+    return data, FLAGS.batch_size
+
+
+def make():
+    return MS()
+''' + "".join(f"\ndef f{i}():\n    return {i}\n" for i in range(20))
+
+
+def test_module_level_aliases_and_with_names_resolve_without_scopes(index):
+    table = table_of(ALIASED, index)
+    assert table.aliases == {"FLAGS": "tensorflow.compat.v1.flags.FLAGS", "MS": "tensorflow.distribute.MirroredStrategy"}
+    assert "f" not in table.relevant  # `f` of `with … as f`: nothing the planner resolves
+    pruned = cut(ALIASED, index)
+    assert "def read" not in pruned.text  # a flag on the `with`, an alias and a with-name: set aside
+    assert "return MS()" in pruned.text  # calling an alias may make a tracked object: the planner decides
+    result = assert_same(ALIASED.encode(), index)
+    assert "# migrate: TFU901 `tf.io.gfile.GFile`" in result.converted.decode()

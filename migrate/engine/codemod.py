@@ -246,6 +246,9 @@ class Planner:
             qual = self.table.quals.get(node.value)
             if qual is not None:
                 return normalize(qual), False
+            qual = self.table.aliases.get(node.value)
+            if qual is not None:  # `FLAGS = tf.flags.FLAGS`, bound once at module level
+                return normalize(qual), True
             if self.table.complete or node.value not in self.table.relevant:  # nothing matched can be meant
                 return None, False
         scope = self.scopes.get(node)

@@ -138,6 +138,9 @@ class ImportTable:
     # Names that may stand for something a rule matches (see ``_Pruner.grow``): any other
     # name resolves to nothing a rule matches, without the scope analysis.
     relevant: frozenset[str] = frozenset()
+    # Names bound once in the file, at module level, to an attribute of a plain import
+    # (``FLAGS = tf.flags.FLAGS``): what they alias, resolved as the planner would.
+    aliases: dict[str, str] = field(default_factory=dict)
 
 
 def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINES) -> tuple[Pruned | None, ImportTable | None]:
@@ -147,10 +150,11 @@ def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINE
     pruner = _Pruner(text, lines, tree, index)
     pruner.grow()
     quals = pruner.import_table()
+    relevant = frozenset(pruner.relevant - pruner.only_with_names())
     if quals is None:
-        table = ImportTable(pruner.static_imports(), pruner.sole_imports, False, frozenset(pruner.relevant))
+        table = ImportTable(pruner.static_imports(), pruner.sole_imports, False, relevant, pruner.static_aliases)
     else:
-        table = ImportTable(quals, pruner.sole_imports, True, frozenset(pruner.relevant))
+        table = ImportTable(quals, pruner.sole_imports, True, relevant, pruner.static_aliases)
     if min_lines is None or PLACEHOLDER in text or len(lines) < min_lines or _mixed_newlines(text):
         return None, table
     return pruner.run(), table
@@ -177,6 +181,7 @@ class _Pruner:
         self.bindings: Counter[str] = Counter()  # how often each name is bound anywhere in the file
         self.with_names: set[str] = set()  # made relevant only as `with … as` names
         self.withs: list[ast.With | ast.AsyncWith] = []
+        self.top_aliases: list[tuple[str, ast.expr]] = []  # module-level `name = a.b`
         top_level = {id(s) for s in tree.body}
         self.plain_imports = True  # every matched-module import is `import a [as b]` / `from a import b [as c]` at top level
         for node in ast.walk(tree):
@@ -211,6 +216,8 @@ class _Pruner:
                 # The only binding the planner follows (an alias, a tracked object, a query):
                 # `self.x = …`, `a, b = …`, `a = b = …` and annotated ones make nothing it tracks.
                 self.assigns.append(([node.targets[0].id], node.value))
+                if id(node) in top_level and isinstance(node.value, (ast.Name, ast.Attribute)):
+                    self.top_aliases.append((node.targets[0].id, node.value))
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _holds_any(node.value, strings):
                 self.pinned.update(range(node.lineno, node.end_lineno + 1))
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fit":
@@ -250,6 +257,32 @@ class _Pruner:
                 return None
             table[name] = next(iter(quals))
         return table
+
+    def only_with_names(self) -> set[str]:
+        """``f`` of ``with open(p) as f``: relevant to keep a tape's statements, but nothing the
+        planner resolves (libcst's scopes would find a binding it does not track)."""
+        return {name for name in self.with_names if name not in self.quals and name not in self.types}
+
+    @property
+    def static_aliases(self) -> dict[str, str]:
+        """Names bound once in the file, by a module-level ``name = imported.attribute``."""
+        if self._static_aliases is None:
+            found = {}
+            for name, value in self.top_aliases:
+                root, attrs = value, []
+                while isinstance(root, ast.Attribute):
+                    attrs.append(root.attr)
+                    root = root.value
+                if self.bindings[name] != 1 or not isinstance(root, ast.Name) or root.id not in self.static:
+                    continue
+                qual = normalize(next(iter(self.import_quals[root.id])))
+                for attr in reversed(attrs):
+                    qual = normalize(f"{qual}.{attr}")
+                found[name] = qual
+            self._static_aliases = found
+        return self._static_aliases
+
+    _static_aliases = None
 
     def static_imports(self) -> dict[str, str]:
         """Matched names bound once in the file, by a plain top-level import: what they stand
@@ -435,7 +468,8 @@ class _Pruner:
         shares a line or is an ``elif``, or a ``# migrate:`` comment already above one.
         """
         first, last = self.first_line(stmt), stmt.end_lineno
-        static, relevant = self.static, self.relevant
+        relevant, aliases = self.relevant, self.static_aliases
+        static = self.static | set(aliases) | self.only_with_names() if aliases or self.with_names else self.static
         for i in range(first - 1, last):
             if not relevant.isdisjoint(self.words[i]) and not (self.words[i] & relevant) <= static or (i + 1) in self.pinned:
                 return None
@@ -459,9 +493,17 @@ class _Pruner:
         for name in roots:
             if name.id not in static:
                 return None
-            chain, qual = name, normalize(next(iter(self.import_quals[name.id])))
+            if name.id not in self.static and name.id not in aliases:
+                continue  # a `with … as` name: the planner resolves it to nothing
+            alias = name.id in aliases
+            chain, qual = name, aliases[name.id] if alias else normalize(next(iter(self.import_quals[name.id])))
             while isinstance(up := parents.get(chain), ast.Attribute) and up.value is chain:
                 chain, qual = up, normalize(f"{qual}.{up.attr}")
+            if alias:
+                # The planner flags nothing through an alias, but calling one may make a tracked object.
+                if qual in index.returns:
+                    return None
+                continue
             candidates = index.candidates(qual) if qual.split(".")[0] in index.roots else ()
             if not candidates:
                 continue

@@ -572,11 +572,15 @@ def _read_only_what(path: Path) -> str:
     return "file"
 
 
-def atomic_write(path: str, data: bytes, expected: bytes | None = None, mode: int | None = None) -> None:
+def atomic_write(path: str, data: bytes, expected: bytes | None = None, mode: int | None = None,
+                 durable: bool = True) -> None:
     """Write through a temporary file in the same directory and a rename.
 
     A reader sees the old file or the new one, never half of either. The file keeps
-    its mode (and owner, where allowed); a new file gets ``mode`` or 0o644.
+    its mode (and owner, where allowed); a new file gets ``mode`` or 0o644. With
+    ``durable`` the data reaches the disk before the rename, so a power cut cannot
+    leave an empty file in place of a user's source; a copy written beside an
+    untouched source (``--out``) can do without.
 
     ``expected`` marks an in-place rewrite of a file read earlier: refuse if the file
     is read-only, or no longer holds those bytes (changed or deleted meanwhile) —
@@ -604,8 +608,9 @@ def atomic_write(path: str, data: bytes, expected: bytes | None = None, mode: in
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
             try:
