@@ -31,7 +31,7 @@ from migrate.engine.runner import (
 )
 from migrate.report import FORMATS, ReportBuilder, default_output, format_for, write_report
 from migrate.report.model import file_diff
-from migrate.rules import RuleError, load_rules
+from migrate.rules import RuleError, default_rules_dir, load_rules, selected
 
 EXIT_OK, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 PROGRESS_MIN_FILES = 50
@@ -89,14 +89,15 @@ def _diff(result: FileResult, label: str) -> str:
     return file_diff(label, result.original, result.converted)
 
 
-def _selection(args, config) -> RuleSelection:
+def _selection(args, config, known: list[str] | None = None) -> RuleSelection:
     selection = RuleSelection(
         select=_split_ids(args.select) or tuple(c.upper() for c in config.select),
         ignore=_split_ids(args.ignore) + tuple(c.upper() for c in config.ignore),
         extra_dirs=config.rules_dirs,
     )
     # A code that selects nothing is a typo, not a wish to run no rules (ruff does the same).
-    known = [r.id for r in load_rules(selection.extra_dirs)]
+    if known is None:
+        known = [r.id for r in load_rules(selection.extra_dirs)]
     for flag, codes in (("select", selection.select), ("ignore", selection.ignore)):
         for code in codes:
             if not any(rule_id.startswith(code) for rule_id in known):
@@ -242,8 +243,16 @@ def _one_per_place(findings):
 def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) -> int:
     """convert, check (``check_only``: list every finding, write nothing) and report (``report_only``)."""
     config = load_config(args.paths, args.config)
-    selection = _selection(args, config)
-    rule_index(selection)
+    caching = not (getattr(args, "no_cache", False) or result_cache.disabled_by_environment())
+    manifest = None
+    if caching:
+        # The rules' ids and digests, parsed only when a rule file changed: a run served
+        # wholly from the cache loads neither the rules nor libcst.
+        dirs = (str(default_rules_dir()), *config.rules_dirs)
+        manifest = result_cache.rule_manifest(config.cache_dir, dirs, lambda: load_rules(config.rules_dirs))
+    selection = _selection(args, config, [rule_id for rule_id, _ in manifest] if manifest is not None else None)
+    if manifest is None:
+        rule_index(selection)  # a bad rule set fails here, once
     prune = [args.out] if args.out else []
     if args.out and any(os.path.abspath(args.out) == os.path.abspath(p) for p in args.paths):
         raise ConfigError(f"--out {args.out} is the source itself; name another directory (or convert in place)")
@@ -252,8 +261,9 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
     jobs = args.jobs or config.jobs or 1
     max_bytes = config.max_file_size or MAX_FILE_BYTES
     cache = None
-    if not (getattr(args, "no_cache", False) or result_cache.disabled_by_environment()):
-        cache = result_cache.Cache.open(config.cache_dir, rule_index(selection).rules, options=f"max_bytes={max_bytes}")
+    if caching:
+        digests = [d for rule_id, d in manifest if selected(rule_id, selection.select, selection.ignore)]
+        cache = result_cache.Cache.open(config.cache_dir, None, options=f"max_bytes={max_bytes}", digests=digests)
     write = not (args.diff or args.check or check_only or report_only)
     report_path = getattr(args, "report", None)
     builder = ReportBuilder(rule_index(selection).rules, written=write) if report_path or report_only else None
@@ -262,6 +272,7 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
     needs_person = 0
     lines_changed = 0
     written: set[str] = set()
+    made: set[Path] = set()  # --out directories already there
     out = sys.stdout
     for result in passed_over:
         if builder:
@@ -280,7 +291,9 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
             try:
                 if args.out:
                     dest = _out_path(result.path, args.paths, args.out)
-                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    if dest.parent not in made:
+                        dest.parent.mkdir(parents=True, exist_ok=True)
+                        made.add(dest.parent)
                     # A file that failed is copied as it is: the copy stays a whole project.
                     if status != "failed" or result.original:
                         data = result.converted if result.changed else result.original
@@ -301,10 +314,9 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
         if status == "failed":
             continue
         if result.changed:
-            diff = _diff(result, result.path)
-            lines_changed += sum(1 for line in diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---"))
+            lines_changed += result.count_changed_lines()
             if args.diff:
-                out.write(diff)
+                out.write(_diff(result, result.path))
         if report_only:
             continue
         for f in _one_per_place(result.findings) if check_only else result.findings:

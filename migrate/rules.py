@@ -267,9 +267,8 @@ def load_rules(extra_dirs: tuple[str, ...] = ()) -> tuple[Rule, ...]:
 
 def select_rules(rules: tuple[Rule, ...], select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[Rule, ...]:
     """Filter by id or id prefix, as ruff's --select/--ignore do (``TFD`` selects every TFD rule)."""
+    return tuple(r for r in rules if selected(r.id, select, ignore))
 
-    def hit(rule: Rule, codes: tuple[str, ...]) -> bool:
-        return any(rule.id.startswith(code) for code in codes)
 
-    chosen = [r for r in rules if (not select or hit(r, select)) and not hit(r, ignore)]
-    return tuple(chosen)
+def selected(rule_id: str, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> bool:
+    return (not select or rule_id.startswith(tuple(select))) and not rule_id.startswith(tuple(ignore))

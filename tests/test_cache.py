@@ -249,3 +249,31 @@ def test_failures_that_may_not_recur_are_not_stored(tmp_path, cache_dir):
     assert hit is not None and hit.status == "failed" and hit.error == "cannot parse: line 1"
     assert cache.get(str(tmp_path / "b.py"), data) is None  # the path is part of the key
     assert cache.get(str(tmp_path / "a.py"), data + b"\n") is None
+
+
+def test_a_run_served_from_the_cache_does_not_import_libcst(tmp_path, cache_dir):
+    """The rules' ids and digests are remembered by the bytes of the rule files; libcst waits for a miss."""
+    root = tmp_path / "proj"
+    pyproject(root)
+    write(root / "src" / "a.py", TF_SOURCE)
+    env = {"MIGRATE_CACHE_DIR": str(cache_dir), "PYTHONPROFILEIMPORTTIME": "1"}
+    first = run_migrate("check", "src", cwd=root, env=env)
+    assert "libcst" in first.stderr
+    second = run_migrate("check", "src", cwd=root, env=env)
+    assert second.returncode == first.returncode and second.stdout == first.stdout
+    assert "libcst" not in second.stderr  # nor the engine, nor the rules parsed (their ops need libcst)
+    # a typo in --select is still an error, from the remembered ids
+    bad = run_migrate("check", "src", "--select", "TFX", cwd=root, env=env)
+    assert bad.returncode == 2 and "'TFX' is not a rule id or id prefix" in bad.stderr
+
+
+def test_a_rule_file_broken_after_a_warm_run_still_stops_the_run(tmp_path, cache_dir):
+    root = tmp_path / "proj"
+    pyproject(root, '[tool.migrate]\nrules-dirs = ["my_rules"]\n')
+    write(root / "src" / "legacy_use.py", LEGACY)
+    env = {"MIGRATE_CACHE_DIR": str(cache_dir)}
+    rule = write_rule(root / "my_rules")
+    assert run_migrate("check", "src", cwd=root, env=env).returncode == 1
+    rule.write_text(rule.read_text() + "operation: [not, valid\n")
+    broken = run_migrate("check", "src", cwd=root, env=env)
+    assert broken.returncode == 2 and "XTR901" in broken.stderr and "not valid YAML" in broken.stderr

@@ -326,7 +326,7 @@ def test_a_partial_import_table_holds_the_plain_imports_bound_once(index):
 def test_a_file_left_with_nothing_to_plan_skips_libcst(index, monkeypatch):
     pruned = cut(FLAGGED, index)
     assert pruned.needs_planner is False  # only imports, a docstring-free module and placeholders are left
-    import migrate.engine.runner as runner
+    import migrate.engine.convert as runner
 
     whole = convert_source(FLAGGED.encode(), index, "t.py", pruning=False, scope_shortcut=False)
 

@@ -61,8 +61,6 @@ def disabled_by_environment() -> bool:
 @lru_cache(maxsize=None)
 def code_fingerprint() -> str:
     """migrate's version, the engine's source, libcst's and Python's versions."""
-    import libcst
-
     h = hashlib.sha256()
     h.update(f"{FORMAT}\0{__version__}\0{sys.version}\0".encode())
     try:
@@ -70,6 +68,8 @@ def code_fingerprint() -> str:
 
         h.update(version("libcst").encode())
     except Exception:  # noqa: BLE001 - a vendored libcst has no metadata; its path still says which
+        import libcst
+
         h.update(str(getattr(libcst, "__file__", "")).encode())
     package = Path(__file__).resolve().parent.parent
     for name in ENGINE_SOURCES:
@@ -83,13 +83,66 @@ def code_fingerprint() -> str:
     return h.hexdigest()
 
 
+def rule_digest(rule) -> str:
+    """A rule's content (a rule is a frozen dataclass; its repr is its content)."""
+    return hashlib.sha256(repr(rule).encode()).hexdigest()
+
+
 def rules_fingerprint(rules, extra: str = "") -> str:
-    """Every selected rule, in order (a rule is a frozen dataclass; its repr is its content)."""
+    """Every selected rule, in order."""
+    return digests_fingerprint([rule_digest(rule) for rule in rules], extra)
+
+
+def digests_fingerprint(digests, extra: str = "") -> str:
     h = hashlib.sha256(extra.encode())
-    for rule in rules:
-        h.update(repr(rule).encode())
-        h.update(b"\0")
+    for digest in digests:
+        h.update(digest.encode() + b"\0")
     return h.hexdigest()
+
+
+def rule_files_digest(directories) -> str:
+    """The bytes of every rule file in ``directories`` (as :func:`migrate.rules.load_rules_from` finds them)."""
+    h = hashlib.sha256(code_fingerprint().encode())
+    for directory in directories:
+        root = Path(directory)
+        h.update(b"\1" + str(root).encode() + b"\0")
+        for path in sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml")):
+            h.update(path.relative_to(root).as_posix().encode() + b"\0")
+            try:
+                h.update(path.read_bytes() if path.is_file() else b"<not a file>")
+            except OSError:
+                h.update(b"<unreadable>")
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def rule_manifest(directory: str | os.PathLike | None, rule_dirs: tuple[str, ...], load) -> list[tuple[str, str]]:
+    """(id, content digest) of every rule, in order, remembered in the cache by the bytes of the rule files.
+
+    Parsing the rules (YAML, each operation checking its parameters) needs the engine,
+    libcst included; a run whose every file is cached needs neither, so the rules are
+    parsed only when their files changed (``load()`` then parses them and may raise;
+    nothing is remembered for rules that do not load).
+    """
+    root = Path(directory) if directory else default_dir()
+    entry = root / f"v{FORMAT}" / "rules" / f"{rule_files_digest(rule_dirs)[:32]}.json"
+    try:
+        data = json.loads(entry.read_text(encoding="utf-8"))
+        if isinstance(data, list) and all(isinstance(r, list) and len(r) == 2 and all(isinstance(x, str) for x in r) for r in data):
+            return [(a, b) for a, b in data]
+    except (OSError, ValueError):
+        pass
+    found = [(rule.id, rule_digest(rule)) for rule in load()]
+    try:
+        if not entry.parent.is_dir():
+            _make_dirs(root, entry.parent)
+        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".rules.", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(found, fh)
+        os.replace(tmp, entry)
+    except OSError:
+        pass
+    return found
 
 
 def _finding_to_json(f: Finding) -> dict:
@@ -116,9 +169,11 @@ class Cache:
     namespace: str  # hash of code + rules + options: one sub-directory per key space
 
     @classmethod
-    def open(cls, directory: str | os.PathLike | None, rules, options: str = "") -> "Cache":
+    def open(cls, directory: str | os.PathLike | None, rules, options: str = "", *, digests=None) -> "Cache":
+        """The cache for these rules (or their content ``digests``, see :func:`rule_manifest`) and options."""
         root = Path(directory) if directory else default_dir()
-        namespace = hashlib.sha256(f"{code_fingerprint()}\0{rules_fingerprint(rules, options)}".encode()).hexdigest()[:32]
+        rules_part = digests_fingerprint(digests, options) if digests is not None else rules_fingerprint(rules, options)
+        namespace = hashlib.sha256(f"{code_fingerprint()}\0{rules_part}".encode()).hexdigest()[:32]
         return cls(str(root), namespace)
 
     def key(self, path: str, data: bytes) -> str:
@@ -151,7 +206,8 @@ class Cache:
                 return None
             converted = body if meta["stored"] else (data if status in ("unchanged", "skipped") else b"")
             findings = [_finding_from_json(dict(d), path) for d in meta["findings"]]
-            return FileResult(path, status, findings=findings, error=meta["error"], original=data, converted=converted)
+            return FileResult(path, status, findings=findings, error=meta["error"], original=data, converted=converted,
+                              lines_changed=meta.get("lines"))
         except Exception:  # noqa: BLE001 - a damaged entry is a miss, whatever is wrong with it
             return None
 
@@ -167,6 +223,7 @@ class Cache:
             "findings": [_finding_to_json(f) for f in result.findings],
             "stored": stored,
             "size": len(body),
+            "lines": result.lines_changed,
         }
         payload = json.dumps(meta, separators=(",", ":")).encode() + b"\n" + body
         blob = MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
@@ -190,15 +247,18 @@ class Cache:
                     pass
 
     def _make_dirs(self, leaf: Path) -> None:
-        root = Path(self.directory)
-        fresh = not root.exists()
-        leaf.mkdir(parents=True, exist_ok=True)
-        if fresh:
-            # Like .ruff_cache: version control and backup tools leave the directory alone.
-            try:
-                (root / ".gitignore").write_text("# Automatically created by migrate.\n*\n")
-                (root / "CACHEDIR.TAG").write_text(
-                    "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by migrate.\n"
-                )
-            except OSError:
-                pass
+        _make_dirs(Path(self.directory), leaf)
+
+
+def _make_dirs(root: Path, leaf: Path) -> None:
+    fresh = not root.exists()
+    leaf.mkdir(parents=True, exist_ok=True)
+    if fresh:
+        # Like .ruff_cache: version control and backup tools leave the directory alone.
+        try:
+            (root / ".gitignore").write_text("# Automatically created by migrate.\n*\n")
+            (root / "CACHEDIR.TAG").write_text(
+                "Signature: 8a477f597d28d172789f06886806bc55\n# This file is a cache directory tag created by migrate.\n"
+            )
+        except OSError:
+            pass

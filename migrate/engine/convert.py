@@ -1,0 +1,169 @@
+"""Converting one file's text: CPython's parser first, then pruning, then the libcst codemod.
+
+Kept apart from :mod:`migrate.engine.runner` so that importing the runner (discovery,
+the cache, writes) does not import libcst: a run whose every file comes from the
+cache never loads it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+import libcst as cst
+from libcst import ParserSyntaxError
+from libcst.codemod import CodemodContext, SkipFile, SkipReason, TransformFailure, TransformSkip, TransformSuccess
+
+from migrate.engine import runner
+from migrate.engine.codemod import MigrateCommand, RuleIndex, mentions_any
+from migrate.engine.findings import Finding
+from migrate.engine.prune import MIN_LINES, ImportTable, Pruned, analyse
+from migrate.engine.runner import _DANGLING_CONTINUATION, FileResult, _python_ast, detect_encoding
+from migrate.engine.suppression import is_suppressed, suppressed_lines
+
+
+def _transform(command: MigrateCommand, code: str):
+    """libcst's ``transform_module``, less two of its ways to lose a file or an interrupt.
+
+    A first indented line that starts with a form feed (legal, and reset by CPython's
+    tokenizer) becomes the module's ``default_indent``, which libcst then refuses to
+    re-parse with when imports are added: existing blocks get that indent spelled
+    out and only *new* blocks use it without the form feed. And Ctrl-C is not turned
+    into a result: it stops the run.
+    """
+    try:
+        tree = cst.parse_module(code)
+        if "\f" in tree.default_indent:
+            tree = _without_form_feed_indent(tree)
+        else:
+            command.source = code  # the module's own code: no need to generate it again
+        return TransformSuccess(code=command.transform_module(tree).code, warning_messages=command.context.warnings)
+    except SkipFile as exc:
+        return TransformSkip(skip_reason=SkipReason.OTHER, skip_description=str(exc), warning_messages=command.context.warnings)
+    except Exception as exc:  # noqa: BLE001 - a result, as libcst gives it
+        return TransformFailure(error=exc, traceback_str="", warning_messages=command.context.warnings)
+
+
+class _SpellOutIndent(cst.CSTTransformer):
+    """Blocks that use the module's default indent get it written out, so changing the default moves nothing."""
+
+    def __init__(self, indent: str) -> None:
+        self.indent = indent
+
+    def leave_IndentedBlock(self, original, updated):
+        return updated.with_changes(indent=self.indent) if updated.indent is None else updated
+
+
+def _without_form_feed_indent(tree: cst.Module) -> cst.Module:
+    old = tree.default_indent
+    tree = tree.visit(_SpellOutIndent(old))
+    return tree.with_changes(default_indent=old.replace("\f", "") or "    ")
+
+
+def _failure_message(exc: BaseException) -> str:
+    if isinstance(exc, RecursionError):
+        return "too deeply nested to convert (recursion limit); file left as it was"
+    if isinstance(exc, MemoryError):
+        return "out of memory while converting; file left as it was"
+    return f"internal error in a rule ({type(exc).__name__}: {exc}); file left as it was"
+
+
+def _unsuppressed(findings: list[Finding], text: str) -> list[Finding]:
+    """Findings minus those a ``# migrate: ignore`` comment on their line silences."""
+    quiet = suppressed_lines(text)
+    if not quiet:
+        return findings
+    return [f for f in findings if not is_suppressed(quiet, f.line, f.rule)]
+
+
+def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", pruning: bool | int = True,
+                   scope_shortcut: bool = True) -> FileResult:
+    """Convert one file's bytes. Output bytes keep the input's encoding, BOM and newlines.
+
+    Never raises for any input: every outcome is a result. CPython's own parser sees
+    the text first, so input it rejects (including nesting that would crash libcst's
+    parser) never reaches libcst.
+
+    ``pruning``: set aside statements no rule can reach (:mod:`migrate.engine.prune`) in
+    files of at least ``MIN_LINES`` lines (True), of at least that many lines (an int), or
+    never (False; also when ``MIGRATE_NO_PRUNE`` is set). ``scope_shortcut``: resolve names
+    from the file's import table (:class:`~migrate.engine.prune.ImportTable`), and remove the
+    imports a conversion left unused without RemoveImportsVisitor's own analysis when the
+    rewrite shows it (off with False or ``MIGRATE_FULL_SCOPE``). The output is the same every way.
+    """
+    try:
+        encoding = detect_encoding(data)
+        text = data.decode(encoding)
+    except (SyntaxError, LookupError) as exc:
+        return FileResult(path, "failed", error=f"cannot read source encoding: {exc}", original=data)
+    except UnicodeDecodeError as exc:
+        return FileResult(path, "failed", error=f"not valid {exc.encoding} text (byte {exc.start}); file left as it was", original=data)
+    # A file that is not Python 3 is an error whether or not a rule could match, as with any linter.
+    tree, error = _python_ast(text, path)
+    if error:
+        return FileResult(path, "failed", error=error, original=data)
+    if not mentions_any(text, index):
+        return FileResult(path, "unchanged", original=data, converted=data)
+    # libcst's tokenizer rejects a last line that is only a backslash before CRLF; CPython
+    # reads it as nothing, so it is set aside and put back after the conversion.
+    tail = _DANGLING_CONTINUATION.search(text)
+    body, tail = (text[: tail.start()], tail.group()) if tail else (text, "")
+    pruned = table = None
+    if pruning is False or os.environ.get("MIGRATE_NO_PRUNE"):
+        min_lines = None
+    else:
+        min_lines = MIN_LINES if pruning is True else max(pruning, 0)
+    scope_shortcut = scope_shortcut and not os.environ.get("MIGRATE_FULL_SCOPE")
+    if min_lines is not None or scope_shortcut:
+        try:
+            pruned, table = analyse(body, tree, index, min_lines)
+        except RecursionError:  # a tree too deep to walk here is converted whole (and fails cleanly there)
+            pruned = table = None
+    if not scope_shortcut:
+        table = None
+    del tree
+    if pruned is not None and not pruned.needs_planner:
+        # Nothing left for the planner: the conversion is the flags' comment lines, put back
+        # with the statements set aside (libcst would give the rest back as it is).
+        result, command = TransformSuccess(code=pruned.text, warning_messages=[]), None
+    else:
+        result, command = _convert_text(body, index, path, pruned, table, scope_shortcut)
+    if pruned is not None:
+        restored = pruned.restore(result.code) if isinstance(result, TransformSuccess) else None
+        if restored is None:  # a placeholder moved (or the pruned module failed): the whole file decides
+            pruned = None
+            result, command = _convert_text(body, index, path, None, table, scope_shortcut)
+        else:
+            result = TransformSuccess(code=restored, warning_messages=result.warning_messages)
+    if isinstance(result, TransformFailure):
+        exc = result.error
+        if isinstance(exc, ParserSyntaxError):
+            message = f"cannot parse: line {exc.editor_line}, column {exc.editor_column}: {exc.message}"
+        else:
+            message = _failure_message(exc)
+        return FileResult(path, "failed", error=message, original=data)
+    if isinstance(result, TransformSkip):
+        return FileResult(path, "skipped", error=result.skip_description, original=data, converted=data)
+    try:
+        converted = (result.code + tail).encode(encoding)
+    except UnicodeEncodeError as exc:
+        return FileResult(path, "failed", error=f"the converted code cannot be written as {encoding} ({exc.reason}); file left as it was", original=data)
+    status = "changed" if converted != data else "unchanged"
+    findings = command.findings if command is not None else []
+    if pruned is not None:
+        findings = [replace(f, line=pruned.original_line(f.line)) for f in findings]
+        findings += [Finding(path, line, col, rule.id, rule.status, message, api, rule.maps_to)
+                     for line, col, rule, api, message in pruned.flagged]
+        findings.sort()
+    return FileResult(path, status, findings=_unsuppressed(findings, text), original=data, converted=converted)
+
+
+def _convert_text(body: str, index: RuleIndex, path: str, pruned: Pruned | None, table: ImportTable | None = None,
+                  shortcuts: bool = True):
+    command = MigrateCommand(CodemodContext(filename=path, full_module_name=None), index, path, pruned, table,
+                             exports="__all__" in body, shortcuts=shortcuts)
+    try:
+        result = runner._on_deep_stack(_transform, command, pruned.text if pruned is not None else body)
+    except Exception as exc:  # noqa: BLE001 - libcst reports most errors as TransformFailure, not all
+        result = TransformFailure(error=exc, traceback_str="")
+    return result, command
