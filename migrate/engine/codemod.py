@@ -14,10 +14,12 @@ Two passes over one parsed module:
    through libcst's AddImportsVisitor/RemoveImportsVisitor, which
    :class:`~libcst.codemod.CodemodCommand` runs once at the end.
 
-The module given here may be a pruned one (:mod:`migrate.engine.prune`: statements no
-rule can reach stand as placeholders), and when the file's matched names are plain
-imports bound once, names resolve from its import table; libcst's scope analysis then
-runs only if a decision needs it. Neither changes what comes out.
+The module given here may be a pruned one (:mod:`migrate.engine.prune`: statements the
+planner would leave alone stand as placeholders), and names that are plain imports
+bound once (or module-level aliases of them) resolve from the file's import table;
+libcst's scope analysis then runs only if a decision needs it. An import a rewrite
+left unread is removed by RemoveImportsVisitor's own code, without its re-analysis of
+the module when the rewrite shows no read is left. None of this changes what comes out.
 """
 
 from __future__ import annotations
