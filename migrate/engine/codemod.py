@@ -636,7 +636,7 @@ class Rewriter(cst.CSTTransformer):
         # Original nodes this pass replaced or removed: an import still read outside all of
         # them stays in use, so RemoveImportsVisitor need not run for it (see schedule_unused_imports).
         self.replaced: set[cst.CSTNode] = set()
-        self.new_words: set[str] = set()  # names and string words in the nodes this pass built
+        self.new_words: set[str] = set()  # names the nodes this pass built may read, and their strings' words
         # Requested imports known to be unused after the rewrite (see schedule_unused_imports),
         # or None when RemoveImportsVisitor must find out for itself.
         self.known_unused: dict[cst.ImportAlias, cst.Import | cst.ImportFrom] | None = {}
@@ -757,8 +757,8 @@ class Rewriter(cst.CSTTransformer):
         return False
 
     def _add_imports(self, rule: Rule, new) -> None:
-        used, words = _names_and_words(new)
-        self.new_words |= used | words
+        used, reads = _names_and_words(new)
+        self.new_words |= reads
         for imp in rule.imports:
             bound = imp.asname or imp.obj or imp.module.split(".")[0]
             # Once per file: AddImportsVisitor repeats `from a import b as c` once per request.
@@ -974,24 +974,35 @@ def _lost_comments(old, new) -> list[str]:
 
 
 def _names_and_words(node) -> tuple[set[str], set[str]]:
-    """The names in ``node`` (a node or a FlattenSentinel), and the words of its strings."""
+    """The names in ``node`` (a node or a FlattenSentinel); and the names it may read (not
+    the ``b`` of ``a.b``, nor keywords) with the words of its strings."""
     names: set[str] = set()
-    words: set[str] = set()
+    reads: set[str] = set()
+    skip: set[int] = set()  # attribute and keyword names: no read
 
     class _V(cst.CSTVisitor):
+        def visit_Attribute(self, n: cst.Attribute) -> None:
+            skip.add(id(n.attr))
+
+        def visit_Arg(self, n: cst.Arg) -> None:
+            if n.keyword is not None:
+                skip.add(id(n.keyword))
+
         def visit_Name(self, n: cst.Name) -> None:
             names.add(n.value)
+            if id(n) not in skip:
+                reads.add(n.value)
 
         def visit_SimpleString(self, n: cst.SimpleString) -> None:
-            words.update(WORD.findall(n.value))
+            reads.update(WORD.findall(n.value))
 
         def visit_FormattedStringText(self, n: cst.FormattedStringText) -> None:
-            words.update(WORD.findall(n.value))
+            reads.update(WORD.findall(n.value))
 
     nodes = node.nodes if isinstance(node, cst.FlattenSentinel) else [node]
     for n in nodes:
         n.visit(_V())
-    return names, words
+    return names, reads
 
 
 def _aliases(node: cst.Import | cst.ImportFrom) -> list[cst.ImportAlias]:
