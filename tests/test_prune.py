@@ -391,3 +391,21 @@ def test_module_level_aliases_and_with_names_resolve_without_scopes(index):
     assert "return MS()" in pruned.text  # calling an alias may make a tracked object: the planner decides
     result = assert_same(ALIASED.encode(), index)
     assert "# migrate: TFU901 `tf.io.gfile.GFile`" in result.converted.decode()
+
+
+@pytest.mark.parametrize("variant", ["crlf", "tabs", "form feed", "no final newline", "bom"])
+def test_flag_markers_match_the_planner_whatever_the_whitespace(variant, index):
+    text = FLAGGED
+    if variant == "crlf":
+        text = text.replace("\n", "\r\n")
+    elif variant == "tabs":
+        text = text.replace("        ", "\t\t").replace("    ", "\t")
+    elif variant == "form feed":
+        text = text.replace("\n    z = ", "\n\f    z = ").replace("\nx = ", "\n\fx = ")
+    elif variant == "no final newline":
+        text = text.rstrip("\n")
+    data = ("\ufeff" + text if variant == "bom" else text).encode()
+    pruned = cut(text, index)
+    assert pruned is not None and bool(pruned.flagged) is (variant != "form feed")  # form feeds: the planner marks
+    result = assert_same(data, index)
+    assert result.converted.decode("utf-8-sig").count("# migrate: TFU901") == 8

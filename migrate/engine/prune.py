@@ -479,6 +479,8 @@ class _Pruner:
         rule-matched string, a chain in an f-string or a ``match``, a marked statement that
         shares a line or is an ``elif``, or a ``# migrate:`` comment already above one.
         """
+        if "\f" in self.text:
+            return None  # a form feed in an indentation changes where libcst puts a comment line
         first, last = self.first_line(stmt), stmt.end_lineno
         relevant, aliases = self.relevant, self.static_aliases
         static = self.static | set(aliases) | self.only_with_names() if aliases or self.with_names else self.static
