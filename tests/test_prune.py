@@ -409,3 +409,17 @@ def test_flag_markers_match_the_planner_whatever_the_whitespace(variant, index):
     assert pruned is not None and bool(pruned.flagged) is (variant != "form feed")  # form feeds: the planner marks
     result = assert_same(data, index)
     assert result.converted.decode("utf-8-sig").count("# migrate: TFU901") == 8
+
+
+@pytest.mark.parametrize("rest, kept", [
+    ("m = tf.keras.Sequential()\n", False),  # every read replaced: the import goes
+    ("m = tf.keras.Sequential()\nprint(tf)\n", True),  # a bare read stays
+    ("m = tf.keras.Sequential()\nf(tf=1)\n", False),  # a keyword is no read
+    ("m = tf.keras.Sequential()\ndef g(x: 'tf.Tensor'):\n    return x\n", True),  # a string annotation reads it
+    ("m = tf.keras.Sequential()\nT = typing.cast('tf.Tensor', m)\n", True),
+    ("m = tf.keras.Sequential()\ndoc = 'tf is not read here'\n", False),
+])
+def test_reads_of_an_import_bound_once_are_listed_without_scope_analysis(rest, kept, index):
+    text = "import typing\nimport tensorflow as tf\n\n" + rest
+    result = assert_same(text.encode(), index)
+    assert ("import tensorflow as tf" in result.converted.decode()) is kept

@@ -158,7 +158,10 @@ class Planner:
         # A migrate.engine.prune.ImportTable when the file's matched names are plain imports:
         # names resolve from it, and libcst's scope analysis runs only if something asks for it.
         self.table = table
-        self.attribute_roots: dict[str, list[cst.Name]] = {}  # `np` of every `np.x`, by name (with a table)
+        # With a table, every Name node by its value, and the words of strings libcst's scope
+        # analysis may read as type hints: enough to list the reads of an import bound once.
+        self.names_by_value: dict[str, list[cst.Name]] = {}
+        self.hint_words: set[str] = set()
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}  # filled by the first pass (_Collector)
         self.positions = wrapper.resolve(PositionProvider)
         self.aliases: dict[cst.Name, cst.BaseExpression] = {}
@@ -218,6 +221,28 @@ class Planner:
     def has_comment(self, node: cst.CSTNode) -> bool:
         """Whether the source text of ``node`` may hold a comment (a ``#`` anywhere in its lines)."""
         return any("#" in self.lines[i] for i in self._rows(node))
+
+    def static_reads(self, name: str) -> list[cst.Name] | None:
+        """The reads of ``name``, an import bound nowhere else in the file, as libcst's scope
+        analysis would list them: every Name of that value but an attribute's or keyword's
+        own name and those in import statements. None when unsure (a string that may be a
+        type hint mentions it, or a match pattern's keyword)."""
+        if name in self.hint_words:
+            return None
+        reads = []
+        for node in self.names_by_value.get(name, ()):
+            parent = self.parent(node)
+            if (isinstance(parent, cst.Attribute) and parent.attr is node) or (isinstance(parent, cst.Arg) and parent.keyword is node):
+                continue
+            if isinstance(parent, cst.MatchKeywordElement):
+                return None
+            cur = parent
+            while cur is not None and not isinstance(cur, (cst.Import, cst.ImportFrom, cst.BaseStatement)):
+                cur = self.parent(cur)
+            if isinstance(cur, (cst.Import, cst.ImportFrom)):
+                continue
+            reads.append(node)
+        return reads
 
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
         cur = node
@@ -458,19 +483,28 @@ class _Collector(cst.CSTVisitor):
     def __init__(self, planner: Planner) -> None:
         self.p = planner
         self._stack: list[cst.CSTNode] = []
+        self._hints: list[cst.CSTNode] = []  # annotations, subscripts and cast/TypeVar/NewType calls open here
 
     # Parents are recorded on this walk: libcst's ParentNodeProvider would take a walk of its own.
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self._stack:
             self.p.parents[node] = self._stack[-1]
         self._stack.append(node)
-        if type(node) is cst.Attribute and type(node.value) is cst.Name and self.p.table is not None:
-            self.p.attribute_roots.setdefault(node.value.value, []).append(node.value)
+        if self.p.table is not None:
+            kind = type(node)
+            if kind is cst.Name:
+                self.p.names_by_value.setdefault(node.value, []).append(node)
+            elif kind is cst.Annotation or kind is cst.Subscript or (kind is cst.Call and _hint_call(node)):
+                self._hints.append(node)
+            elif self._hints and (kind is cst.SimpleString or kind is cst.FormattedStringText):
+                self.p.hint_words.update(WORD.findall(node.value))
         return super().on_visit(node)
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
         super().on_leave(original_node)
         self._stack.pop()
+        if self._hints and self._hints[-1] is original_node:
+            self._hints.pop()
 
     def visit_Import(self, node: cst.Import) -> None:
         self.p.imports.append(node)
@@ -604,6 +638,13 @@ class _Assigner(cst.CSTVisitor):
         return node not in self.dropped  # left out of the rewrite: nothing in it is converted
 
 
+def _hint_call(node: cst.Call) -> bool:
+    """``cast(...)``, ``TypeVar(...)``, ``NewType(...)``: libcst's scope analysis may read their strings as type hints."""
+    func = node.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name in ("cast", "TypeVar", "NewType")
+
+
 def _string_value(node: cst.SimpleString) -> str:
     try:
         return node.evaluated_value if isinstance(node.evaluated_value, str) else ""
@@ -719,14 +760,14 @@ class Rewriter(cst.CSTTransformer):
                 bound = alias.evaluated_alias or alias.evaluated_name
                 if bound.split(".")[0] not in words or bound in self.p.reads_aside:
                     continue  # (a statement set aside reads it: see migrate.engine.prune)
-                if table is not None and bound in table.sole_imports and any(
-                        not self._inside_replaced(n) for n in self.p.attribute_roots.get(bound, ())):
-                    continue  # `np.x` left as it is: the file's only `np` is this import, still read
-                scope = self.p.scopes.get(node)
-                if scope is None:
-                    continue
-                reads = [access.node for assignment in (scope.assignments[bound] if bound in scope.assignments else ())
-                         if getattr(assignment, "node", None) is node for access in assignment.references]
+                # The file's only binding of the name: its reads are known without scope analysis.
+                reads = self.p.static_reads(bound) if table is not None and bound in table.sole_imports else None
+                if reads is None:
+                    scope = self.p.scopes.get(node)
+                    if scope is None:
+                        continue
+                    reads = [access.node for assignment in (scope.assignments[bound] if bound in scope.assignments else ())
+                             if getattr(assignment, "node", None) is node for access in assignment.references]
                 if not reads or not all(self._inside_replaced(read) for read in reads):
                     continue
                 if self.known_unused is not None:
