@@ -579,7 +579,8 @@ PROFILE_PARTS = [
     ("rewriter: Rewriter._realign", ("migrate/engine/codemod.py", "_realign")),
     ("codegen for positions/realign (code_for_node)", ("libcst/_nodes/module.py", "code_for_node")),
     ("final codegen (Module.code)", ("libcst/_nodes/module.py", "code")),
-    ("CPython pre-parse (compile)", ("migrate/engine/runner.py", "_syntax_error")),
+    ("CPython pre-parse (ast.parse)", ("migrate/engine/runner.py", "_python_ast")),
+    ("pruning, import table, flags on CPython's tree", ("migrate/engine/prune.py", "analyse")),
 ]
 
 
