@@ -423,3 +423,14 @@ def test_reads_of_an_import_bound_once_are_listed_without_scope_analysis(rest, k
     text = "import typing\nimport tensorflow as tf\n\n" + rest
     result = assert_same(text.encode(), index)
     assert ("import tensorflow as tf" in result.converted.decode()) is kept
+
+
+def test_a_module_level_read_before_the_import_keeps_the_name_out_of_the_table(index):
+    """libcst's scope analysis does not tie a read above the import, in the same scope, to it."""
+    text = "y = tf.distribute.get_replica_context()\nimport tensorflow as tf\n\nz = tf.nn.gelu(1.0)\nF = tf.flags.FLAGS\n"
+    table = table_of(text, index)
+    assert "tf" not in table.quals and not table.complete
+    assert_same(text.encode(), index)
+    late = "import tensorflow as tf\n\nprint(F.x)\nF = tf.flags.FLAGS\n"
+    assert "F" not in table_of(late, index).aliases  # read above its assignment
+    assert_same(late.encode(), index)

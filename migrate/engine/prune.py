@@ -193,8 +193,9 @@ class _Pruner:
         self.bindings: Counter[str] = Counter()  # how often each name is bound anywhere in the file
         self.with_names: set[str] = set()  # made relevant only as `with … as` names
         self.withs: list[ast.With | ast.AsyncWith] = []
-        self.top_aliases: list[tuple[str, ast.expr]] = []  # module-level `name = a.b`
+        self.top_aliases: list[tuple[str, ast.expr, int]] = []  # module-level `name = a.b`, and its line
         top_level = {id(s) for s in tree.body}
+        first_use: dict[str, int] = {}  # the first line each name is read or bound on (as a Name)
         self.plain_imports = True  # every matched-module import is `import a [as b]` / `from a import b [as c]` at top level
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -212,6 +213,8 @@ class _Pruner:
                                 isinstance(node, ast.Import) and not alias.asname and "." in alias.name):
                             self.plain_imports = False
             elif isinstance(node, ast.Name):
+                if node.lineno < first_use.get(node.id, node.lineno + 1):
+                    first_use[node.id] = node.lineno
                 if not isinstance(node.ctx, ast.Load):
                     self.bindings[node.id] += 1
             elif isinstance(node, ast.arg):
@@ -229,7 +232,7 @@ class _Pruner:
                 # `self.x = …`, `a, b = …`, `a = b = …` and annotated ones make nothing it tracks.
                 self.assigns.append(([node.targets[0].id], node.value))
                 if id(node) in top_level and isinstance(node.value, (ast.Name, ast.Attribute)):
-                    self.top_aliases.append((node.targets[0].id, node.value))
+                    self.top_aliases.append((node.targets[0].id, node.value, node.lineno))
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _holds_any(node.value, strings):
                 self.pinned.update(range(node.lineno, node.end_lineno + 1))
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fit":
@@ -241,7 +244,12 @@ class _Pruner:
         top_imports = {alias.asname or alias.name.split(".")[0] for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))
                        for alias in s.names if alias.name != "*" and (alias.asname or "." not in alias.name)}
         # Imports that are the only binding of their name in the file: `np.x` anywhere reads them.
-        self.sole_imports = frozenset(n for n in top_imports if self.bindings[n] == 1)
+        # ... and read only below it: libcst's scope analysis does not tie a module-level read
+        # that comes before the import to it.
+        import_line = {alias.asname or alias.name.split(".")[0]: s.lineno for s in reversed(tree.body)
+                       if isinstance(s, (ast.Import, ast.ImportFrom)) for alias in s.names}
+        self.sole_imports = frozenset(n for n in top_imports if self.bindings[n] == 1 and first_use.get(n, 1 << 30) > import_line[n])
+        self.first_use = first_use
         # Matched names a statement may use and still be set aside, its findings made here:
         # top-level plain imports, the only binding of their name in the file. libcst's
         # scope analysis could only resolve them to that import too.
@@ -265,7 +273,7 @@ class _Pruner:
             return None
         table = {}
         for name, quals in self.import_quals.items():
-            if self.bindings[name] != 1 or len(quals) != 1:
+            if self.bindings[name] != 1 or len(quals) != 1 or name not in self.sole_imports:
                 return None
             table[name] = next(iter(quals))
         return table
@@ -280,12 +288,13 @@ class _Pruner:
         """Names bound once in the file, by a module-level ``name = imported.attribute``."""
         if self._static_aliases is None:
             found = {}
-            for name, value in self.top_aliases:
+            for name, value, line in self.top_aliases:
                 root, attrs = value, []
                 while isinstance(root, ast.Attribute):
                     attrs.append(root.attr)
                     root = root.value
-                if self.bindings[name] != 1 or not isinstance(root, ast.Name) or root.id not in self.static:
+                if (self.bindings[name] != 1 or not isinstance(root, ast.Name) or root.id not in self.static
+                        or self.first_use.get(name, line) < line):  # the assignment's own target is on `line`
                     continue
                 qual = normalize(next(iter(self.import_quals[root.id])))
                 for attr in reversed(attrs):
