@@ -31,7 +31,7 @@ from migrate.engine.runner import (
 )
 from migrate.report import FORMATS, ReportBuilder, default_output, format_for, write_report
 from migrate.report.model import file_diff
-from migrate.rules import RuleError, default_rules_dir, load_rules, selected
+from migrate.rules import RuleError, load_rules, rule_directories, selected
 
 EXIT_OK, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 PROGRESS_MIN_FILES = 50
@@ -248,8 +248,7 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
     if caching:
         # The rules' ids and digests, parsed only when a rule file changed: a run served
         # wholly from the cache loads neither the rules nor libcst.
-        dirs = (str(default_rules_dir()), *config.rules_dirs)
-        manifest = result_cache.rule_manifest(config.cache_dir, dirs, lambda: load_rules(config.rules_dirs))
+        manifest = result_cache.rule_manifest(config.cache_dir, rule_directories(config.rules_dirs), lambda: load_rules(config.rules_dirs))
     selection = _selection(args, config, [rule_id for rule_id, _ in manifest] if manifest is not None else None)
     if manifest is None:
         rule_index(selection)  # a bad rule set fails here, once

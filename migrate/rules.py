@@ -218,12 +218,22 @@ def default_rules_dir() -> Path:
     return Path(__file__).resolve().parent.parent / "rules"
 
 
+def rule_files(directory: Path) -> list[Path]:
+    """The YAML files under ``directory``, sorted: what :func:`load_rules_from` reads (or rejects)."""
+    return sorted(p for p in Path(directory).rglob("*") if p.suffix in (".yaml", ".yml"))
+
+
+def rule_directories(extra_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The bundled rules' directory, then the extra ones from configuration."""
+    return (str(default_rules_dir()), *extra_dirs)
+
+
 def load_rules_from(directory: Path) -> list[Rule]:
     """Every rule under ``directory/<area>/<ID>-<slug>.yaml``; a file anywhere else is an error."""
     directory = Path(directory)
     rules: list[Rule] = []
     seen: dict[str, str] = {}
-    for path in sorted(p for p in directory.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()):
+    for path in (p for p in rule_files(directory) if p.is_file()):
         depth = len(path.relative_to(directory).parts)
         if depth != 2:
             raise RuleError(path, "<file>", f"rule files live one level down, in {directory}/<area>/<ID>-<slug>.yaml")
@@ -262,7 +272,7 @@ def _load_cached(directories: tuple[str, ...]) -> tuple[Rule, ...]:
 
 def load_rules(extra_dirs: tuple[str, ...] = ()) -> tuple[Rule, ...]:
     """All rules: the bundled set plus any extra directories from configuration."""
-    return _load_cached((str(default_rules_dir()), *extra_dirs))
+    return _load_cached(rule_directories(extra_dirs))
 
 
 def select_rules(rules: tuple[Rule, ...], select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[Rule, ...]:

@@ -38,6 +38,7 @@ from pathlib import Path
 
 from migrate import __version__
 from migrate.engine.findings import Finding
+from migrate.rules import rule_files
 
 FORMAT = 1
 MAGIC = b"migrate-cache\n"
@@ -106,7 +107,7 @@ def rule_files_digest(directories) -> str:
     for directory in directories:
         root = Path(directory)
         h.update(b"\1" + str(root).encode() + b"\0")
-        for path in sorted(p for p in root.rglob("*") if p.suffix in (".yaml", ".yml")):
+        for path in rule_files(root):
             h.update(path.relative_to(root).as_posix().encode() + b"\0")
             try:
                 h.update(path.read_bytes() if path.is_file() else b"<not a file>")

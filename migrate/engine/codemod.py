@@ -44,6 +44,8 @@ _libcst_speed.install()
 
 # An identifier-like word of source text (names, and also words in strings and comments).
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Calls whose string arguments libcst's scope analysis may read as type hints.
+TYPE_HINT_CALLS = frozenset({"cast", "TypeVar", "NewType"})
 
 # Spellings of the same TF 2 API: `import tensorflow.compat.v2 as tf` is `tensorflow`.
 # Keras is one API under four names: `tf.keras`, Keras 3's `keras` (what `tf.keras` is
@@ -642,7 +644,7 @@ def _hint_call(node: cst.Call) -> bool:
     """``cast(...)``, ``TypeVar(...)``, ``NewType(...)``: libcst's scope analysis may read their strings as type hints."""
     func = node.func
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name in ("cast", "TypeVar", "NewType")
+    return name in TYPE_HINT_CALLS
 
 
 def _string_value(node: cst.SimpleString) -> str:
@@ -744,9 +746,12 @@ class Rewriter(cst.CSTTransformer):
 
         This is ``RemoveImportsVisitor.remove_unused_import_by_node`` for every replaced node,
         less the requests that cannot succeed: a read of the import outside every replaced
-        node survives as it is. The visitor re-analyses the whole converted module (scope
-        and qualified names) before it removes anything, so it only runs when an import
-        may really have gone unused, and it has the last word.
+        node survives as it is. The reads come from libcst's scope analysis, or, for an
+        import that is the file's only binding of its name, from the planner's own walk
+        (:meth:`Planner.static_reads`). When no replacement reads the name again either,
+        the import is known unused (``known_unused``) and RemoveImportsVisitor removes it
+        without analysing the converted module; otherwise it re-analyses and has the last
+        word.
         """
         if not self.replaced:
             return
@@ -785,8 +790,8 @@ class Rewriter(cst.CSTTransformer):
         if self.known_unused:
             # A request names (module, object, alias), and RemoveImportsVisitor applies it to
             # every import spelled so: with another such import anywhere, it decides.
-            keys = [_import_key(node, alias) for node in self.p.imports for alias in _aliases(node)]
-            if len(set(keys)) != len(keys) and any(keys.count(_import_key(n, a)) > 1 for a, n in self.known_unused.items()):
+            spelled = Counter(_import_key(node, alias) for node in self.p.imports for alias in _aliases(node))
+            if any(spelled[_import_key(n, a)] > 1 for a, n in self.known_unused.items()):
                 self.known_unused = None
 
     def _inside_replaced(self, node: cst.CSTNode) -> bool:
