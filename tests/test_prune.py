@@ -13,11 +13,13 @@ tests check it on generated programs too.
 from __future__ import annotations
 
 import ast
+import inspect
 from pathlib import Path
 
 import libcst as cst
 import libcst.matchers as m
 import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
 
 from migrate.engine import _libcst_speed
 from migrate.engine.prune import PLACEHOLDER, analyse, prune
@@ -192,6 +194,108 @@ def test_remembered_libcst_introspection_keeps_decorated_visitors_working():
         module.visit(Decorated())
         module.visit(Plain())
     assert seen == ["tf", "tf"] * 3  # `as tf` and `tf.constant`, on every visit
+
+
+class _Recorder(cst.CSTVisitor):
+    """Every callback of a walk, by node identity; its attribute callbacks are its own code."""
+
+    def __init__(self, skip: type | None = None) -> None:
+        self.events: list[tuple] = []
+        self.skip = skip
+
+    def on_visit(self, node):
+        self.events.append(("visit", id(node)))
+        return not (self.skip and isinstance(node, self.skip))
+
+    def on_leave(self, node):
+        self.events.append(("leave", id(node)))
+
+    def on_visit_attribute(self, node, attribute):
+        self.events.append(("visit", id(node), attribute))
+
+    def on_leave_attribute(self, node, attribute):
+        self.events.append(("leave", id(node), attribute))
+
+
+class _ClassBases(cst.CSTVisitor):
+    """A visitor with one attribute method of its own (as libcst's scope analysis has)."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def visit_Name(self, node):
+        self.events.append(("name", node.value))
+
+    def visit_ClassDef_bases(self, node):
+        self.events.append(("bases", id(node)))
+
+    def leave_ClassDef_bases(self, node):
+        self.events.append(("/bases", id(node)))
+
+
+EXTRA_SYNTAX = """
+from . import *
+from .a import (b as c, d)
+class K(Base, metaclass=M):
+    x: int = 1
+    def f[T: int = str, *Ts, **P](self, /, a, *args, b=2, **kw) -> "T":
+        print(f"{a!r:>{b}} {a=}", t"{a}" if False else 0, lambda q=1: q)
+        match a:
+            case [1, *rest] | {"k": _} if rest: pass
+            case K(x=1): pass
+        async def g():
+            async with a as (b, c): await b
+        try: pass
+        except* ValueError as e: raise
+        return [i for i in range(3) if i], {k: v for k, v in {}.items()}, (yield a)
+type Alias[T] = list[T]
+"""
+
+
+@pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"], ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
+def test_read_only_walk_calls_what_libcst_calls(source):
+    """migrate.engine._libcst_speed walks a tree for a CSTVisitor without rebuilding it: the
+    same callbacks, on the same nodes, in the same order as libcst's own visit."""
+    _libcst_speed.install()
+    text = EXTRA_SYNTAX if source == "EXTRA_SYNTAX" else source.read_text()
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        pytest.skip("syntax this libcst cannot parse")
+    ours_visit = cst.CSTNode.visit
+    for make in (_Recorder, lambda: _Recorder(skip=cst.Call), _ClassBases):
+        theirs, ours = make(), make()
+        cst.CSTNode.visit = ours_visit.__wrapped__  # libcst's own, all the way down
+        try:
+            module.visit(theirs)
+        finally:
+            cst.CSTNode.visit = ours_visit
+        assert module.visit(ours) is module
+        assert ours.events == theirs.events
+
+
+@pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"], ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
+def test_positions_are_libcsts(source):
+    """migrate.engine._libcst_speed.PositionProvider gives every node libcst's own position."""
+    text = EXTRA_SYNTAX if source == "EXTRA_SYNTAX" else source.read_text()
+    module = cst.parse_module(text)
+    theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    ours = MetadataWrapper(module, unsafe_skip_copy=True).resolve(_libcst_speed.PositionProvider)
+    assert len(ours) == len(theirs) > 0
+    assert dict(ours) == dict(theirs)
+
+
+def test_read_only_walk_knows_every_node_class():
+    """Every node class's visited fields are read from libcst's source (none falls back to rebuilding)."""
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    concrete = {c for c in subclasses(cst.CSTNode) if not inspect.isabstract(c) and c.__module__.startswith("libcst.")}
+    assert len(concrete) > 150
+    assert [c.__name__ for c in concrete if _libcst_speed.fields_of(c) is None] == []
+    assert _libcst_speed.fields_of(cst.Attribute) == (("lpar", False), ("value", False), ("dot", False), ("attr", False), ("rpar", False))
 
 
 def table_of(text: str, index):

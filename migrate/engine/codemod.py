@@ -32,7 +32,7 @@ import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.helpers import get_full_name_for_node
-from libcst.metadata import Assignment, MetadataWrapper, PositionProvider, QualifiedNameSource, ScopeProvider
+from libcst.metadata import Assignment, MetadataWrapper, QualifiedNameSource, ScopeProvider
 
 from migrate import ops
 from migrate.engine import _libcst_speed
@@ -165,7 +165,7 @@ class Planner:
         self.names_by_value: dict[str, list[cst.Name]] = {}
         self.hint_words: set[str] = set()
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}  # filled by the first pass (_Collector)
-        self.positions = wrapper.resolve(PositionProvider)
+        self._positions = None
         self.aliases: dict[cst.Name, cst.BaseExpression] = {}
         self.producers: list[tuple[cst.Name | None, cst.Call, cst.CSTNode]] = []
         self.chained: list[cst.Call] = []  # `make_thing().method(...)`: a call used directly as a receiver
@@ -186,6 +186,13 @@ class Planner:
         self._resolving: set[int] = set()
 
     # -- small helpers --------------------------------------------------------------
+
+    @property
+    def positions(self):
+        """Every node's position (libcst's PositionProvider, faster), computed the first time it is needed."""
+        if self._positions is None:
+            self._positions = self._wrapper.resolve(_libcst_speed.PositionProvider)
+        return self._positions
 
     @property
     def scopes(self):
@@ -1150,7 +1157,7 @@ class MigrateCommand(_FreshTree, CodemodCommand):
     """The whole conversion of one module, as a libcst codemod command."""
 
     DESCRIPTION = "Convert tf.distribute training code to MindSpore data parallelism."
-    METADATA_DEPENDENCIES = (PositionProvider,)  # ScopeProvider: on demand (Planner.scopes)
+    METADATA_DEPENDENCIES = ()  # positions and scopes: on demand (Planner.positions, Planner.scopes)
 
     def __init__(self, context: CodemodContext, index: RuleIndex, path: str = "<string>", pruned=None, table=None,
                  exports: bool = True, shortcuts: bool = True) -> None:
