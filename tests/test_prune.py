@@ -276,11 +276,11 @@ def test_read_only_walk_calls_what_libcst_calls(source):
 
 @pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"], ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
 def test_positions_are_libcsts(source):
-    """migrate.engine._libcst_speed.PositionProvider gives every node libcst's own position."""
+    """migrate.engine._libcst_speed.Positions gives every node libcst's own position."""
     text = EXTRA_SYNTAX if source == "EXTRA_SYNTAX" else source.read_text()
     module = cst.parse_module(text)
     theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
-    ours = MetadataWrapper(module, unsafe_skip_copy=True).resolve(_libcst_speed.PositionProvider)
+    ours = _libcst_speed.Positions(module)
     assert len(ours) == len(theirs) > 0
     assert dict(ours) == dict(theirs)
 

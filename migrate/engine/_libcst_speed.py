@@ -25,11 +25,10 @@ nothing. A class whose method does not read as a plain list of field visits is v
 as libcst does it; transformers always are.
 
 Resolving a provider that is not batchable (positions) also made libcst walk the whole
-tree with an empty batch of visitors; an empty batch is now no walk. And positions are
-computed by :class:`PositionProvider`, libcst's own with cheaper bookkeeping (a plain
-object instead of a generator for each ``with state.record_syntactic_position(...)``,
-no regular expression for a token without a newline, each position made once): the
-same positions, about a third less time.
+tree with an empty batch of visitors; an empty batch is now no walk. And positions
+come from :class:`Positions`: libcst's PositionProvider works out a line and column after
+every token and makes position objects for every node; here codegen notes each node's
+first and last token, and only the nodes asked about get a position.
 
 If a libcst release renames what is patched here, nothing is patched and nothing changes.
 """
@@ -38,13 +37,17 @@ from __future__ import annotations
 
 import ast
 import inspect
+from bisect import bisect_right
+from collections.abc import Mapping
+from itertools import accumulate
 import re
 import textwrap
 import weakref
 
 from libcst import _batched_visitor
+from libcst._nodes.internal import CodegenState
 from libcst._position import CodePosition, CodeRange
-from libcst.metadata import position_provider, wrapper
+from libcst.metadata import wrapper
 from libcst._maybe_sentinel import MaybeSentinel
 from libcst._nodes.base import CSTNode
 from libcst._visitors import CSTVisitor
@@ -204,6 +207,7 @@ class _Every:
 
 
 _EVERY = _Every()
+_NEWLINES = re.compile(r"\r\n?|\n")  # as libcst's positions count lines
 _ATTRIBUTE_METHOD = re.compile(r"^(?:visit|leave)_([A-Za-z0-9]+)_(\w+)$")
 # libcst's modules that define a do-nothing `visit_<Node>_<field>` for every pair.
 _STUBS = ("libcst._typed_visitor", "libcst._visitors", "libcst._metadata_dependent", "builtins", "abc", "typing")
@@ -304,63 +308,95 @@ def _batch_or_nothing(original):
 class _Recording:
     """What ``record_syntactic_position`` yields, as a plain context manager."""
 
-    __slots__ = ("state", "node", "start_node", "end_node", "line", "column")
+    __slots__ = ("state", "node", "start_node", "end_node", "start")
 
     def __init__(self, state, node, start_node, end_node) -> None:
         self.state, self.node, self.start_node, self.end_node = state, node, start_node, end_node
-        self.line, self.column = state.line, state.column
+        self.start = len(state.tokens)
 
     def __enter__(self) -> None:
         return None
 
     def __exit__(self, *exc) -> bool:
-        state = self.state
-        computed = state.provider._computed
-        start = computed[self.start_node].start if self.start_node is not None else state.position(self.line, self.column)
-        end = computed[self.end_node].end if self.end_node is not None else state.position(state.line, state.column)
-        computed[self.node] = CodeRange(start, end)
+        spans = self.state.spans
+        start = spans[self.start_node][0] if self.start_node is not None else self.start
+        end = spans[self.end_node][1] if self.end_node is not None else len(self.state.tokens)
+        spans[self.node] = (start, end)
         return False
 
 
-class _PositionState(position_provider.PositionProvidingCodegenState):
-    """libcst's position-recording codegen state, with the same results for less work."""
+class _SpanState(CodegenState):
+    """Codegen that notes where each node starts and ends as token indexes.
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
-        self._made: dict[tuple[int, int], CodePosition] = {}
+    libcst's position-recording state computes a line and column after every token and
+    makes position objects for every node; here each node costs two list operations, and
+    indexes become positions only for the nodes asked about (:class:`Positions`)."""
 
-    def position(self, line: int, column: int) -> CodePosition:
-        key = (line, column)
-        found = self._made.get(key)
-        if found is None:
-            found = self._made[key] = CodePosition(line, column)
-        return found
+    def __init__(self, module) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.spans: dict = {}
+        self.stack: list[int] = []
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
         return _Recording(self, node, start_node, end_node)
 
-    def add_token(self, value: str) -> None:
-        self.tokens.append(value)
-        self._update_position(value)
-
-    def _update_position(self, value: str) -> None:
-        if "\n" in value or "\r" in value:
-            super()._update_position(value)
-        else:
-            self.column += len(value)
-
     def before_codegen(self, node) -> None:
-        self._stack.append((self.line, self.column))
+        self.stack.append(len(self.tokens))
 
     def after_codegen(self, node) -> None:
-        line, column = self._stack.pop()
-        computed = self.provider._computed
-        if node not in computed:  # a syntactic position recorded inside stays
-            computed[node] = CodeRange(self.position(line, column), self.position(self.line, self.column))
+        start = self.stack.pop()
+        if node not in self.spans:  # a syntactic position recorded inside stays
+            self.spans[node] = (start, len(self.tokens))
+
+    def pop_trailing_newline(self) -> None:
+        pass  # positions are counted with it, as libcst counts them; the text is not used
 
 
-class PositionProvider(position_provider.PositionProvider):
-    """libcst's :class:`~libcst.metadata.PositionProvider`, computed with :class:`_PositionState`."""
+class Positions(Mapping):
+    """Every node of a module and its :class:`~libcst.metadata.CodeRange`, as libcst's
+    :class:`~libcst.metadata.PositionProvider` gives it, made when asked for."""
 
-    def _gen_impl(self, module) -> None:
-        module._codegen(_PositionState(default_indent=module.default_indent, default_newline=module.default_newline, provider=self))
+    def __init__(self, module) -> None:
+        state = _SpanState(module)
+        module._codegen(state)
+        self._spans = state.spans
+        tokens = state.tokens
+        self._offsets = list(accumulate(map(len, tokens), initial=0))
+        # Tokens holding newlines: where they end, how many lines they add, and the column after them.
+        self._breaks: list[int] = []
+        self._lines: list[int] = []
+        self._columns: list[int] = []
+        lines = 0
+        for i, token in enumerate(tokens):
+            if "\n" in token or "\r" in token:
+                segments = _NEWLINES.split(token)
+                lines += len(segments) - 1
+                self._breaks.append(i + 1)
+                self._lines.append(lines)
+                self._columns.append(len(segments[-1]))
+        self._made: dict[int, CodePosition] = {}
+
+    def _position(self, index: int) -> CodePosition:
+        found = self._made.get(index)
+        if found is None:
+            k = bisect_right(self._breaks, index) - 1  # the last token with a newline before ``index``
+            if k < 0:
+                found = CodePosition(1, self._offsets[index])
+            else:
+                after = self._breaks[k]
+                found = CodePosition(1 + self._lines[k], self._columns[k] + self._offsets[index] - self._offsets[after])
+            self._made[index] = found
+        return found
+
+    def __getitem__(self, node) -> CodeRange:
+        start, end = self._spans[node]
+        return CodeRange(self._position(start), self._position(end))
+
+    def __iter__(self):
+        return iter(self._spans)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __contains__(self, node) -> bool:
+        return node in self._spans

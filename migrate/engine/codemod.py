@@ -189,9 +189,9 @@ class Planner:
 
     @property
     def positions(self):
-        """Every node's position (libcst's PositionProvider, faster), computed the first time it is needed."""
+        """Every node's position (as libcst's PositionProvider has it), computed the first time it is needed."""
         if self._positions is None:
-            self._positions = self._wrapper.resolve(_libcst_speed.PositionProvider)
+            self._positions = _libcst_speed.Positions(self.module)
         return self._positions
 
     @property

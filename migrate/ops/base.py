@@ -7,6 +7,12 @@ from functools import lru_cache
 from typing import Any, Callable, Protocol
 
 import libcst as cst
+from libcst.helpers import parse_template_expression
+
+try:  # what parse_template_expression is made of
+    from libcst.helpers._template import TemplateChecker, mangle_template, unmangle_nodes
+except ImportError:  # another libcst: its own function, parsing every time
+    TemplateChecker = mangle_template = unmangle_nodes = None
 
 
 @lru_cache(maxsize=4096)
@@ -14,6 +20,24 @@ def parse_expression(code: str) -> cst.BaseExpression:
     """``cst.parse_expression``, once per text: rules ask for the same few names and defaults
     thousands of times in a repository (nodes are immutable, so one parse serves every use)."""
     return cst.parse_expression(code)
+
+
+def template_expression(template: str, **replacements: cst.CSTNode) -> cst.BaseExpression:
+    """libcst's ``parse_template_expression``, with the template parsed once per text and
+    set of placeholders: a rule's template is the same for every call it rewrites."""
+    if unmangle_nodes is None:
+        return parse_template_expression(template, **replacements)
+    names = frozenset(replacements)
+    expression = unmangle_nodes(_parsed_template(template, names), replacements)
+    if not isinstance(expression, cst.BaseExpression):
+        raise TypeError(f"Expected a BaseExpression but got a {type(expression).__name__}")
+    expression.visit(TemplateChecker(set(names)))
+    return expression
+
+
+@lru_cache(maxsize=1024)
+def _parsed_template(template: str, names: frozenset[str]) -> cst.BaseExpression:
+    return parse_expression(mangle_template(template, set(names)))
 
 
 @dataclass(frozen=True)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import libcst as cst
-from libcst.helpers import parse_template_expression
 
 from migrate.ops import args as argbind
-from migrate.ops.base import Operation, Param
+from migrate.ops.base import Operation, Param, template_expression
 
 
 def call_of(node: cst.CSTNode, parent) -> cst.Call | None:
@@ -56,7 +55,7 @@ class CallTemplate(SignatureCall):
     def check(self, params: dict[str, Any]) -> None:
         argbind.check_signature(params["signature"])
         names = [p[0] for p in argbind.parse_signature(params["signature"])]
-        parse_template_expression(params["template"], **{n: cst.Name("x") for n in names + ["receiver"] if "{%s}" % n in params["template"]})
+        template_expression(params["template"], **{n: cst.Name("x") for n in names + ["receiver"] if "{%s}" % n in params["template"]})
         for key in params.get("ignored", {}):
             if key not in names:
                 raise ValueError(f"ignored parameter {key!r} is not in the signature")
@@ -75,7 +74,7 @@ class CallTemplate(SignatureCall):
         values = {k: v for k, v in bound.items() if "{%s}" % k in template}
         if "{receiver}" in template and isinstance(updated.func, cst.Attribute):
             values["receiver"] = updated.func.value
-        return keep_layout(updated, parse_template_expression(template, **values))
+        return keep_layout(updated, template_expression(template, **values))
 
 
 def keep_layout(old: cst.Call, new: cst.BaseExpression) -> cst.BaseExpression:

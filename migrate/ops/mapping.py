@@ -14,10 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 import libcst as cst
-from libcst.helpers import parse_template_expression
 
 from migrate.ops import args as argbind
-from migrate.ops.base import Operation, Param, parse_expression
+from migrate.ops.base import Operation, Param, parse_expression, template_expression
 from migrate.ops.calls import call_of, keep_layout, misfit
 
 
@@ -78,7 +77,7 @@ class MapCall(Operation):
         for fn, template in params["templates"].items():
             if not isinstance(template, str):
                 raise ValueError(f"template for {fn!r} must be a string")
-            parse_template_expression(template, **{n: cst.Name("x") for n in names if "{%s}" % n in template})
+            template_expression(template, **{n: cst.Name("x") for n in names if "{%s}" % n in template})
             call = cst.parse_expression(template)
             outer = {_placeholder(a.value) for a in call.args} if isinstance(call, cst.Call) else set()
             for n in params.get("omit_unpassed", []):
@@ -136,7 +135,7 @@ class MapCall(Operation):
             if _literal(value) in table:
                 value = parse_expression(table[_literal(value)])
             values[key] = value
-        return keep_layout(updated, parse_template_expression(template, **values))
+        return keep_layout(updated, template_expression(template, **values))
 
 
 def _keys(table: dict) -> dict[str, str]:

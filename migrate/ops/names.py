@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import libcst as cst
-from libcst.helpers import parse_template_expression
 
-from migrate.ops.base import Operation, Param, parse_expression
+from migrate.ops.base import Operation, Param, parse_expression, template_expression
 
 
 def is_store(node: cst.CSTNode, parent) -> bool:
@@ -56,7 +55,7 @@ class AttributeTemplate(Operation):
 
     def check(self, params: dict[str, Any]) -> None:
         kwargs = {"receiver": cst.Name("x")} if "{receiver}" in params["template"] else {}
-        parse_template_expression(params["template"], **kwargs)
+        template_expression(params["template"], **kwargs)
 
     def accepts(self, node, parent, params) -> bool:
         return not is_store(node, parent)
@@ -67,7 +66,7 @@ class AttributeTemplate(Operation):
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
         receiver = updated.value if isinstance(updated, cst.Attribute) else updated
         kwargs = {"receiver": receiver} if "{receiver}" in params["template"] else {}
-        return parse_template_expression(params["template"], **kwargs)
+        return template_expression(params["template"], **kwargs)
 
 
 class Flag(Operation):

@@ -26,10 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
-from libcst.helpers import parse_template_expression
 
 from migrate.ops import args as argbind
-from migrate.ops.base import Operation, Param
+from migrate.ops.base import Operation, Param, template_expression
 
 
 @dataclass(frozen=True)
@@ -65,7 +64,7 @@ class GradientTapeToValueAndGrad(Operation):
             raise ValueError("gradient_signature must name 'target' and 'sources'")
         if not (params["closure"].isidentifier() and params["gradients"].isidentifier()):
             raise ValueError("closure and gradients must be identifiers")
-        parse_template_expression(params["template"], closure=cst.Name("f"), sources=cst.Name("w"), has_aux=cst.Name("b"))
+        template_expression(params["template"], closure=cst.Name("f"), sources=cst.Name("w"), has_aux=cst.Name("b"))
 
     def refusal(self, params) -> str:
         return "this tape does not fit the transform; convert it by hand"
@@ -223,7 +222,7 @@ class GradientTapeToValueAndGrad(Operation):
         values = ", ".join(outputs)
         value_target = cst.parse_expression(f"({values})" if conversion.aux else values)
         has_aux = cst.Name("True" if conversion.aux else "False")
-        call = parse_template_expression(params["template"], closure=cst.Name(conversion.closure),
+        call = template_expression(params["template"], closure=cst.Name(conversion.closure),
                                          sources=bound["sources"], has_aux=has_aux)
         if not conversion.aux:
             call = _without_keyword(call, "has_aux")
