@@ -538,3 +538,28 @@ def test_a_module_level_read_before_the_import_keeps_the_name_out_of_the_table(i
     late = "import tensorflow as tf\n\nprint(F.x)\nF = tf.flags.FLAGS\n"
     assert "F" not in table_of(late, index).aliases  # read above its assignment
     assert_same(late.encode(), index)
+
+
+def test_rule_templates_filled_as_libcst_fills_them():
+    """migrate.ops.base.template_expression gives libcst's parse_template_expression's code,
+    holds a placeholder's node itself when it stands once, and a copy of it when it stands twice."""
+    from libcst.helpers import parse_template_expression
+
+    from migrate.ops.base import template_expression
+
+    x = cst.parse_expression("batch[0]  # first")
+    axis = cst.Integer("1")
+    for template, values in [("ops.sum({x}, dim={axis})", {"x": x, "axis": axis}),
+                             ("{x} * {x} + ops.mean({x})", {"x": x}),
+                             ("ms.Tensor(1)", {}),
+                             ("f({x})[{axis}]", {"x": x, "axis": axis})]:
+        ours, theirs = template_expression(template, **values), parse_template_expression(template, **values)
+        code = cst.Module([]).code_for_node
+        assert code(ours) == code(theirs)
+        assert template_expression(template, **values).deep_equals(ours)  # the parse is reused, unchanged
+    once = template_expression("ops.sum({x}, dim={axis})", x=x, axis=axis)
+    assert once.args[0].value is x
+    twice = template_expression("{x} * {x}", x=x)
+    assert twice.left is not x and twice.right is not x and twice.left is not twice.right
+    with pytest.raises(ValueError):
+        template_expression("f({x})", y=x)

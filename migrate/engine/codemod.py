@@ -986,20 +986,25 @@ class Rewriter(cst.CSTTransformer):
         return out, [*carry, *footer]
 
 
+class _Comments(cst.CSTVisitor):
+    def __init__(self, found: list[str]) -> None:
+        self.found = found
+
+    def visit_Comment(self, n: cst.Comment) -> None:
+        self.found.append(n.value)
+
+
 def _comments_of(*nodes) -> list[str]:
     """The comments inside ``nodes`` (nodes, or lists of them), in source order."""
     found: list[str] = []
-
-    class _V(cst.CSTVisitor):
-        def visit_Comment(self, n: cst.Comment) -> None:
-            found.append(n.value)
+    visitor = _Comments(found)
 
     def walk(item) -> None:
         if isinstance(item, (list, tuple, cst.FlattenSentinel)):
             for each in (item.nodes if isinstance(item, cst.FlattenSentinel) else item):
                 walk(each)
         elif item is not None:
-            item.visit(_V())
+            item.visit(visitor)
 
     walk(nodes)
     return found
@@ -1026,36 +1031,40 @@ def _lost_comments(old, new) -> list[str]:
     return lost
 
 
+class _NamesAndWords(cst.CSTVisitor):
+    """See :func:`_names_and_words` (one class for every call: a class made per call costs more than its walk)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.reads: set[str] = set()
+        self.skip: set[int] = set()  # attribute and keyword names: no read
+
+    def visit_Attribute(self, n: cst.Attribute) -> None:
+        self.skip.add(id(n.attr))
+
+    def visit_Arg(self, n: cst.Arg) -> None:
+        if n.keyword is not None:
+            self.skip.add(id(n.keyword))
+
+    def visit_Name(self, n: cst.Name) -> None:
+        self.names.add(n.value)
+        if id(n) not in self.skip:
+            self.reads.add(n.value)
+
+    def visit_SimpleString(self, n: cst.SimpleString) -> None:
+        self.reads.update(WORD.findall(n.value))
+
+    def visit_FormattedStringText(self, n: cst.FormattedStringText) -> None:
+        self.reads.update(WORD.findall(n.value))
+
+
 def _names_and_words(node) -> tuple[set[str], set[str]]:
     """The names in ``node`` (a node or a FlattenSentinel); and the names it may read (not
     the ``b`` of ``a.b``, nor keywords) with the words of its strings."""
-    names: set[str] = set()
-    reads: set[str] = set()
-    skip: set[int] = set()  # attribute and keyword names: no read
-
-    class _V(cst.CSTVisitor):
-        def visit_Attribute(self, n: cst.Attribute) -> None:
-            skip.add(id(n.attr))
-
-        def visit_Arg(self, n: cst.Arg) -> None:
-            if n.keyword is not None:
-                skip.add(id(n.keyword))
-
-        def visit_Name(self, n: cst.Name) -> None:
-            names.add(n.value)
-            if id(n) not in skip:
-                reads.add(n.value)
-
-        def visit_SimpleString(self, n: cst.SimpleString) -> None:
-            reads.update(WORD.findall(n.value))
-
-        def visit_FormattedStringText(self, n: cst.FormattedStringText) -> None:
-            reads.update(WORD.findall(n.value))
-
-    nodes = node.nodes if isinstance(node, cst.FlattenSentinel) else [node]
-    for n in nodes:
-        n.visit(_V())
-    return names, reads
+    visitor = _NamesAndWords()
+    for n in node.nodes if isinstance(node, cst.FlattenSentinel) else [node]:
+        n.visit(visitor)
+    return visitor.names, visitor.reads
 
 
 def _aliases(node: cst.Import | cst.ImportFrom) -> list[cst.ImportAlias]:

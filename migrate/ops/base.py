@@ -24,20 +24,52 @@ def parse_expression(code: str) -> cst.BaseExpression:
 
 def template_expression(template: str, **replacements: cst.CSTNode) -> cst.BaseExpression:
     """libcst's ``parse_template_expression``, with the template parsed once per text and
-    set of placeholders: a rule's template is the same for every call it rewrites."""
+    set of placeholders: a rule's template is the same for every call it rewrites.
+
+    Expressions are put in as they are, without libcst's copy, unless the template uses
+    a placeholder twice (one node must not stand in two places of a tree): a rewritten
+    call then holds its arguments' own nodes, as every node a rewrite leaves alone is held.
+    """
     if unmangle_nodes is None:
         return parse_template_expression(template, **replacements)
     names = frozenset(replacements)
-    expression = unmangle_nodes(_parsed_template(template, names), replacements)
+    parsed, counts = _parsed_template(template, names)
+    if all(isinstance(value, cst.BaseExpression) for value in replacements.values()):
+        values = {mangled: (replacements[name], counts[mangled] > 1) for mangled, name in _mangled(names).items()}
+        expression = parsed.visit(_Fill(values))
+    else:
+        expression = unmangle_nodes(parsed, replacements)
     if not isinstance(expression, cst.BaseExpression):
         raise TypeError(f"Expected a BaseExpression but got a {type(expression).__name__}")
     expression.visit(TemplateChecker(set(names)))
     return expression
 
 
+class _Fill(cst.CSTTransformer):
+    """A template's placeholder names replaced by expressions (libcst's TemplateTransformer, for expressions only)."""
+
+    def __init__(self, values: dict[str, tuple[cst.BaseExpression, bool]]) -> None:
+        super().__init__()
+        self.values = values  # placeholder name -> (expression, whether each use takes a copy)
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        found = self.values.get(original.value)
+        if found is None:
+            return updated
+        value, copy = found
+        return value.deep_clone() if copy else value
+
+
 @lru_cache(maxsize=1024)
-def _parsed_template(template: str, names: frozenset[str]) -> cst.BaseExpression:
-    return parse_expression(mangle_template(template, set(names)))
+def _mangled(names: frozenset[str]) -> dict[str, str]:
+    return {mangle_template("{%s}" % name, {name}): name for name in names}
+
+
+@lru_cache(maxsize=1024)
+def _parsed_template(template: str, names: frozenset[str]) -> tuple[cst.BaseExpression, dict[str, int]]:
+    """The template's tree, and how often each placeholder's name stands in it."""
+    source = mangle_template(template, set(names))
+    return parse_expression(source), {mangled: source.count(mangled) for mangled in _mangled(names)}
 
 
 @dataclass(frozen=True)

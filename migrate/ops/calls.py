@@ -90,7 +90,7 @@ def keep_layout(old: cst.Call, new: cst.BaseExpression) -> cst.BaseExpression:
 
     def source(value: cst.BaseExpression) -> cst.Arg | None:
         for arg in unused:
-            if arg.value.deep_equals(value):
+            if arg.value is value or arg.value.deep_equals(value):
                 unused.remove(arg)
                 return arg
         return None

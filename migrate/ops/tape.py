@@ -449,24 +449,27 @@ def _declared_global_or_nonlocal(parent, statement: cst.CSTNode) -> set[str]:
     return names
 
 
+class _Names(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Name(self, n):
+        self.names.add(n.value)
+
+    def visit_Attribute(self, n):
+        n.value.visit(self)
+        return False
+
+    def visit_Arg(self, n):
+        n.value.visit(self)
+        return False
+
+
 def _names_in(node: cst.CSTNode) -> set[str]:
     """Every name ``node`` mentions, bound or read (attribute names and keywords are not names)."""
-    names: set[str] = set()
-
-    class _Find(cst.CSTVisitor):
-        def visit_Name(self, n):
-            names.add(n.value)
-
-        def visit_Attribute(self, n):
-            n.value.visit(self)
-            return False
-
-        def visit_Arg(self, n):
-            n.value.visit(self)
-            return False
-
-    node.visit(_Find())
-    return names
+    visitor = _Names()
+    node.visit(visitor)
+    return visitor.names
 
 
 def _unsafe_between(statement: cst.CSTNode, body_bound: set[str], body_reads: set[str]) -> str | None:
