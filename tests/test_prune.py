@@ -19,7 +19,7 @@ from pathlib import Path
 import libcst as cst
 import libcst.matchers as m
 import pytest
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import MetadataWrapper, PositionProvider, ScopeProvider
 
 from migrate.engine import _libcst_speed
 from migrate.engine.prune import PLACEHOLDER, analyse, prune
@@ -233,6 +233,24 @@ class _ClassBases(cst.CSTVisitor):
         self.events.append(("/bases", id(node)))
 
 
+class _MatcherClassBases(m.MatcherDecoratableVisitor):
+    """A matcher visitor with attribute methods, one of them decorated."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple] = []
+
+    def visit_Name(self, node):
+        self.events.append(("name", node.value))
+
+    def visit_ClassDef_bases(self, node):
+        self.events.append(("bases", id(node)))
+
+    @m.call_if_inside(m.ClassDef(name=m.Name("K")))
+    def leave_Call_args(self, node):
+        self.events.append(("/args", id(node)))
+
+
 EXTRA_SYNTAX = """
 from . import *
 from .a import (b as c, d)
@@ -263,7 +281,7 @@ def test_read_only_walk_calls_what_libcst_calls(source):
     except cst.ParserSyntaxError:
         pytest.skip("syntax this libcst cannot parse")
     ours_visit = cst.CSTNode.visit
-    for make in (_Recorder, lambda: _Recorder(skip=cst.Call), _ClassBases):
+    for make in (_Recorder, lambda: _Recorder(skip=cst.Call), _ClassBases, _MatcherClassBases):
         theirs, ours = make(), make()
         cst.CSTNode.visit = ours_visit.__wrapped__  # libcst's own, all the way down
         try:
@@ -283,6 +301,39 @@ def test_positions_are_libcsts(source):
     ours = _libcst_speed.Positions(module)
     assert len(ours) == len(theirs) > 0
     assert dict(ours) == dict(theirs)
+
+
+def _scope_summary(module: cst.Module):
+    """libcst's scope analysis of ``module`` by node identity: each node's scope kind, and
+    each scope's bindings with what reads them."""
+    scopes = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    own = _Recorder()
+    module.visit(own)
+    ids = {event[1] for event in own.events}
+
+    def key(node) -> int | str:  # nodes the analysis parsed from string annotations are new each time
+        return id(node) if id(node) in ids else type(node).__name__
+
+    nodes = sorted((key(node), type(scope).__name__) for node, scope in scopes.items() if scope is not None and id(node) in ids)
+    bindings = sorted({(type(scope).__name__, a.name, str(key(getattr(a, "node", None))), tuple(sorted(str(key(r.node)) for r in a.references)))
+                       for scope in {s for s in scopes.values() if s is not None} for a in scope.assignments})
+    return nodes, bindings
+
+
+@pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"], ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
+def test_scope_analysis_is_libcsts(source):
+    """With the read-only walk (and no second walk after the scope analysis's own), libcst's
+    scope analysis finds the same scopes, bindings and reads as with libcst's own visit."""
+    text = EXTRA_SYNTAX if source == "EXTRA_SYNTAX" else source.read_text()
+    module = cst.parse_module(text)
+    ours_visit = cst.CSTNode.visit
+    cst.CSTNode.visit = ours_visit.__wrapped__
+    try:
+        theirs = _scope_summary(module)
+    finally:
+        cst.CSTNode.visit = ours_visit
+    assert _scope_summary(module) == theirs
+    assert theirs[1]
 
 
 def test_read_only_walk_knows_every_node_class():

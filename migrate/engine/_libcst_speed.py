@@ -25,7 +25,9 @@ nothing. A class whose method does not read as a plain list of field visits is v
 as libcst does it; transformers always are.
 
 Resolving a provider that is not batchable (positions) also made libcst walk the whole
-tree with an empty batch of visitors; an empty batch is now no walk. And positions
+tree with an empty batch of visitors; an empty batch is now no walk, and neither is a
+batch whose only callback is ``visit_Module`` (the scope analysis, which walks the tree
+itself from there: libcst then walked it a second time for nothing). And positions
 come from :class:`Positions`: libcst's PositionProvider works out a line and column after
 every token and makes position objects for every node; here codegen notes each node's
 first and last token, and only the nodes asked about get a position.
@@ -229,6 +231,14 @@ def _own_names(cls: type) -> set[str]:
     return names
 
 
+# Attribute callbacks that only call the visitor's own `visit_<Node>_<field>` methods:
+# libcst's, and its matcher visitors' (which first check the method's matchers).
+_PLAIN_ATTRIBUTE_CALLBACKS = {
+    (CSTVisitor.on_visit_attribute, CSTVisitor.on_leave_attribute),
+    (_visitors.MatcherDecoratableVisitor.on_visit_attribute, _visitors.MatcherDecoratableVisitor.on_leave_attribute),
+}
+
+
 def _attribute_hooks(visitor: CSTVisitor):
     """The (node type, field) pairs whose attribute callbacks may do something for ``visitor``."""
     cls = type(visitor)
@@ -239,7 +249,7 @@ def _attribute_hooks(visitor: CSTVisitor):
         return hooks
     hooks = _class_hooks.get(cls)
     if hooks is None:
-        if cls.on_visit_attribute is CSTVisitor.on_visit_attribute and cls.on_leave_attribute is CSTVisitor.on_leave_attribute:
+        if (cls.on_visit_attribute, cls.on_leave_attribute) in _PLAIN_ATTRIBUTE_CALLBACKS:
             hooks = _pairs(_own_names(cls))
         else:
             hooks = _EVERY
@@ -273,6 +283,11 @@ def _walk(node: CSTNode, visitor: CSTVisitor, on_visit, on_leave, hooks, origina
     on_leave(node)
 
 
+def _module_only(visitor) -> bool:
+    return (visitor.before_visit is None and visitor.after_leave is None
+            and all(name in ("visit_Module", "leave_Module") for name in visitor.visitor_methods))
+
+
 def _read_only_visit(original):
     def visit(self, visitor):
         cls = type(visitor)
@@ -281,6 +296,12 @@ def _read_only_visit(original):
             read_only = _read_only[cls] = CSTVisitor in cls.__mro__  # (an ABC's isinstance is slow for new classes)
         if not read_only:
             return original(self, visitor)
+        if cls is _batched_visitor._BatchedCSTVisitor and _module_only(visitor):
+            # Only the module's own callbacks (libcst's scope analysis walks the tree in its
+            # visit_Module): no node below can call anything.
+            visitor.on_visit(self)
+            visitor.on_leave(self)
+            return self
         _walk(self, visitor, visitor.on_visit, visitor.on_leave, _attribute_hooks(visitor), original)
         return self
 
