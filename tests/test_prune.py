@@ -614,3 +614,16 @@ def test_rule_templates_filled_as_libcst_fills_them():
     assert twice.left is not x and twice.right is not x and twice.left is not twice.right
     with pytest.raises(ValueError):
         template_expression("f({x})", y=x)
+
+
+@pytest.mark.parametrize("literal", ['"TF_CONFIG"', "'TF\\x5fCONFIG'", 'r"TF_CONFIG"', '"TF_" "CONFIG"'])
+def test_string_rules_match_every_spelling_of_the_literal(literal, index):
+    """A string a rule matches is found however it is spelled (escapes are evaluated); a
+    string without an escape that does not hold it is never evaluated."""
+    source = f"import json, os\nimport tensorflow as tf\ncluster = json.loads(os.environ[{literal}])\n".encode()
+    result = convert_source(source, index, "t.py")
+    found = [f.rule for f in result.findings]
+    if literal == '"TF_" "CONFIG"':  # two literals, as libcst and the planner see them: neither matches
+        assert "TFD501" not in found
+    else:
+        assert "TFD501" in found

@@ -567,7 +567,12 @@ class _Assigner(cst.CSTVisitor):
         return True
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        rule = self.p.index.strings.get(_string_value(node))
+        strings = self.p.index.strings
+        # Without an escape, a literal's value is its text between the quotes: one that does
+        # not hold a matched string cannot be one (and is not evaluated).
+        if "\\" not in node.value and not any(literal in node.value for literal in strings):
+            return
+        rule = strings.get(_string_value(node))
         if rule is not None:
             action = Action(rule, node, node, repr(_string_value(node)), status=rule.status)
             self.p.add(action)
