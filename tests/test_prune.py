@@ -627,3 +627,64 @@ def test_string_rules_match_every_spelling_of_the_literal(literal, index):
         assert "TFD501" not in found
     else:
         assert "TFD501" in found
+
+
+# A strategy is bound once in the file, so the planner finds its uses without libcst's scope
+# analysis (Planner.static_references): each case places a use where libcst's answer turns on
+# its rules (order within a scope, nested functions and classes, headers, comprehensions).
+_ONE_STRATEGY = """\
+import tensorflow as tf
+
+
+def train(ds):
+{body}
+"""
+_STRATEGY_USES = {
+    "used_after": "    strategy = tf.distribute.MirroredStrategy()\n    with strategy.scope():\n        model = tf.keras.Sequential()\n",
+    "read_before_binding": "    print(strategy)\n    strategy = tf.distribute.MirroredStrategy()\n    with strategy.scope():\n        pass\n",
+    "in_its_own_value": "    strategy = tf.distribute.MirroredStrategy(strategy)\n",
+    "same_line_after_semicolon": "    strategy = tf.distribute.MirroredStrategy(); n = strategy.num_replicas_in_sync\n",
+    "nested_function": "    def step(x):\n        return strategy.run(tf.identity, args=(x,))\n    strategy = tf.distribute.MirroredStrategy()\n",
+    "nested_class_body": "    strategy = tf.distribute.MirroredStrategy()\n    class Holder:\n        s = strategy\n",
+    "method_of_nested_class": "    strategy = tf.distribute.MirroredStrategy()\n    class Holder:\n        def get(self):\n            return strategy.num_replicas_in_sync\n",
+    "lambda_body": "    strategy = tf.distribute.MirroredStrategy()\n    f = lambda: strategy.num_replicas_in_sync\n",
+    "lambda_default": "    strategy = tf.distribute.MirroredStrategy()\n    f = lambda s=strategy: s\n",
+    "decorator": "    strategy = tf.distribute.MirroredStrategy()\n    @strategy.run\n    def g():\n        pass\n",
+    "default_argument": "    strategy = tf.distribute.MirroredStrategy()\n    def g(s=strategy):\n        return s\n",
+    "comprehension": "    strategy = tf.distribute.MirroredStrategy()\n    n = [strategy.num_replicas_in_sync for _ in range(2)]\n",
+    "annotation": "    strategy = tf.distribute.MirroredStrategy()\n    x: strategy = 1\n",
+    "string_annotation": "    strategy = tf.distribute.MirroredStrategy()\n    x: 'strategy' = 1\n",
+    "import_from_its_name": "    strategy = tf.distribute.MirroredStrategy()\n    from strategy import helpers\n",
+    "keyword_and_attribute": "    strategy = tf.distribute.MirroredStrategy()\n    f(strategy=1, x=y.strategy)\n    with strategy.scope():\n        pass\n",
+    "f_string": "    strategy = tf.distribute.MirroredStrategy()\n    print(f'{strategy.num_replicas_in_sync}')\n",
+    "other_function_reads_it": "    strategy = tf.distribute.MirroredStrategy()\n    with strategy.scope():\n        pass\n\n\ndef other():\n    return strategy.num_replicas_in_sync\n",
+    "match_keyword": "    strategy = tf.distribute.MirroredStrategy()\n    match ds:\n        case Point(strategy=1):\n            pass\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(_STRATEGY_USES))
+def test_static_references_agree_with_libcsts_scope_analysis(case, index):
+    source = _ONE_STRATEGY.format(body=_STRATEGY_USES[case])
+    assert_same(source.encode(), index)
+    module_level = source.replace("\ndef train(ds):\n", "\n").replace("\n    ", "\n").lstrip()
+    try:
+        ast.parse(module_level)
+    except SyntaxError:
+        return
+    assert_same(module_level.encode(), index)
+
+
+def test_static_references_answer_without_scope_analysis():
+    """Not vacuous: a strategy bound once in a function is decided without libcst's scope analysis."""
+    from migrate.engine import codemod
+
+    source = _ONE_STRATEGY.format(body=_STRATEGY_USES["used_after"]).encode()
+    asked = []
+    original = codemod.Planner.scopes.fget
+    codemod.Planner.scopes = property(lambda self: asked.append(1) or original(self))
+    try:
+        result = convert_source(source, rule_index(RuleSelection()), "t.py", pruning=0)
+    finally:
+        codemod.Planner.scopes = property(original)
+    assert result.status == "changed" and b"MirroredStrategy" not in result.converted
+    assert asked == []

@@ -164,6 +164,7 @@ class Planner:
         # analysis may read as type hints: enough to list the reads of an import bound once.
         self.names_by_value: dict[str, list[cst.Name]] = {}
         self.hint_words: set[str] = set()
+        self.bound_targets: dict[str, cst.Name] = {}  # with a table: `name = …` targets by name
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}  # filled by the first pass (_Collector)
         self._positions = None
         self.aliases: dict[cst.Name, cst.BaseExpression] = {}
@@ -245,13 +246,80 @@ class Planner:
                 continue
             if isinstance(parent, cst.MatchKeywordElement):
                 return None
-            cur = parent
-            while cur is not None and not isinstance(cur, (cst.Import, cst.ImportFrom, cst.BaseStatement)):
-                cur = self.parent(cur)
-            if isinstance(cur, (cst.Import, cst.ImportFrom)):
+            if self._in_import(node):
                 continue
             reads.append(node)
         return reads
+
+    def _in_import(self, node: cst.CSTNode) -> bool:
+        cur = self.parent(node)
+        while cur is not None and not isinstance(cur, (cst.Import, cst.ImportFrom, cst.BaseStatement)):
+            cur = self.parent(cur)
+        return isinstance(cur, (cst.Import, cst.ImportFrom))
+
+    def _scope_chain(self, node: cst.CSTNode) -> list[cst.CSTNode] | None:
+        """The nodes whose scopes hold ``node``, innermost first, the module last: a
+        function, lambda or class counts only for what is in its body. None when ``node``
+        is in the header of one (decorators, defaults, annotations, bases) or in a
+        comprehension: where libcst's scope analysis puts those is its own business."""
+        chain: list[cst.CSTNode] = []
+        child, cur = node, self.parent(node)
+        while cur is not None:
+            if isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                if child is not cur.body:
+                    return None
+                chain.append(cur)
+            elif isinstance(cur, (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)):
+                return None
+            child, cur = cur, self.parent(cur)
+        chain.append(self.module)
+        return chain
+
+    def _sole_binding(self, name: str) -> tuple[cst.Name | None, list[cst.CSTNode] | None] | None:
+        """For a name the file binds once, not by an import (see ImportTable.bound_once): its
+        ``name = …`` target if that is the binding (else None), and that target's scope
+        chain. None when the scope analysis must answer."""
+        if self.table is None or name not in self.table.bound_once or name in self.hint_words:
+            return None
+        target = self.bound_targets.get(name)
+        if target is None:
+            return None, None
+        chain = self._scope_chain(target)
+        if chain is None or not isinstance(chain[0], (cst.FunctionDef, cst.Module)):
+            return None
+        return target, chain
+
+    def static_references(self, target: cst.Name) -> list[cst.Name] | None:
+        """The reads libcst's scope analysis ties to ``target`` (``name = …``, the file's only
+        binding of the name), found without it: every read of the name in a scope nested in
+        the binding's (a function or the module), and those in the binding's own scope that
+        come after its statement. None when unsure (see :meth:`_scope_chain`)."""
+        found = self._sole_binding(target.value)
+        if found is None or found[0] is not target:
+            return None
+        owner = found[1][0]
+        assign = self.parent(self.parent(target))  # AssignTarget, then the Assign
+        end = self.positions[assign].end
+        end = (end.line, end.column)
+        references = []
+        for node in self.names_by_value.get(target.value, ()):
+            parent = self.parent(node)
+            if node is target or (isinstance(parent, cst.Attribute) and parent.attr is node) or (
+                    isinstance(parent, cst.Arg) and parent.keyword is node):
+                continue
+            if isinstance(parent, cst.MatchKeywordElement):
+                return None
+            if self._in_import(node):
+                continue  # `from name import x`: no read
+            chain = self._scope_chain(node)
+            if chain is None:
+                return None
+            if owner not in chain:
+                continue  # out of the binding's sight: no read of it
+            start = self.positions[node].start
+            if chain[0] is not owner or (start.line, start.column) >= end:
+                references.append(node)
+        return references
 
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
         cur = node
@@ -287,6 +355,13 @@ class Planner:
                 return normalize(qual), True
             if self.table.complete or node.value not in self.table.relevant:  # nothing matched can be meant
                 return None, False
+            sole = self._sole_binding(node.value)
+            chain = self._scope_chain(node) if sole is not None else None
+            if chain is not None:  # the file's only binding of the name, seen from here or not at all
+                target, scopes = sole
+                if target is None or scopes[0] not in chain:
+                    return None, False
+                return self._resolve_assignment(node, target, instances)
         scope = self.scopes.get(node)
         if scope is None:
             return None, False
@@ -296,7 +371,10 @@ class Planner:
         assignments = list(scope[node.value]) if node.value in scope else []
         if len(assignments) != 1 or not isinstance(assignments[0], Assignment):
             return None, False
-        target = assignments[0].node
+        return self._resolve_assignment(node, assignments[0].node, instances)
+
+    def _resolve_assignment(self, node: cst.Name, target: cst.CSTNode, instances: bool) -> tuple[str | None, bool]:
+        """What ``node`` stands for when ``target`` is its only binding."""
         if instances and target in self.instances:
             return self.instances[target], False
         if target in self.aliases:
@@ -393,16 +471,21 @@ class Planner:
                 self.use_actions[node] = (rule, api)
 
     def _static_uses(self, target: cst.Name, kind: str) -> dict[cst.CSTNode, tuple[Rule, str]] | None:
-        scope = self.scopes.get(target)
-        if scope is None:
-            return None
-        assignments = [a for a in scope.assignments[target.value]]
-        if len(assignments) != 1 or not isinstance(assignments[0], Assignment) or assignments[0].node is not target:
-            return None
+        reads = self.static_references(target)
+        if reads is None:
+            scope = self.scopes.get(target)
+            if scope is None:
+                return None
+            assignments = [a for a in scope.assignments[target.value]]
+            if len(assignments) != 1 or not isinstance(assignments[0], Assignment) or assignments[0].node is not target:
+                return None
+            reads = [access.node for access in assignments[0].references]
+        else:
+            assignments = None  # the file's only binding: every read sees that one alone
         uses: dict[cst.CSTNode, tuple[Rule, str]] = {}
         static = True
-        for access in assignments[0].references:
-            found = self._use_rule(access.node, kind)
+        for read in reads:
+            found = self._use_rule(read, kind)
             if found is None:
                 static = False
                 continue
@@ -416,7 +499,7 @@ class Planner:
         if not static:
             return None
         # A name bound again elsewhere (a global statement, a nested scope) is not ours alone.
-        for access in assignments[0].references:
+        for access in assignments[0].references if assignments is not None else ():
             if len([a for a in access.scope[target.value]]) != 1:
                 return None
         return uses
@@ -525,6 +608,8 @@ class _Collector(cst.CSTVisitor):
         if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
             return
         target = node.targets[0].target
+        if self.p.table is not None:
+            self.p.bound_targets[target.value] = target
         if isinstance(node.value, (cst.Name, cst.Attribute)):
             self.p.aliases[target] = node.value
         elif isinstance(node.value, cst.Call):

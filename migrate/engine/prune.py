@@ -153,6 +153,10 @@ class ImportTable:
     # Names bound once in the file, at module level, to an attribute of a plain import
     # (``FLAGS = tf.flags.FLAGS``): what they alias, resolved as the planner would.
     aliases: dict[str, str] = field(default_factory=dict)
+    # Relevant names bound exactly once in the whole file, not by an import (a tracked
+    # ``strategy = …``, a ``with … as tape``): the planner may find their binding's reads
+    # without libcst's scope analysis (``Planner.static_references``).
+    bound_once: frozenset[str] = frozenset()
 
 
 def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINES) -> tuple[Pruned | None, ImportTable | None]:
@@ -163,10 +167,11 @@ def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINE
     pruner.grow()
     quals = pruner.import_table()
     relevant = frozenset(pruner.relevant - pruner.only_with_names())
+    bound_once = frozenset(n for n in relevant if pruner.bindings[n] == 1 and n not in pruner.imported)
     if quals is None:
-        table = ImportTable(pruner.static_imports(), pruner.sole_imports, False, relevant, pruner.static_aliases)
+        table = ImportTable(pruner.static_imports(), pruner.sole_imports, False, relevant, pruner.static_aliases, bound_once)
     else:
-        table = ImportTable(quals, pruner.sole_imports, True, relevant, pruner.static_aliases)
+        table = ImportTable(quals, pruner.sole_imports, True, relevant, pruner.static_aliases, bound_once)
     if min_lines is None or PLACEHOLDER in text or len(lines) < min_lines or _mixed_newlines(text):
         return None, table
     return pruner.run(), table
