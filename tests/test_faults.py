@@ -22,6 +22,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 import sys
 import time
 from pathlib import Path
@@ -501,3 +502,40 @@ def test_two_runs_into_the_same_out_directory(tmp_path):
     out = {tmp_path / "out" / p.relative_to(tmp_path / "src"): data for p, data in files.items()}
     assert all(p.read_bytes() == EXPECTED[data] for p, data in out.items())
     assert not temp_files(tmp_path)
+
+
+# -- the deep-stack thread conversions run on -----------------------------------------------------
+
+
+def test_conversions_share_one_deep_thread_and_give_back_results_and_errors():
+    def where(depth: int = 0):
+        return threading.current_thread() if depth == 3000 else where(depth + 1)  # deeper than a default limit
+
+    limit = sys.getrecursionlimit()
+    first, second = runner._on_deep_stack(where), runner._on_deep_stack(where)
+    assert first is second and first is not threading.current_thread() and first.daemon
+    assert sys.getrecursionlimit() == limit  # raised only while a conversion runs
+    with pytest.raises(ZeroDivisionError):
+        runner._on_deep_stack(lambda: 1 / 0)
+    assert runner._on_deep_stack(where) is first  # an error does not cost the thread
+    assert runner._on_deep_stack(runner._on_deep_stack, lambda: 7) == 7  # a call from there runs there
+
+
+def test_an_interrupt_stops_waiting_at_once_and_the_next_conversion_gets_a_new_thread():
+    started, release = threading.Event(), threading.Event()
+
+    def slow():
+        started.set()
+        release.wait(10)
+        return threading.current_thread()
+
+    before = runner._on_deep_stack(threading.current_thread)
+    timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        runner._on_deep_stack(slow)
+    assert started.is_set() and time.monotonic() - t0 < 5
+    release.set()
+    after = runner._on_deep_stack(threading.current_thread)
+    assert after is not before and after.is_alive()

@@ -18,6 +18,7 @@ import ast
 import fnmatch
 import io
 import os
+import queue
 import re
 import signal
 import stat
@@ -139,57 +140,80 @@ def _python_ast(text: str, path: str) -> tuple[ast.Module | None, str | None]:
         return None, "cannot parse: too deeply nested for Python's parser"
 
 
-def _on_deep_stack(fn, *args):
-    """``fn(*args)`` on a fresh thread with a deep stack and a raised recursion limit.
+class _Job:
+    __slots__ = ("fn", "args", "ok", "value", "done")
 
-    Exceptions come back to the caller; an interrupt (Ctrl-C) stops waiting at once
-    (the thread is a daemon and writes nothing).
-    """
-    box: list = []
+    def __init__(self, fn, args) -> None:
+        self.fn, self.args, self.ok, self.value, self.done = fn, args, False, None, threading.Event()
 
-    def target() -> None:
+    def run(self) -> None:
         try:
-            box.append((True, fn(*args)))
+            self.value, self.ok = self.fn(*self.args), True
         except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
-            box.append((False, exc))
+            self.value = exc
+        finally:
+            self.done.set()
 
-    with _DEEP_LOCK:  # the stack size is process-wide and read when a thread starts
-        old_stack = threading.stack_size()
+
+class _DeepWorker(threading.Thread):
+    """The thread conversions run on, kept for the next one: a new thread's deep stack is
+    mapped afresh, and touching it again cost about a millisecond per file."""
+
+    def __init__(self) -> None:
+        super().__init__(name="migrate-convert", daemon=True)
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+
+    def run(self) -> None:
+        while (job := self.jobs.get()) is not None:
+            job.run()
+
+
+def _on_deep_stack(fn, *args):
+    """``fn(*args)`` on a thread with a deep stack and a raised recursion limit.
+
+    Exceptions come back to the caller; an interrupt (Ctrl-C) stops waiting at once (the
+    thread is a daemon and writes nothing; it is not used again). One call at a time: a
+    call from another thread waits for the one running.
+    """
+    if threading.current_thread() is _DEEP["worker"]:
+        return fn(*args)  # already there
+    with _DEEP_CALL:
+        worker = _DEEP["worker"]
+        if worker is None or not worker.is_alive():
+            with _DEEP_LOCK:  # the stack size is process-wide and read when a thread starts
+                old_stack = threading.stack_size()
+                try:
+                    threading.stack_size(CONVERT_STACK_BYTES)
+                except (ValueError, RuntimeError):  # a platform without settable stacks: the caller's own
+                    return fn(*args)
+                try:
+                    worker = _DeepWorker()
+                    worker.start()
+                finally:
+                    threading.stack_size(old_stack)
+            _DEEP["worker"] = worker
+        # The recursion limit is process-wide too: raised while a conversion runs there and
+        # put back after, so code on ordinary stacks still stops at RecursionError, not a crash.
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, CONVERT_RECURSION_LIMIT))
+        job = _Job(fn, args)
         try:
-            threading.stack_size(CONVERT_STACK_BYTES)
-        except (ValueError, RuntimeError):  # a platform without settable stacks: the caller's own
-            return fn(*args)
-        # The recursion limit is process-wide too: raised while a deep thread runs and put
-        # back after, so code on ordinary stacks still stops at RecursionError, not a crash.
-        if _DEEP["calls"] == 0:
-            _DEEP["limit"] = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(_DEEP["limit"], CONVERT_RECURSION_LIMIT))
-        _DEEP["calls"] += 1
-        try:
-            thread = threading.Thread(target=target, name="migrate-convert", daemon=True)
-            thread.start()
+            worker.jobs.put(job)
+            job.done.wait()
         except BaseException:
-            _DEEP["calls"] -= 1
-            if _DEEP["calls"] == 0:
-                sys.setrecursionlimit(_DEEP["limit"])
+            _DEEP["worker"] = None  # it finishes the job on its own and stops there
+            worker.jobs.put(None)
             raise
         finally:
-            threading.stack_size(old_stack)
-    try:
-        thread.join()
-    finally:
-        with _DEEP_LOCK:
-            _DEEP["calls"] -= 1
-            if _DEEP["calls"] == 0:
-                sys.setrecursionlimit(_DEEP["limit"])
-    ok, value = box[0]
-    if ok:
-        return value
-    raise value
+            sys.setrecursionlimit(limit)
+    if job.ok:
+        return job.value
+    raise job.value
 
 
 _DEEP_LOCK = threading.Lock()
-_DEEP = {"calls": 0, "limit": 1000}
+_DEEP_CALL = threading.Lock()  # one conversion at a time on the deep thread
+_DEEP: dict = {"worker": None}
 
 
 def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", pruning: bool | int = True,
