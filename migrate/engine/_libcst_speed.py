@@ -59,6 +59,14 @@ _GATHERERS = ("_gather_matchers", "_gather_constructed_visit_funcs", "_gather_co
 _OURS = ("libcst.", "migrate.")
 
 
+def _patch(function, original):
+    """``function``, standing in for libcst's ``original``, marked so that installing twice patches once."""
+    function.__wrapped__ = original
+    function.__doc__ = original.__doc__
+    function.migrate_remembers = True
+    return function
+
+
 def _remembering(original):
     found_nothing: set[type] = set()
 
@@ -71,10 +79,7 @@ def _remembering(original):
             found_nothing.add(cls)
         return result
 
-    gather.__wrapped__ = original
-    gather.__doc__ = original.__doc__
-    gather.migrate_remembers = True
-    return gather
+    return _patch(gather, original)
 
 
 def _visitor_names(original):
@@ -91,27 +96,23 @@ def _visitor_names(original):
             return found
         return {name: getattr(self, name) for name in known}
 
-    get_visitors.__wrapped__ = original
-    get_visitors.__doc__ = original.__doc__
-    get_visitors.migrate_remembers = True
-    return get_visitors
+    return _patch(get_visitors, original)
 
 
 def install() -> None:
+    """Patch what is here into libcst (once: installing again changes nothing)."""
     for name in _GATHERERS:
-        original = getattr(_visitors, name, None)
-        if callable(original) and not getattr(original, "migrate_remembers", False):
-            setattr(_visitors, name, _remembering(original))
-    batchable = getattr(_batched_visitor, "BatchableCSTVisitor", None)
-    original = getattr(batchable, "get_visitors", None)
+        _replace(_visitors, name, _remembering)
+    _replace(getattr(_batched_visitor, "BatchableCSTVisitor", None), "get_visitors", _visitor_names)
+    _replace(wrapper, "_gen_batchable", _batch_or_nothing)
+    _replace(CSTNode, "visit", _read_only_visit)
+
+
+def _replace(owner, name: str, make) -> None:
+    """``owner.name`` becomes ``make(owner.name)``, unless it is missing (another libcst) or patched already."""
+    original = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
     if callable(original) and not getattr(original, "migrate_remembers", False):
-        batchable.get_visitors = _visitor_names(original)
-    original = getattr(wrapper, "_gen_batchable", None)
-    if callable(original) and not getattr(original, "migrate_remembers", False):
-        wrapper._gen_batchable = _batch_or_nothing(original)
-    original = CSTNode.__dict__.get("visit")
-    if callable(original) and not getattr(original, "migrate_remembers", False):
-        CSTNode.visit = _read_only_visit(original)
+        setattr(owner, name, make(original))
 
 
 # -- read-only walks ---------------------------------------------------------------------------
@@ -257,7 +258,7 @@ def _attribute_hooks(visitor: CSTVisitor):
     return hooks
 
 
-def _walk(node: CSTNode, visitor: CSTVisitor, on_visit, on_leave, hooks, original) -> None:
+def _walk(node: CSTNode, visitor: CSTVisitor, on_visit, on_leave, hooks) -> None:
     if on_visit(node):
         fields = _fields.get(type(node), 0)
         if fields == 0:
@@ -275,9 +276,9 @@ def _walk(node: CSTNode, visitor: CSTVisitor, on_visit, on_leave, hooks, origina
                 kind = type(value)
                 if kind is tuple or kind is list:
                     for child in value:
-                        _walk(child, visitor, on_visit, on_leave, hooks, original)
+                        _walk(child, visitor, on_visit, on_leave, hooks)
                 elif value is not None and kind is not MaybeSentinel:
-                    _walk(value, visitor, on_visit, on_leave, hooks, original)
+                    _walk(value, visitor, on_visit, on_leave, hooks)
                 if hooked:
                     visitor.on_leave_attribute(node, field)
     on_leave(node)
@@ -302,13 +303,10 @@ def _read_only_visit(original):
             visitor.on_visit(self)
             visitor.on_leave(self)
             return self
-        _walk(self, visitor, visitor.on_visit, visitor.on_leave, _attribute_hooks(visitor), original)
+        _walk(self, visitor, visitor.on_visit, visitor.on_leave, _attribute_hooks(visitor))
         return self
 
-    visit.__wrapped__ = original
-    visit.__doc__ = original.__doc__
-    visit.migrate_remembers = True
-    return visit
+    return _patch(visit, original)
 
 
 # -- metadata --------------------------------------------------------------------------------
@@ -320,10 +318,7 @@ def _batch_or_nothing(original):
             return {}
         return original(wrapper, providers)
 
-    gen_batchable.__wrapped__ = original
-    gen_batchable.__doc__ = original.__doc__
-    gen_batchable.migrate_remembers = True
-    return gen_batchable
+    return _patch(gen_batchable, original)
 
 
 class _Recording:
