@@ -571,13 +571,14 @@ def machine() -> str:
 PROFILE_PARTS = [
     # (label, pstats key matcher (file suffix, function name)), measured as cumulative time.
     ("parse (libcst native parser)", ("libcst/_parser/entrypoints.py", "_parse")),
-    ("metadata: scope/parent/position providers", ("libcst/metadata/wrapper.py", "resolve_many")),
+    ("scope analysis (libcst's ScopeProvider)", ("libcst/metadata/wrapper.py", "resolve_many")),
+    ("positions (token spans; Planner.positions)", ("migrate/engine/codemod.py", "positions")),
     ("matcher visitors' set-up (per instance)", ("libcst/matchers/_visitors.py", "__init__")),
     ("RemoveImportsVisitor.remove_unused_import_by_node", ("libcst/codemod/visitors/_remove_imports.py", "remove_unused_import_by_node")),
     ("Add/RemoveImportsVisitor passes after the rewrite", ("libcst/codemod/_command.py", "_instantiate_and_run")),
     ("planner (Planner.run)", ("migrate/engine/codemod.py", "run")),
     ("rewriter: Rewriter._realign", ("migrate/engine/codemod.py", "_realign")),
-    ("codegen for positions/realign (code_for_node)", ("libcst/_nodes/module.py", "code_for_node")),
+    ("codegen of single nodes (code_for_node)", ("libcst/_nodes/module.py", "code_for_node")),
     ("final codegen (Module.code)", ("libcst/_nodes/module.py", "code")),
     ("CPython pre-parse (ast.parse)", ("migrate/engine/runner.py", "_python_ast")),
     ("pruning, import table, flags on CPython's tree", ("migrate/engine/prune.py", "analyse")),
