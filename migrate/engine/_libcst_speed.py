@@ -33,27 +33,31 @@ every token and makes position objects for every node; here codegen notes each n
 first and last token, and only the nodes asked about get a position.
 
 If a libcst release renames what is patched here, nothing is patched and nothing changes.
+:class:`Positions` relies on libcst's codegen protocol (``before_codegen``,
+``after_codegen``, ``record_syntactic_position``); the tests compare its positions, the
+walk's callbacks and the scope analysis with libcst's own on every fixture, so a libcst
+that changes any of them fails there first.
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
-from bisect import bisect_right
-from collections.abc import Mapping
-from itertools import accumulate
 import re
 import textwrap
 import weakref
+from bisect import bisect_right
+from collections.abc import Mapping
+from itertools import accumulate
 
 from libcst import _batched_visitor
-from libcst._nodes.internal import CodegenState
-from libcst._position import CodePosition, CodeRange
-from libcst.metadata import wrapper
 from libcst._maybe_sentinel import MaybeSentinel
 from libcst._nodes.base import CSTNode
+from libcst._nodes.internal import CodegenState
+from libcst._position import CodePosition, CodeRange
 from libcst._visitors import CSTVisitor
 from libcst.matchers import _visitors
+from libcst.metadata import wrapper
 
 _GATHERERS = ("_gather_matchers", "_gather_constructed_visit_funcs", "_gather_constructed_leave_funcs")
 _OURS = ("libcst.", "migrate.")
