@@ -530,11 +530,15 @@ def test_an_interrupt_stops_waiting_at_once_and_the_next_conversion_gets_a_new_t
         return threading.current_thread()
 
     before = runner._on_deep_stack(threading.current_thread)
-    timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
-    t0 = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        runner._on_deep_stack(slow)
+    handler = signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C as a user's terminal sends it
+    try:
+        timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
+        timer.start()
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            runner._on_deep_stack(slow)
+    finally:
+        signal.signal(signal.SIGINT, handler)
     assert started.is_set() and time.monotonic() - t0 < 5
     release.set()
     after = runner._on_deep_stack(threading.current_thread)
