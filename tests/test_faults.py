@@ -436,8 +436,14 @@ def _start(args, cwd: Path) -> subprocess.Popen:
     env.pop("PYTHONSTARTUP", None)
     return subprocess.Popen(
         [sys.executable, "-m", "migrate", *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, start_new_session=True,
+        text=True, start_new_session=True, preexec_fn=_as_in_a_terminal,
     )
+
+
+def _as_in_a_terminal() -> None:
+    """Ctrl-C reaches the run as it reaches a program in a terminal, even when these tests were
+    started in the background by a shell (which makes its children ignore SIGINT)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _wait_until_writing(proc: subprocess.Popen, files: dict[Path, bytes], timeout: float = 120) -> None:
