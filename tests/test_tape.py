@@ -132,6 +132,28 @@ def test_unsafe_tapes_are_left_with_the_reason(body, reason):
     assert out.replace(f"    # migrate: TFD701 {manual[0].message}\n", "") == code
 
 
+@pytest.mark.parametrize("again,converts", [
+    ("import tensorflow as tf", True),  # the module's own import, once more: nothing new
+    ("from tensorflow import keras", False),  # the module never imports `keras`: a new binding
+    ("import numpy as tf", False),  # another module under the same name
+])
+def test_an_import_under_the_tape_of_what_the_module_imports_binds_nothing_new(again, converts):
+    """`import tensorflow as tf` repeated under a tape (whose rewrites may leave it unused and
+    removed) neither stops the tape nor makes a second run convert what the first left."""
+    name = again.split()[-1]
+    code = (f"import tensorflow as tf\n\ndef step(x, w):\n    with tf.GradientTape() as tape:\n"
+            f"        loss = f(x)\n        try:\n            {again}\n        except ImportError:\n            pass\n"
+            f"    g = tape.gradient(loss, w)\n    print({name})\n    return g\n")
+    once, findings = convert(code)
+    twice, _ = convert(once)
+    assert twice == once
+    refused = [f for f in findings if f.rule == "TFD701" and f.status == "manual"]
+    if converts:
+        assert not refused and "def forward():" in once and "mk.value_and_grad(forward, None, w)()" in once
+    else:
+        assert refused and f"`{name}` is read after the tape but computed only on some paths" in refused[0].message
+
+
 def test_names_read_after_the_tape_are_returned_in_the_order_computed():
     code = textwrap.dedent("""
         import tensorflow as tf

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 
 from migrate.ops import args as argbind
 from migrate.ops.base import Operation, Param, template_expression
@@ -155,6 +156,10 @@ class GradientTapeToValueAndGrad(Operation):
         replaced = view.plan.statements
         body_bound = {name: found for name, found in body_bound.items()
                       if not all(view.statement_of(a.node) in replaced for a in found)}
+        # An import under the tape of what the module already imports under that name
+        # (`import tensorflow as tf` again) gives the name nothing new: it stays as it is
+        # in the closure, and every read outside the closure sees the module's import.
+        body_bound = {name: found for name, found in body_bound.items() if not _reimports(scope, name, found)}
         if not body_bound.get(target.value):
             return f"the gradient's target `{target.value}` is not computed under the tape"
         if isinstance(scope, cst.metadata.ClassScope):
@@ -342,6 +347,35 @@ def _bound_in(scope, body: cst.IndentedBlock) -> dict[str, list]:
         if getattr(assignment, "node", None) in nodes:
             out.setdefault(assignment.name, []).append(assignment)
     return out
+
+
+def _imported_as(assignment) -> str | None:
+    """What an import binding stands for (``import a.b as c``: "a.b"; ``from a import b``:
+    "a.b"; ``import a.b``: "a"), or None for any other binding."""
+    node = getattr(assignment, "node", None)
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            name = alias.evaluated_name
+            if (alias.evaluated_alias or name.split(".")[0]) == assignment.name:
+                return name if alias.asname else name.split(".")[0]
+    elif (isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None
+          and not isinstance(node.names, cst.ImportStar)):
+        for alias in node.names:
+            if (alias.evaluated_alias or alias.evaluated_name) == assignment.name:
+                return f"{get_full_name_for_node(node.module)}.{alias.evaluated_name}"
+    return None
+
+
+def _reimports(scope, name: str, assignments: list) -> bool:
+    """Whether every binding of ``name`` under the tape imports what the module's own
+    import of ``name`` does (and the module has such an import, and no other binding of it)."""
+    here = {_imported_as(a) for a in assignments}
+    if None in here or len(here) != 1:
+        return False
+    module = scope.globals
+    if module is scope or name not in module.assignments:
+        return False
+    return {_imported_as(a) for a in module.assignments[name]} == here
 
 
 def _top_level_bindings(body: cst.IndentedBlock) -> list[str]:
