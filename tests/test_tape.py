@@ -154,6 +154,26 @@ def test_an_import_under_the_tape_of_what_the_module_imports_binds_nothing_new(a
         assert refused and f"`{name}` is read after the tape but computed only on some paths" in refused[0].message
 
 
+@pytest.mark.parametrize("strategy_escapes", [False, True])
+def test_a_scope_the_run_dissolves_under_the_tape_counts_as_its_body(strategy_escapes):
+    """`with strategy.scope():` under a tape, which the same run unwraps, leaves what it
+    binds computed on every path: the tape converts on the first run (a second changes
+    nothing). A scope that stays (the strategy escapes) still refuses it."""
+    escape = "    keep(strategy)\n" if strategy_escapes else ""
+    code = ("import tensorflow as tf\n\nstrategy = tf.distribute.MirroredStrategy()\n" + escape.strip() + "\n\n"
+            "def step(x, w):\n    with tf.GradientTape() as tape:\n        with strategy.scope():\n"
+            "            model = build()\n        loss = model(x)\n    g = tape.gradient(loss, model.trainable_variables)\n"
+            "    return g, model\n")
+    once, findings = convert(code)
+    twice, _ = convert(once)
+    assert twice == once
+    refused = [f for f in findings if f.rule == "TFD701" and f.status == "manual"]
+    if strategy_escapes:
+        assert refused and "`model` is read after the tape but computed only on some paths" in refused[0].message
+    else:
+        assert not refused and "        model = build()\n" in once and "has_aux=True" in once
+
+
 def test_names_read_after_the_tape_are_returned_in_the_order_computed():
     code = textwrap.dedent("""
         import tensorflow as tf

@@ -168,7 +168,7 @@ class GradientTapeToValueAndGrad(Operation):
         if why:
             return why
         declared = _declared_global_or_nonlocal(parent, with_statement)
-        top_level = _top_level_bindings(with_statement.body)
+        top_level = _top_level_bindings(with_statement.body, lambda statement: _dissolved(view, statement))
         aux: list[str] = []
         for name, assignments in body_bound.items():
             if name in declared:
@@ -378,8 +378,9 @@ def _reimports(scope, name: str, assignments: list) -> bool:
     return {_imported_as(a) for a in module.assignments[name]} == here
 
 
-def _top_level_bindings(body: cst.IndentedBlock) -> list[str]:
-    """Names bound by simple statements directly in the body (always run), in source order."""
+def _top_level_bindings(body: cst.IndentedBlock, dissolved=lambda statement: False) -> list[str]:
+    """Names bound by simple statements directly in the body (always run), in source order;
+    a ``with`` the plan dissolves (``dissolved``) counts as the statements in it."""
     names: list[str] = []
 
     def targets(node):
@@ -391,10 +392,8 @@ def _top_level_bindings(body: cst.IndentedBlock) -> list[str]:
         elif isinstance(node, cst.StarredElement):
             targets(node.value)
 
-    for statement in body.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
-            continue
-        for small in statement.body:
+    def smalls(statements):
+        for small in statements:
             if isinstance(small, cst.Assign):
                 for target in small.targets:
                     targets(target.target)
@@ -402,7 +401,32 @@ def _top_level_bindings(body: cst.IndentedBlock) -> list[str]:
                 targets(small.target)
             elif isinstance(small, cst.AugAssign):
                 targets(small.target)
+
+    def walk(statements):
+        for statement in statements:
+            if dissolved(statement) and isinstance(statement.body, cst.IndentedBlock):
+                walk(statement.body.body)
+            elif dissolved(statement):
+                smalls(statement.body.body)  # `with s.scope(): x = f()` on one line
+            elif isinstance(statement, cst.SimpleStatementLine):
+                smalls(statement.body)
+
+    walk(body.body)
     return list(dict.fromkeys(names))
+
+
+def _dissolved(view, statement: cst.CSTNode) -> bool:
+    """Whether the plan dissolves ``statement``: a ``with`` whose every item is a
+    ``<strategy>.scope()`` the planner has already decided to unwrap (its body then runs
+    in the enclosing block, always)."""
+    if not isinstance(statement, cst.With):
+        return False
+    for item in statement.items:
+        call = item.item
+        use = view.use_actions.get(call.func) if isinstance(call, cst.Call) else None
+        if use is None or use[0].operation != "unwrap_scope" or view.suppresses(use[0], call.func):
+            return False
+    return True
 
 
 class _ScopeAware(cst.CSTVisitor):
