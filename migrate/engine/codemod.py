@@ -233,10 +233,11 @@ class Planner:
         return any("#" in self.lines[i] for i in self._rows(node))
 
     def static_reads(self, name: str) -> list[cst.Name] | None:
-        """The reads of ``name``, an import bound nowhere else in the file, as libcst's scope
-        analysis would list them: every Name of that value but an attribute's or keyword's
-        own name and those in import statements. None when unsure (a string that may be a
-        type hint mentions it, or a match pattern's keyword)."""
+        """The Names libcst's scope analysis may count as reads of ``name`` (with a table):
+        every Name of that value but an attribute's or keyword's own name and those in
+        import statements (``from name import x``). For an import bound nowhere else in
+        the file, these are its reads. None when unsure (a string that may be a type hint
+        mentions it, or a match pattern's keyword)."""
         if name in self.hint_words:
             return None
         reads = []
@@ -297,20 +298,17 @@ class Planner:
         found = self._sole_binding(target.value)
         if found is None or found[0] is not target:
             return None
+        reads = self.static_reads(target.value)
+        if reads is None:
+            return None
         owner = found[1][0]
         assign = self.parent(self.parent(target))  # AssignTarget, then the Assign
         end = self.positions[assign].end
         end = (end.line, end.column)
         references = []
-        for node in self.names_by_value.get(target.value, ()):
-            parent = self.parent(node)
-            if node is target or (isinstance(parent, cst.Attribute) and parent.attr is node) or (
-                    isinstance(parent, cst.Arg) and parent.keyword is node):
+        for node in reads:
+            if node is target:
                 continue
-            if isinstance(parent, cst.MatchKeywordElement):
-                return None
-            if self._in_import(node):
-                continue  # `from name import x`: no read
             chain = self._scope_chain(node)
             if chain is None:
                 return None

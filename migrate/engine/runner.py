@@ -180,17 +180,18 @@ def _on_deep_stack(fn, *args):
     with _DEEP_CALL:
         worker = _DEEP["worker"]
         if worker is None or not worker.is_alive():
-            with _DEEP_LOCK:  # the stack size is process-wide and read when a thread starts
-                old_stack = threading.stack_size()
-                try:
-                    threading.stack_size(CONVERT_STACK_BYTES)
-                except (ValueError, RuntimeError):  # a platform without settable stacks: the caller's own
-                    return fn(*args)
-                try:
-                    worker = _DeepWorker()
-                    worker.start()
-                finally:
-                    threading.stack_size(old_stack)
+            # The stack size is process-wide and read when a thread starts (the call lock
+            # keeps two callers from setting it at once).
+            old_stack = threading.stack_size()
+            try:
+                threading.stack_size(CONVERT_STACK_BYTES)
+            except (ValueError, RuntimeError):  # a platform without settable stacks: the caller's own
+                return fn(*args)
+            try:
+                worker = _DeepWorker()
+                worker.start()
+            finally:
+                threading.stack_size(old_stack)
             _DEEP["worker"] = worker
         # The recursion limit is process-wide too: raised while a conversion runs there and
         # put back after, so code on ordinary stacks still stops at RecursionError, not a crash.
@@ -211,7 +212,6 @@ def _on_deep_stack(fn, *args):
     raise job.value
 
 
-_DEEP_LOCK = threading.Lock()
 _DEEP_CALL = threading.Lock()  # one conversion at a time on the deep thread
 _DEEP: dict = {"worker": None}
 
