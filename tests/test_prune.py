@@ -460,6 +460,25 @@ def test_what_keeps_a_flagged_statement_for_the_planner(snippet, kept, index):
     assert_same(text.encode(), index)
 
 
+@pytest.mark.parametrize("header, whole", [
+    ('with tf.name_scope("block"):', False),  # only a flag reports it: a comment above, nothing moves
+    ('with tf.device("/cpu:0"), open("f") as fh:', False),
+    ('with tf.name_scope("block") as scope:', False),  # its `as` name resolves to nothing
+    ("with strategy.scope():", True),  # a scope to unwrap: its body moves out
+    ("with tf.GradientTape() as tape:", True),  # a tape: becomes a closure
+    ('with tf.name_scope(tf.distribute.get_strategy().extended):', True),  # a chain a rule rewrites
+    ('with tf.name_scope(MS):', True),  # an alias (bound by an assignment) is not a plain import
+    ('with tf.name_scope(os.environ["TF_CONFIG"]):', True),  # a string a rule matches
+])
+def test_a_with_only_a_flag_reports_does_not_keep_its_function_whole(header, whole, index):
+    head = "import tensorflow as tf\n\nstrategy = tf.distribute.MirroredStrategy()\nMS = tf.distribute.MirroredStrategy\n\n"
+    text = head + f"def step(x):\n    y = helper(x)\n    {header}\n        z = tf.nn.gelu(y)\n    return z\n"
+    pruned = cut(text, index)
+    kept = pruned is None or "y = helper(x)" in pruned.text
+    assert kept == whole
+    assert_same(text.encode(), index)
+
+
 def test_a_suppressed_flag_has_no_marker_and_no_finding(index):
     body = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(30))
     text = "import tensorflow as tf\n\n" + body + "y = tf.nn.gelu([1.0])  # migrate: ignore[TFU901]\nz = tf.signal.fft(-1.0)\n"

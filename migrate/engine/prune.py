@@ -398,12 +398,37 @@ class _Pruner:
         stack = list(body)
         while stack:
             node = stack.pop()
-            if isinstance(node, (ast.With, ast.AsyncWith)) and self.mentions(node.lineno, _header_end(node)):
+            if isinstance(node, (ast.With, ast.AsyncWith)) and self.mentions(node.lineno, _header_end(node)) \
+                    and not self.flagged_only(node):
                 return True
             if not into_functions and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 continue
             stack.extend(ast.iter_child_nodes(node))
         return False
+
+    def flagged_only(self, node: ast.With | ast.AsyncWith) -> bool:
+        """Whether every matched name in the items of ``node`` starts a chain only a flag reports
+        (``with tf.name_scope("x"):``): the planner then puts a comment above the ``with`` and
+        moves no statement, so the code around it need not be kept whole."""
+        if any(line in self.pinned for line in range(node.lineno, _header_end(node) + 1)):
+            return False
+        with_names = self.only_with_names()
+        for item in node.items:
+            parents: dict[ast.AST, ast.AST] = {}
+            for sub in ast.walk(item):
+                for child in ast.iter_child_nodes(sub):
+                    parents[child] = sub
+                if not (isinstance(sub, ast.Name) and sub.id in self.relevant) or sub.id in with_names:
+                    continue
+                if sub.id not in self.static:
+                    return False
+                chain, qual = sub, normalize(next(iter(self.import_quals[sub.id])))
+                while isinstance(up := parents.get(chain), ast.Attribute) and up.value is chain:
+                    chain, qual = up, normalize(f"{qual}.{up.attr}")
+                candidates = self.index.candidates(qual) if qual.split(".")[0] in self.index.roots else ()
+                if candidates and not isinstance(ops.REGISTRY[candidates[0][0].operation], ops.FlagUnmapped):
+                    return False
+        return True
 
     # -- the cut ------------------------------------------------------------------------------
 
