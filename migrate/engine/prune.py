@@ -118,10 +118,34 @@ _PLACEHOLDER_LINE = re.compile(
     r"^(?P<indent>[ \t\f]*)" + PLACEHOLDER + r"(?P<n>\d+)__(?:\([A-Za-z0-9_, ]*\))?(?:\r\n|\n|$)", re.M)
 
 
-def identifiers(node: ast.AST) -> set[str]:
-    """Every identifier in ``node``: what libcst would hold as ``Name`` nodes."""
+def _children(node: ast.AST) -> list[ast.AST]:
+    """``ast.iter_child_nodes(node)`` as a list, without its generators (the cut walks every tree
+    several times) and without the context and operator singletons (``Load``, ``Add``), which
+    nothing here reads."""
+    fields = _CHILD_FIELDS.get(type(node))
+    if fields is None:
+        fields = _CHILD_FIELDS[type(node)] = tuple(f for f in node._fields if f not in ("ctx", "op", "ops"))
+    found = []
+    for name in fields:
+        value = getattr(node, name, None)
+        if isinstance(value, ast.AST):
+            found.append(value)
+        elif isinstance(value, list):
+            found += [item for item in value if isinstance(item, ast.AST)]
+    return found
+
+
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+# The node types the first walk of the cut reads (every other node only passes its children on).
+_NOTED = frozenset({ast.Import, ast.ImportFrom, ast.arg, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global,
+                    ast.Nonlocal, ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping, ast.Assign, ast.Constant,
+                    ast.Call, ast.With, ast.AsyncWith})
+
+
+def identifiers(nodes) -> set[str]:
+    """Every identifier in ``nodes`` (each node of a tree): what libcst would hold as ``Name`` nodes."""
     found: set[str] = set()
-    for each in ast.walk(node):
+    for each in nodes:
         for name, value in ast.iter_fields(each):
             if isinstance(value, str) and name in _IDENTIFIER_FIELDS:
                 found.update(value.split("."))
@@ -202,7 +226,27 @@ class _Pruner:
         top_level = {id(s) for s in tree.body}
         first_use: dict[str, int] = {}  # the first line each name is read or bound on (as a Name)
         self.plain_imports = True  # every matched-module import is `import a [as b]` / `from a import b [as c]` at top level
-        for node in ast.walk(tree):
+        # One walk, in ast.walk's order, noting each node's children and parent for the later ones.
+        self.kids: dict[ast.AST, list[ast.AST]] = {}
+        self.parents: dict[ast.AST, ast.AST] = {}
+        order, at, kids, parents = [tree], 0, self.kids, self.parents
+        while at < len(order):
+            node = order[at]
+            at += 1
+            children = kids[node] = _children(node)
+            for child in children:
+                parents[child] = node
+            order += children
+        for node in order:
+            kind = type(node)
+            if kind is ast.Name:
+                if node.lineno < first_use.get(node.id, node.lineno + 1):
+                    first_use[node.id] = node.lineno
+                if not isinstance(node.ctx, ast.Load):
+                    self.bindings[node.id] += 1
+                continue
+            if kind not in _NOTED:
+                continue
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 module = node.module if isinstance(node, ast.ImportFrom) else None
                 for alias in node.names:
@@ -217,11 +261,6 @@ class _Pruner:
                         if id(node) not in top_level or alias.name == "*" or (
                                 isinstance(node, ast.Import) and not alias.asname and "." in alias.name):
                             self.plain_imports = False
-            elif isinstance(node, ast.Name):
-                if node.lineno < first_use.get(node.id, node.lineno + 1):
-                    first_use[node.id] = node.lineno
-                if not isinstance(node.ctx, ast.Load):
-                    self.bindings[node.id] += 1
             elif isinstance(node, ast.arg):
                 self.bindings[node.arg] += 1
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -244,7 +283,7 @@ class _Pruner:
                 self.fit = True
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 self.withs.append(node)
-        self.tape = "GradientTape" in text and "GradientTape" in identifiers(tree)
+        self.tape = "GradientTape" in text and "GradientTape" in identifiers(order)
         self.import_quals = {name: set(quals) for name, quals in self.quals.items()}
         top_imports = {alias.asname or alias.name.split(".")[0] for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))
                        for alias in s.names if alias.name != "*" and (alias.asname or "." not in alias.name)}
@@ -385,10 +424,18 @@ class _Pruner:
             types = self.qual_of(value)
             if types:
                 return "instance", types
-        for node in ast.walk(value):
+        for node in self.walk(value):
             if isinstance(node, (ast.Name, ast.Attribute)) and any(self.is_query(q) for q in self.qual_of(node, instances=False)):
                 return "query", set()
         return None, set()
+
+    def walk(self, node: ast.AST) -> list[ast.AST]:
+        """``node`` and every node under it, in ``ast.walk``'s order."""
+        order, at, kids = [node], 0, self.kids
+        while at < len(order):
+            order += kids[order[at]]
+            at += 1
+        return order
 
     def is_query(self, qual: str) -> bool:
         return any(rule.operation == "flag_setup_query" for rule, _ in self.index.candidates(qual))
@@ -403,7 +450,7 @@ class _Pruner:
                 return True
             if not into_functions and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 continue
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(self.kids[node])
         return False
 
     def flagged_only(self, node: ast.With | ast.AsyncWith) -> bool:
@@ -412,12 +459,9 @@ class _Pruner:
         moves no statement, so the code around it need not be kept whole."""
         if any(line in self.pinned for line in range(node.lineno, _header_end(node) + 1)):
             return False
-        with_names = self.only_with_names()
+        with_names, parents = self.only_with_names(), self.parents
         for item in node.items:
-            parents: dict[ast.AST, ast.AST] = {}
-            for sub in ast.walk(item):
-                for child in ast.iter_child_nodes(sub):
-                    parents[child] = sub
+            for sub in self.walk(item):
                 if not (isinstance(sub, ast.Name) and sub.id in self.relevant) or sub.id in with_names:
                     continue
                 if sub.id not in self.static:
@@ -470,7 +514,7 @@ class _Pruner:
                 if isinstance(node.value, str) and _holds_any(node.value, strings):
                     return True
             else:
-                stack.extend(ast.iter_child_nodes(node))
+                stack.extend(self.kids[node])
         return False
 
     def visit_body(self, body: list[ast.stmt]) -> None:
@@ -526,14 +570,12 @@ class _Pruner:
         for i in range(first - 1, last):
             if not relevant.isdisjoint(self.words[i]) and not (self.words[i] & relevant) <= static or (i + 1) in self.pinned:
                 return None
-        parents: dict[ast.AST, ast.AST] = {}
+        parents = self.parents
         roots: list[ast.Name] = []
         strings: list[ast.Constant] = []
-        for node in ast.walk(stmt):
+        for node in self.walk(stmt):
             if isinstance(node, ast.Match):
                 return None
-            for child in ast.iter_child_nodes(node):
-                parents[child] = node
             if isinstance(node, ast.Name) and node.id in relevant:
                 roots.append(node)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and not relevant.isdisjoint(WORD.findall(node.value)):
@@ -628,7 +670,7 @@ class _Pruner:
         markers: dict[ast.stmt, list[str]] = {}
         for stmt in run:
             self.cut.append(stmt)
-            for node in ast.walk(stmt):
+            for node in self.walk(stmt):
                 if isinstance(node, ast.Name):
                     names.add(node.id)
                 elif isinstance(node, ast.Constant) and isinstance(node.value, str):
