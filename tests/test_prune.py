@@ -251,6 +251,35 @@ class _MatcherClassBases(m.MatcherDecoratableVisitor):
         self.events.append(("/args", id(node)))
 
 
+class _ModuleOnly(cst.CSTVisitor):
+    """Callbacks for the module alone: the walk does not go below it."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def visit_Module(self, node):
+        self.events.append(("module", len(node.body)))
+
+    def leave_Module(self, node):
+        self.events.append(("/module", id(node)))
+
+
+class _MatcherModuleOnly(m.MatcherDecoratableVisitor):
+    """A matcher visitor whose own methods are the module's, and one decorated for names:
+    the decorated one is called below the module, so this one is walked whole."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[tuple] = []
+
+    def leave_Module(self, node):
+        self.events.append(("/module", id(node)))
+
+    @m.visit(m.Name())
+    def any_name(self, node):
+        self.events.append(("name", node.value))
+
+
 EXTRA_SYNTAX = """
 from . import *
 from .a import (b as c, d)
@@ -281,7 +310,8 @@ def test_read_only_walk_calls_what_libcst_calls(source):
     except cst.ParserSyntaxError:
         pytest.skip("syntax this libcst cannot parse")
     ours_visit = cst.CSTNode.visit
-    for make in (_Recorder, lambda: _Recorder(skip=cst.Call), _ClassBases, _MatcherClassBases):
+    for make in (_Recorder, lambda: _Recorder(skip=cst.Call), _ClassBases, _MatcherClassBases, _ModuleOnly,
+                 _MatcherModuleOnly):
         theirs, ours = make(), make()
         cst.CSTNode.visit = ours_visit.__wrapped__  # libcst's own, all the way down
         try:
@@ -290,6 +320,34 @@ def test_read_only_walk_calls_what_libcst_calls(source):
             cst.CSTNode.visit = ours_visit
         assert module.visit(ours) is module
         assert ours.events == theirs.events
+
+
+def test_a_visitor_of_the_module_alone_is_not_walked_below_it(monkeypatch):
+    """AddImportsVisitor's gatherer of the imports at the top reads them in its leave_Module:
+    same answer, and no node below the module is visited."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors._add_imports import _GatherTopImportsBeforeStatements
+
+    _libcst_speed.install()
+    module = cst.parse_module("from tensorflow import keras as k, distribute\nimport a.b\n" + LIBRARY)
+    ours_visit = cst.CSTNode.visit
+    theirs = _GatherTopImportsBeforeStatements(CodemodContext())
+    monkeypatch.setattr(cst.CSTNode, "visit", ours_visit.__wrapped__)
+    module.visit(theirs)
+    monkeypatch.setattr(cst.CSTNode, "visit", ours_visit)
+
+    def no_walk(*args):
+        raise AssertionError("walked below the module")
+
+    monkeypatch.setattr(_libcst_speed, "_walk", no_walk)
+    ours = _GatherTopImportsBeforeStatements(CodemodContext())
+    assert module.visit(ours) is module
+    assert [cst.Module([]).code_for_node(i) for i in ours.all_imports] == [cst.Module([]).code_for_node(i) for i in theirs.all_imports]
+    assert len(ours.all_imports) == 2
+    for name in ("module_imports", "module_aliases", "object_mapping", "alias_mapping"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    with pytest.raises(AssertionError, match="walked below"):
+        module.visit(_MatcherModuleOnly())  # a decorated method for names: walked
 
 
 @pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"], ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")

@@ -27,7 +27,9 @@ as libcst does it; transformers always are.
 Resolving a provider that is not batchable (positions) also made libcst walk the whole
 tree with an empty batch of visitors; an empty batch is now no walk, and neither is a
 batch whose only callback is ``visit_Module`` (the scope analysis, which walks the tree
-itself from there: libcst then walked it a second time for nothing). And positions
+itself from there: libcst then walked it a second time for nothing), nor a visitor whose
+only callbacks are the module's (AddImportsVisitor's gatherer of the imports at the top
+reads them all in its ``leave_Module``, after a walk of every node). And positions
 come from :class:`Positions`: libcst's PositionProvider works out a line and column after
 every token and makes position objects for every node; here codegen notes each node's
 first and last token, and only the nodes asked about get a position.
@@ -293,6 +295,30 @@ def _module_only(visitor) -> bool:
             and all(name in ("visit_Module", "leave_Module") for name in visitor.visitor_methods))
 
 
+_PLAIN_CALLBACKS = {
+    (CSTVisitor.on_visit, CSTVisitor.on_leave),
+    (_visitors.MatcherDecoratableVisitor.on_visit, _visitors.MatcherDecoratableVisitor.on_leave),
+}
+_MODULE_CALLBACKS = ("visit_Module", "leave_Module")
+_module_class: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
+
+
+def _reads_only_the_module(visitor: CSTVisitor) -> bool:
+    """Whether ``visitor``'s only callbacks are the module's own: libcst's gatherer of the
+    imports at the top of a module (AddImportsVisitor's first pass) reads them all in its
+    ``leave_Module``. Then no node below the module can call anything."""
+    cls = type(visitor)
+    plain = _module_class.get(cls)
+    if plain is None:
+        plain = _module_class[cls] = (
+            (cls.on_visit, cls.on_leave) in _PLAIN_CALLBACKS
+            and (cls.on_visit_attribute, cls.on_leave_attribute) in _PLAIN_ATTRIBUTE_CALLBACKS
+            and all(name in _MODULE_CALLBACKS for name in _own_names(cls) if name.startswith(("visit_", "leave_"))))
+    if plain and isinstance(visitor, _visitors.MatcherDecoratableVisitor):
+        return not (visitor._extra_visit_funcs or visitor._extra_leave_funcs or visitor._matchers)
+    return plain
+
+
 def _read_only_visit(original):
     def visit(self, visitor):
         cls = type(visitor)
@@ -301,7 +327,7 @@ def _read_only_visit(original):
             read_only = _read_only[cls] = CSTVisitor in cls.__mro__  # (an ABC's isinstance is slow for new classes)
         if not read_only:
             return original(self, visitor)
-        if cls is _batched_visitor._BatchedCSTVisitor and _module_only(visitor):
+        if (_module_only(visitor) if cls is _batched_visitor._BatchedCSTVisitor else _reads_only_the_module(visitor)):
             # Only the module's own callbacks (libcst's scope analysis walks the tree in its
             # visit_Module): no node below can call anything.
             visitor.on_visit(self)
