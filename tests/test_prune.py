@@ -322,6 +322,16 @@ def test_read_only_walk_calls_what_libcst_calls(source):
         assert ours.events == theirs.events
 
 
+def test_nodes_hash_by_identity_in_c():
+    """Node classes use object's C hash slot (libcst's is a Python ``return id(self)``):
+    a node is its own key, and two nodes of the same text are two keys."""
+    _libcst_speed.install()
+    a, b = cst.parse_expression("tf.x"), cst.parse_expression("tf.x")
+    assert {a: 1, b: 2}[a] == 1 and a != b and a == a
+    for cls in (cst.CSTNode, cst.Name, cst.Attribute, cst.Module, cst.SimpleStatementLine, cst.IndentedBlock):
+        assert cls.__hash__ is object.__hash__, cls
+
+
 def test_a_visitor_of_the_module_alone_is_not_walked_below_it(monkeypatch):
     """AddImportsVisitor's gatherer of the imports at the top reads them in its leave_Module:
     same answer, and no node below the module is visited."""

@@ -1207,7 +1207,10 @@ class _AddImports(_FreshTree, AddImportsVisitor):
         super().visit_Module(node.with_changes(body=body[:end]))
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.Module, cst.ImportFrom)) or (isinstance(node, cst.SimpleStatementLine) and _is_import_line(node)):
+        if isinstance(node, cst.ImportFrom):
+            super().on_visit(node)
+            return False  # its leave_ImportFrom rebuilds the names; nothing below calls anything
+        if isinstance(node, cst.Module) or (isinstance(node, cst.SimpleStatementLine) and _is_import_line(node)):
             return super().on_visit(node)
         return False
 
@@ -1236,7 +1239,10 @@ class _RemoveKnownUnused(_FreshTree, RemoveImportsVisitor):
         self._unused_imports = dict(self.known)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, (cst.Module, cst.Import, cst.ImportFrom)) or _is_import_line(node):
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            super().on_visit(node)
+            return False  # its leave_Import/leave_ImportFrom read the names; nothing below calls anything
+        if isinstance(node, cst.Module) or _is_import_line(node):
             return super().on_visit(node)
         return False
 
