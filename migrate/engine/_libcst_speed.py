@@ -339,6 +339,58 @@ def _reads_only_the_module(visitor: CSTVisitor) -> bool:
     return plain
 
 
+def _node_classes() -> list[type]:
+    found, stack = [], [CSTNode]
+    while stack:
+        cls = stack.pop()
+        found.append(cls)
+        stack += cls.__subclasses__()
+    return found
+
+
+def _own_methods(cls: type, prefix: str) -> dict[type, object]:
+    """Node class -> ``cls``'s own ``<prefix><Node>`` function, for every node class that has one
+    (libcst's do-nothing stubs left out)."""
+    table = {}
+    for node_class in _node_classes():
+        name = prefix + node_class.__name__
+        for klass in cls.__mro__:
+            if name in klass.__dict__:
+                if klass.__module__ not in _STUBS:
+                    table[node_class] = klass.__dict__[name]
+                break
+    return table
+
+
+_dispatch: "weakref.WeakKeyDictionary[type, tuple[dict, dict]]" = weakref.WeakKeyDictionary()
+
+
+def _callbacks(visitor: CSTVisitor):
+    """``visitor.on_visit`` and ``visitor.on_leave``; for a class that keeps CSTVisitor's own, the
+    same calls made from a table of its methods by node class: libcst's look the method up by
+    name for every node (an f-string and a getattr) and call a do-nothing stub for most."""
+    cls = type(visitor)
+    plain_visit, plain_leave = cls.on_visit is CSTVisitor.on_visit, cls.on_leave is CSTVisitor.on_leave
+    own = getattr(visitor, "__dict__", {})
+    if not (plain_visit or plain_leave) or any(name.startswith(("visit_", "leave_")) for name in own):
+        return visitor.on_visit, visitor.on_leave  # (a method set on the instance is found by name only)
+    tables = _dispatch.get(cls)
+    if tables is None:
+        tables = _dispatch[cls] = (_own_methods(cls, "visit_"), _own_methods(cls, "leave_"))
+    visits, leaves = tables
+
+    def on_visit(node):
+        method = visits.get(type(node))
+        return method is None or method(visitor, node) is not False
+
+    def on_leave(node):
+        method = leaves.get(type(node))
+        if method is not None:
+            method(visitor, node)
+
+    return (on_visit if plain_visit else visitor.on_visit), (on_leave if plain_leave else visitor.on_leave)
+
+
 def _read_only_visit(original):
     def visit(self, visitor):
         cls = type(visitor)
@@ -353,7 +405,7 @@ def _read_only_visit(original):
             visitor.on_visit(self)
             visitor.on_leave(self)
             return self
-        _walk(self, visitor, visitor.on_visit, visitor.on_leave, _attribute_hooks(visitor))
+        _walk(self, visitor, *_callbacks(visitor), _attribute_hooks(visitor))
         return self
 
     return _patch(visit, original)
