@@ -365,6 +365,14 @@ def _own_methods(cls: type, prefix: str) -> dict[type, object]:
 _dispatch: "weakref.WeakKeyDictionary[type, tuple[dict, dict]]" = weakref.WeakKeyDictionary()
 
 
+def methods_of(cls: type) -> tuple[dict[type, object], dict[type, object]]:
+    """``cls``'s own ``visit_<Node>`` and ``leave_<Node>`` functions, by node class."""
+    tables = _dispatch.get(cls)
+    if tables is None:
+        tables = _dispatch[cls] = (_own_methods(cls, "visit_"), _own_methods(cls, "leave_"))
+    return tables
+
+
 def _callbacks(visitor: CSTVisitor):
     """``visitor.on_visit`` and ``visitor.on_leave``; for a class that keeps CSTVisitor's own, the
     same calls made from a table of its methods by node class: libcst's look the method up by
@@ -374,10 +382,7 @@ def _callbacks(visitor: CSTVisitor):
     own = getattr(visitor, "__dict__", {})
     if not (plain_visit or plain_leave) or any(name.startswith(("visit_", "leave_")) for name in own):
         return visitor.on_visit, visitor.on_leave  # (a method set on the instance is found by name only)
-    tables = _dispatch.get(cls)
-    if tables is None:
-        tables = _dispatch[cls] = (_own_methods(cls, "visit_"), _own_methods(cls, "leave_"))
-    visits, leaves = tables
+    visits, leaves = methods_of(cls)
 
     def on_visit(node):
         method = visits.get(type(node))

@@ -574,6 +574,7 @@ class _Collector(cst.CSTVisitor):
         self.p = planner
         self._stack: list[cst.CSTNode] = []
         self._hints: list[cst.CSTNode] = []  # annotations, subscripts and cast/TypeVar/NewType calls open here
+        self._visits, self._leaves = _libcst_speed.methods_of(type(self))
 
     # Parents are recorded on this walk: libcst's ParentNodeProvider would take a walk of its own.
     def on_visit(self, node: cst.CSTNode) -> bool:
@@ -588,10 +589,13 @@ class _Collector(cst.CSTVisitor):
                 self._hints.append(node)
             elif self._hints and (kind is cst.SimpleString or kind is cst.FormattedStringText):
                 self.p.hint_words.update(WORD.findall(node.value))
-        return super().on_visit(node)
+        method = self._visits.get(type(node))  # CSTVisitor.on_visit, without its lookup by name
+        return method is None or method(self, node) is not False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        super().on_leave(original_node)
+        method = self._leaves.get(type(original_node))
+        if method is not None:
+            method(self, original_node)
         self._stack.pop()
         if self._hints and self._hints[-1] is original_node:
             self._hints.pop()
