@@ -332,6 +332,19 @@ def test_nodes_hash_by_identity_in_c():
         assert cls.__hash__ is object.__hash__, cls
 
 
+def test_the_rewriter_dispatches_every_method_it_has():
+    """The Rewriter calls its visit_/leave_ methods from tables and ignores attribute callbacks:
+    the tables hold every one of its methods, and it has no visit_<Node>_<field> method."""
+    from migrate.engine import codemod
+
+    names = {n for klass in codemod.Rewriter.__mro__ if klass.__module__.startswith("migrate.") for n in vars(klass)}
+    callbacks = {n for n in names if n.startswith(("visit_", "leave_"))}
+    assert callbacks, "the Rewriter has callbacks"
+    assert not any(_libcst_speed._ATTRIBUTE_METHOD.match(n) for n in callbacks)
+    tabled = {f"visit_{c.__name__}" for c in codemod._REWRITER_VISITS} | {f"leave_{c.__name__}" for c in codemod._REWRITER_LEAVES}
+    assert tabled == callbacks
+
+
 def test_a_visitor_of_the_module_alone_is_not_walked_below_it(monkeypatch):
     """AddImportsVisitor's gatherer of the imports at the top reads them in its leave_Module:
     same answer, and no node below the module is visited."""

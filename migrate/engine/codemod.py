@@ -793,7 +793,18 @@ class Rewriter(cst.CSTTransformer):
                     node = planner.parent(node)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        return node in self.work and super().on_visit(node)
+        if node not in self.work:
+            return False
+        method = _REWRITER_VISITS.get(type(node))  # CSTTransformer.on_visit, without its lookup by name
+        return method is None or method(self, node) is not False
+
+    # The class has no visit_<Node>_<field> methods (a test checks): libcst's attribute
+    # callbacks would look one up by name for every field of every node visited.
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        pass
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        pass
 
     # -- ops' view of the engine ------------------------------------------------------
 
@@ -1002,7 +1013,8 @@ class Rewriter(cst.CSTTransformer):
         return cst.FlattenSentinel(statements)
 
     def on_leave(self, original, updated):
-        result = super().on_leave(original, updated)
+        method = _REWRITER_LEAVES.get(type(original))  # CSTTransformer.on_leave, without its lookup by name
+        result = updated if method is None else method(self, original, updated)
         block = self.plan.blocks.get(original)
         if block is not None:
             result = self._apply(block, original, result)
@@ -1076,6 +1088,9 @@ class Rewriter(cst.CSTTransformer):
             out = [cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carry)]
             carry = []
         return out, [*carry, *footer]
+
+
+_REWRITER_VISITS, _REWRITER_LEAVES = _libcst_speed.methods_of(Rewriter)
 
 
 class _Comments(cst.CSTVisitor):
