@@ -51,7 +51,9 @@ import weakref
 from bisect import bisect_right
 from collections.abc import Mapping
 from itertools import accumulate
+from types import FunctionType
 
+import libcst as cst
 from libcst import _batched_visitor
 from libcst._maybe_sentinel import MaybeSentinel
 from libcst._nodes.base import CSTNode
@@ -113,6 +115,10 @@ def install() -> None:
     _replace(wrapper, "_gen_batchable", _batch_or_nothing)
     _replace(CSTNode, "visit", _read_only_visit)
     _identity_hash()
+    for cls in _REUSABLE:  # (they inherit CSTNode's `_codegen`: each gets its own)
+        original = getattr(cls, "_codegen", None)
+        if callable(original) and not getattr(original, "migrate_remembers", False):
+            cls._codegen = _reusing(original)
 
 
 def _identity_hash() -> None:
@@ -237,6 +243,10 @@ class _Every:
 
 _EVERY = _Every()
 _NEWLINES = re.compile(r"\r\n?|\n")  # as libcst's positions count lines
+# Statements whose generated text depends only on the statement and the indentation (an
+# `If` may be written as `elif`, a block's statements are what changes).
+_REUSABLE = (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.With, cst.Try,
+             cst.TryStar, cst.Match)
 _ATTRIBUTE_METHOD = re.compile(r"^(?:visit|leave)_([A-Za-z0-9]+)_(\w+)$")
 # libcst's modules that define a do-nothing `visit_<Node>_<field>` for every pair.
 _STUBS = ("libcst._typed_visitor", "libcst._visitors", "libcst._metadata_dependent", "builtins", "abc", "typing")
@@ -339,25 +349,36 @@ def _reads_only_the_module(visitor: CSTVisitor) -> bool:
     return plain
 
 
-def _node_classes() -> list[type]:
-    found, stack = [], [CSTNode]
-    while stack:
-        cls = stack.pop()
-        found.append(cls)
-        stack += cls.__subclasses__()
-    return found
+_node_by_name: dict[str, set[type]] = {}
 
 
-def _own_methods(cls: type, prefix: str) -> dict[type, object]:
+def _node_classes(name: str) -> set[type]:
+    """The node classes called ``name``: libcst's slotted class and the class it was made from
+    (both are subclasses of the same bases; the parser makes the first)."""
+    if not _node_by_name:
+        stack = [CSTNode]
+        while stack:
+            cls = stack.pop()
+            _node_by_name.setdefault(cls.__name__, set()).add(cls)
+            stack += cls.__subclasses__()
+    return _node_by_name.get(name, set())
+
+
+def _own_methods(cls: type, prefix: str) -> dict[type, object] | None:
     """Node class -> ``cls``'s own ``<prefix><Node>`` function, for every node class that has one
-    (libcst's do-nothing stubs left out)."""
+    (libcst's do-nothing stubs left out); None if one is not a plain function."""
     table = {}
-    for node_class in _node_classes():
-        name = prefix + node_class.__name__
-        for klass in cls.__mro__:
+    for name in _own_names(cls):
+        node_classes = _node_classes(name[len(prefix):]) if name.startswith(prefix) else ()
+        if not node_classes:
+            continue
+        for klass in cls.__mro__:  # the one getattr finds
             if name in klass.__dict__:
                 if klass.__module__ not in _STUBS:
-                    table[node_class] = klass.__dict__[name]
+                    method = klass.__dict__[name]
+                    if not isinstance(method, FunctionType):
+                        return None
+                    table.update(dict.fromkeys(node_classes, method))
                 break
     return table
 
@@ -365,11 +386,13 @@ def _own_methods(cls: type, prefix: str) -> dict[type, object]:
 _dispatch: "weakref.WeakKeyDictionary[type, tuple[dict, dict]]" = weakref.WeakKeyDictionary()
 
 
-def methods_of(cls: type) -> tuple[dict[type, object], dict[type, object]]:
-    """``cls``'s own ``visit_<Node>`` and ``leave_<Node>`` functions, by node class."""
-    tables = _dispatch.get(cls)
-    if tables is None:
-        tables = _dispatch[cls] = (_own_methods(cls, "visit_"), _own_methods(cls, "leave_"))
+def methods_of(cls: type) -> tuple[dict[type, object], dict[type, object]] | None:
+    """``cls``'s own ``visit_<Node>`` and ``leave_<Node>`` functions, by node class (None when
+    one of them is something other than a plain function)."""
+    tables = _dispatch.get(cls, 0)
+    if tables == 0:
+        visits, leaves = _own_methods(cls, "visit_"), _own_methods(cls, "leave_")
+        tables = _dispatch[cls] = None if visits is None or leaves is None else (visits, leaves)
     return tables
 
 
@@ -382,7 +405,10 @@ def _callbacks(visitor: CSTVisitor):
     own = getattr(visitor, "__dict__", {})
     if not (plain_visit or plain_leave) or any(name.startswith(("visit_", "leave_")) for name in own):
         return visitor.on_visit, visitor.on_leave  # (a method set on the instance is found by name only)
-    visits, leaves = methods_of(cls)
+    tables = methods_of(cls)
+    if tables is None:
+        return visitor.on_visit, visitor.on_leave
+    visits, leaves = tables
 
     def on_visit(node):
         method = visits.get(type(node))
@@ -458,6 +484,7 @@ class _SpanState(CodegenState):
     def __init__(self, module) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.spans: dict = {}
+        self.texts: dict = {}
         self.stack: list[int] = []
 
     def record_syntactic_position(self, node, *, start_node=None, end_node=None):
@@ -468,11 +495,46 @@ class _SpanState(CodegenState):
 
     def after_codegen(self, node) -> None:
         start = self.stack.pop()
+        if type(node) in _REUSABLE:  # its whole text, and the indentation it was written at
+            self.texts[node] = (start, len(self.tokens), list(self.indent_tokens))
         if node not in self.spans:  # a syntactic position recorded inside stays
             self.spans[node] = (start, len(self.tokens))
 
     def pop_trailing_newline(self) -> None:
         pass  # positions are counted with it, as libcst counts them; the text is not used
+
+
+class _ReusingState(CodegenState):
+    """Codegen of a module made from another one: a statement of that module, written at the
+    same indentation, is written as the tokens it was generated as there (see :func:`code`)."""
+
+    def __init__(self, module, positions: Positions) -> None:
+        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+        self.texts, self.source = positions._texts, positions._tokens
+
+
+def _reusing(original):
+    def _codegen(self, state, **kwargs) -> None:
+        if type(state) is _ReusingState and not kwargs:
+            found = state.texts.get(self)
+            if found is not None and found[2] == state.indent_tokens:
+                state.tokens += state.source[found[0]:found[1]]
+                return
+        original(self, state, **kwargs)
+
+    return _patch(_codegen, original)
+
+
+def code(module, positions: Positions | None) -> str:
+    """``module.code``. When ``positions`` were made from a module the rewrite started from, its
+    statements left as they were (the same node objects, at the same indentation, with the
+    same defaults) are not generated again: their tokens are copied. Statements whose text
+    depends on where they stand (an ``if`` written as ``elif``) are always generated."""
+    if positions is None or (module.default_indent, module.default_newline) != positions._defaults:
+        return module.code
+    state = _ReusingState(module, positions)
+    module._codegen(state)
+    return "".join(state.tokens)
 
 
 class Positions(Mapping):
@@ -483,7 +545,9 @@ class Positions(Mapping):
         state = _SpanState(module)
         module._codegen(state)
         self._spans = state.spans
-        tokens = state.tokens
+        self._texts = state.texts
+        self._defaults = (module.default_indent, module.default_newline)
+        self._tokens = tokens = state.tokens
         self._offsets = list(accumulate(map(len, tokens), initial=0))
         # Tokens holding newlines: where they end, how many lines they add, and the column after them.
         self._breaks: list[int] = []

@@ -1293,6 +1293,7 @@ class MigrateCommand(_FreshTree, CodemodCommand):
         self.pruned = pruned  # a migrate.engine.prune.Pruned when the module is a pruned one
         self.table = table  # a migrate.engine.prune.ImportTable, or None
         self.findings: list[Finding] = []
+        self.positions: _libcst_speed.Positions | None = None
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         new = super().transform_module(tree)
@@ -1314,6 +1315,7 @@ class MigrateCommand(_FreshTree, CodemodCommand):
             planner.reads_aside = frozenset(self.pruned.reads)
         planner.exports = self.exports
         plan = planner.run()
+        self.positions = planner._positions  # (when the planner made them: the final code copies what did not change)
         if not (plan.refs or plan.calls or plan.scope_items or plan.statements or plan.blocks or plan.markers):
             self.findings = plan.findings
             return tree

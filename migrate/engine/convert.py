@@ -14,7 +14,7 @@ import libcst as cst
 from libcst import ParserSyntaxError
 from libcst.codemod import CodemodContext, SkipFile, SkipReason, TransformFailure, TransformSkip, TransformSuccess
 
-from migrate.engine import runner
+from migrate.engine import _libcst_speed, runner
 from migrate.engine.codemod import MigrateCommand, RuleIndex, mentions_any
 from migrate.engine.findings import Finding
 from migrate.engine.prune import MIN_LINES, ImportTable, Pruned, analyse
@@ -37,7 +37,8 @@ def _transform(command: MigrateCommand, code: str):
             tree = _without_form_feed_indent(tree)
         else:
             command.source = code  # the module's own code: no need to generate it again
-        return TransformSuccess(code=command.transform_module(tree).code, warning_messages=command.context.warnings)
+        new = command.transform_module(tree)
+        return TransformSuccess(code=_libcst_speed.code(new, command.positions), warning_messages=command.context.warnings)
     except SkipFile as exc:
         return TransformSkip(skip_reason=SkipReason.OTHER, skip_description=str(exc), warning_messages=command.context.warnings)
     except Exception as exc:  # noqa: BLE001 - a result, as libcst gives it
