@@ -322,6 +322,49 @@ def test_read_only_walk_calls_what_libcst_calls(source):
         assert ours.events == theirs.events
 
 
+class _Reshape(cst.CSTTransformer):
+    """Moves statements: every `with` body one level out, every `if` body's first statement
+    into its `else`, and renames `tf`: what the final code must not copy from the positions pass."""
+
+    def leave_With(self, original, updated):
+        return cst.FlattenSentinel(updated.body.body) if isinstance(updated.body, cst.IndentedBlock) else updated
+
+    def leave_If(self, original, updated):
+        if isinstance(updated.body, cst.IndentedBlock) and len(updated.body.body) > 1 and updated.orelse is None:
+            first, *rest = updated.body.body
+            return updated.with_changes(body=updated.body.with_changes(body=rest),
+                                        orelse=cst.Else(body=cst.IndentedBlock(body=[first])))
+        return updated
+
+    def leave_Name(self, original, updated):
+        return updated.with_changes(value="ms") if updated.value == "tf" else updated
+
+    def on_visit(self, node):
+        if isinstance(node, cst.SimpleStatementLine):  # the others stay the same objects
+            return bool(m.findall(node, m.Name("tf")))
+        return super().on_visit(node)
+
+
+@pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"], ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
+def test_final_code_copies_only_what_stayed_where_it_was(source):
+    """The final code copies the tokens of statements left as they were (the positions pass
+    generated them): the same text as libcst's own codegen, after rewrites that move
+    statements to other indentations and into other blocks."""
+    text = EXTRA_SYNTAX if source == "EXTRA_SYNTAX" else source.read_text()
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        pytest.skip("syntax this libcst cannot parse")
+    positions = _libcst_speed.Positions(module)
+    assert _libcst_speed.code(module, positions) == module.code == text
+    new = module.visit(_Reshape())
+    assert _libcst_speed.code(new, positions) == new.code
+    if len(m.findall(module, m.SimpleStatementLine())) > 3:
+        assert any(line in positions._texts for line in m.findall(new, m.SimpleStatementLine())), "nothing copied"
+    tabbed = new.with_changes(default_indent="\t")  # another default: nothing is copied
+    assert _libcst_speed.code(tabbed, positions) == tabbed.code
+
+
 def test_nodes_hash_by_identity_in_c():
     """Node classes use object's C hash slot (libcst's is a Python ``return id(self)``):
     a node is its own key, and two nodes of the same text are two keys."""
