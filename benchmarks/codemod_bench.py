@@ -40,6 +40,7 @@ shuffled order and a unique header comment, so no two files are alike.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import random
@@ -346,9 +347,13 @@ for root, dirs, names in os.walk(src):
 
 def snapshot_code(dest: Path) -> Path:
     """A copy of migrate/ and rules/ to run from: edits to the checkout during the run change nothing
-    (and would otherwise, rightly, invalidate the cache between a cold and a warm run)."""
+    (and would otherwise, rightly, invalidate the cache between a cold and a warm run). It is
+    byte-compiled, as an installed package is (and as libcst and tf_upgrade_v2 are here): with
+    PYTHONDONTWRITEBYTECODE set, every run would otherwise compile the package again."""
     for name in ("migrate", "rules"):
         shutil.copytree(REPO / name, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+    if not compileall.compile_dir(str(dest / "migrate"), quiet=1):
+        raise SystemExit("could not byte-compile the snapshot of migrate/")
     return dest
 
 

@@ -245,8 +245,8 @@ _EVERY = _Every()
 _NEWLINES = re.compile(r"\r\n?|\n")  # as libcst's positions count lines
 # Statements whose generated text depends only on the statement and the indentation (an
 # `If` may be written as `elif`, a block's statements are what changes).
-_REUSABLE = (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.With, cst.Try,
-             cst.TryStar, cst.Match)
+_REUSABLE = frozenset({cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.With, cst.Try,
+                       cst.TryStar, cst.Match})
 _ATTRIBUTE_METHOD = re.compile(r"^(?:visit|leave)_([A-Za-z0-9]+)_(\w+)$")
 # libcst's modules that define a do-nothing `visit_<Node>_<field>` for every pair.
 _STUBS = ("libcst._typed_visitor", "libcst._visitors", "libcst._metadata_dependent", "builtins", "abc", "typing")
