@@ -474,6 +474,22 @@ def test_jobs_2_gives_the_same_output_as_jobs_1(project):
     assert "20 file(s) changed, 10 unchanged, 0 skipped, 1 failed" in one.stderr
 
 
+def test_one_process_run_freezes_the_heap_only_while_it_converts(tmp_path):
+    """What is alive when the files start converting is left alone by the collector during
+    the run, and handed back after it, also when the run is stopped half way."""
+    import gc
+
+    files = [str(write(tmp_path / f"m{i}.py", TF_SOURCE)) for i in range(3)]
+    assert gc.get_freeze_count() == 0
+    during = [gc.get_freeze_count() for _ in runner.run_files(files, runner.RuleSelection())]
+    assert min(during) > 0 and gc.get_freeze_count() == 0
+    results = runner.run_files(files, runner.RuleSelection())
+    next(results)
+    assert gc.get_freeze_count() > 0
+    results.close()  # a consumer that stops early (an interrupt, an error writing)
+    assert gc.get_freeze_count() == 0
+
+
 def test_jobs_from_configuration_and_bad_jobs_flag(project):
     _mixed_tree(project / "src", n=6)
     pyproject(project, "[tool.migrate]\njobs = 2\n")
