@@ -198,3 +198,78 @@ def test_free_closure_name_and_module_level_tape():
     code = "import tensorflow as tf\n\nforward = 1\nfor x in data:\n    with tf.GradientTape() as tape:\n        loss = f(x)\n    g = tape.gradient(loss, w)\n"
     out, _ = convert(code)
     assert "    def forward_2():\n" in out and "    loss, g = mk.value_and_grad(forward_2, None, w)()\n" in out
+
+
+# -- the scope analysis a tape is examined with -----------------------------------------------
+
+def _sources_with_functions():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    return sorted([*root.glob("fixtures/convert/*/input.py"), *root.glob("fixtures/programs/*/*.py"), root / "examples" / "train.py"])
+
+
+@pytest.mark.parametrize("path", _sources_with_functions(), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_functions_own_scope_analysis_ties_what_the_modules_does(path):
+    """The tape conversion reads the scope analysis of the outermost function around it (a
+    module of its own, the same nodes): for every name a function scope in it binds, the
+    same bindings and the same reads as the analysis of the whole module."""
+    import libcst as cst
+    from libcst.metadata import FunctionScope, MetadataWrapper, ScopeProvider
+
+    from migrate.engine import codemod
+
+    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
+    functions = [s for s in module.body if isinstance(s, cst.FunctionDef)]
+    functions += [s for c in module.body if isinstance(c, cst.ClassDef) for s in c.body.body if isinstance(s, cst.FunctionDef)]
+    compared = 0
+    for function in functions:
+        declares = codemod._Declares()
+        function.visit(declares)
+        if declares.found:
+            continue  # such functions get the whole module's analysis
+        alone = MetadataWrapper(cst.Module([function]), unsafe_skip_copy=True).resolve(ScopeProvider)
+        for node, scope in alone.items():
+            if not isinstance(scope, FunctionScope) or not isinstance(node, cst.Name):
+                continue
+            for name in {a.name for a in scope.assignments}:
+                ours = {(a.node, frozenset(r.node for r in a.references)) for a in scope.assignments[name]}
+                theirs = {(a.node, frozenset(r.node for r in a.references)) for a in whole[node].assignments[name]}
+                assert ours == theirs, (path.name, function.name.value, name)
+                compared += 1
+    if functions:
+        assert compared, "nothing compared"
+
+
+@pytest.mark.parametrize("declaration", ["global total", "nonlocal total"])
+def test_a_function_that_declares_a_name_is_examined_with_the_modules_analysis(declaration):
+    """`global`/`nonlocal` bind a name outside the function: the whole module's analysis decides."""
+    from migrate.engine import codemod
+
+    source = STEP.replace("    features, targets = inputs\n", f"    features, targets = inputs\n    {declaration}\n")
+    if declaration.startswith("nonlocal"):
+        source = source.replace("def train_step(inputs):", "def outer():\n  total = 0\n  def train_step(inputs):")
+        source = source.replace("\n    ", "\n      ")
+    asked = []
+    real = codemod.Planner.scopes_around
+
+    def spy(self, node):
+        found = real(self, node)
+        asked.append(found[1])
+        return found
+
+    codemod.Planner.scopes_around = spy
+    try:
+        convert(source)
+    finally:
+        codemod.Planner.scopes_around = real
+    assert asked == [False]
+    plain, _ = convert(STEP)
+    codemod.Planner.scopes_around = spy
+    try:
+        asked.clear()
+        again, _ = convert(STEP)
+    finally:
+        codemod.Planner.scopes_around = real
+    assert asked == [True] and again == plain

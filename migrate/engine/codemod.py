@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 import libcst as cst
@@ -157,6 +158,7 @@ class Planner:
         self.path = path
         self._wrapper = wrapper
         self._scopes = None
+        self._function_scopes: dict[cst.FunctionDef, Mapping] = {}  # see scopes_around
         # A migrate.engine.prune.ImportTable when the file's matched names are plain imports:
         # names resolve from it, and libcst's scope analysis runs only if something asks for it.
         self.table = table
@@ -201,6 +203,37 @@ class Planner:
         if self._scopes is None:
             self._scopes = self._wrapper.resolve(ScopeProvider)
         return self._scopes
+
+    def scopes_around(self, node: cst.CSTNode) -> tuple[Mapping, bool]:
+        """Scope analysis good for the nodes of the outermost function holding ``node``, and
+        whether it is of that function alone.
+
+        Python binds a name assigned in a function in that function: every binding and every
+        read of it is inside the outermost function around it, so libcst's analysis of that
+        function (as a module of its own, the same node objects) ties them as its analysis
+        of the whole module does. Not so for a name a ``global``/``nonlocal`` statement
+        declares, nor for what the module itself binds: a function with such a statement,
+        and a node outside every function, get the whole module's analysis (:attr:`scopes`);
+        so does every node without the import table's shortcuts, or once that analysis ran.
+        """
+        if self.table is None or self._scopes is not None:
+            return self.scopes, False
+        outermost, up = None, self.parent(node)
+        while up is not None:
+            if isinstance(up, cst.FunctionDef):
+                outermost = up
+            up = self.parent(up)
+        if outermost is None:
+            return self.scopes, False
+        found = self._function_scopes.get(outermost)
+        if found is None:
+            declares = _Declares()
+            outermost.visit(declares)
+            if declares.found:
+                return self.scopes, False
+            found = MetadataWrapper(cst.Module(body=[outermost]), unsafe_skip_copy=True).resolve(ScopeProvider)
+            self._function_scopes[outermost] = found
+        return found, True
 
     @property
     def names_set_aside(self) -> frozenset[str]:
@@ -565,6 +598,19 @@ class Planner:
                 action.rule.maps_to,
             )
         )
+
+
+class _Declares(cst.CSTVisitor):
+    """Whether a tree holds a ``global`` or ``nonlocal`` statement."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.found = True
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.found = True
 
 
 class _Collector(cst.CSTVisitor):

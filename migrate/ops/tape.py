@@ -72,10 +72,13 @@ class GradientTapeToValueAndGrad(Operation):
 
     # -- planning ----------------------------------------------------------------------
 
-    def examine(self, view, node: cst.CSTNode, params: dict[str, Any]) -> TapeConversion | str:
+    def examine(self, view, node: cst.CSTNode, params: dict[str, Any], local: bool = True) -> TapeConversion | str:
         """The conversion of the tape ``node`` constructs, or why it is left as it is.
 
-        ``view`` is the planner: ``parent(node)``, ``scopes``, ``resolve(node)``, ``module``.
+        ``view`` is the planner: ``parent(node)``, ``scopes_around(node)``, ``scopes``,
+        ``resolve(node)``, ``module``. The names the tape's body binds are looked up in the
+        scope analysis of the function around it (``local``), unless one of them is bound by
+        an import: whether it imports what the module does is the module's analysis to say.
         """
         parent = view.parent
         call = parent(node)
@@ -108,7 +111,8 @@ class GradientTapeToValueAndGrad(Operation):
             return "nested tapes (higher-order gradients) need `mindspore.grad` of a `mindspore.grad` by hand"
 
         # -- the tape's one use: `<grads> = tape.gradient(target, sources)` --
-        scope = view.scopes.get(tape)
+        scopes, local = view.scopes_around(with_statement) if local else (view.scopes, False)
+        scope = scopes.get(tape)
         if scope is None:
             return "the tape's name cannot be resolved"
         bindings = list(scope.assignments[tape.value])
@@ -156,6 +160,8 @@ class GradientTapeToValueAndGrad(Operation):
         replaced = view.plan.statements
         body_bound = {name: found for name, found in body_bound.items()
                       if not all(view.statement_of(a.node) in replaced for a in found)}
+        if local and any(_imported_as(a) is not None for found in body_bound.values() for a in found):
+            return self.examine(view, node, params, local=False)
         # An import under the tape of what the module already imports under that name
         # (`import tensorflow as tf` again) gives the name nothing new: it stays as it is
         # in the closure, and every read outside the closure sees the module's import.
