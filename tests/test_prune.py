@@ -417,12 +417,21 @@ def test_a_visitor_of_the_module_alone_is_not_walked_below_it(monkeypatch):
 
 
 @pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"], ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
-def test_positions_are_libcsts(source):
-    """migrate.engine._libcst_speed.Positions gives every node libcst's own position."""
+def test_positions_are_libcsts(source, monkeypatch):
+    """migrate.engine._libcst_speed.Positions gives every node libcst's own position (libcst's
+    computed with its own codegen, the parentheses' context manager as libcst has it)."""
+    from libcst._nodes.expression import _BaseParenthesizedNode
+
     text = EXTRA_SYNTAX if source == "EXTRA_SYNTAX" else source.read_text()
     module = cst.parse_module(text)
+    ours_parenthesize = _BaseParenthesizedNode._parenthesize
+    assert ours_parenthesize.__wrapped__  # installed
+    monkeypatch.setattr(_BaseParenthesizedNode, "_parenthesize", ours_parenthesize.__wrapped__)
     theirs = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+    assert module.code == text
+    monkeypatch.setattr(_BaseParenthesizedNode, "_parenthesize", ours_parenthesize)
     ours = _libcst_speed.Positions(module)
+    assert module.code == text
     assert len(ours) == len(theirs) > 0
     assert dict(ours) == dict(theirs)
 

@@ -57,6 +57,7 @@ import libcst as cst
 from libcst import _batched_visitor
 from libcst._maybe_sentinel import MaybeSentinel
 from libcst._nodes.base import CSTNode
+from libcst._nodes.expression import _BaseParenthesizedNode
 from libcst._nodes.internal import CodegenState
 from libcst._position import CodePosition, CodeRange
 from libcst._visitors import CSTVisitor
@@ -115,6 +116,7 @@ def install() -> None:
     _replace(wrapper, "_gen_batchable", _batch_or_nothing)
     _replace(CSTNode, "visit", _read_only_visit)
     _identity_hash()
+    _replace(_BaseParenthesizedNode, "_parenthesize", _plain_parenthesize)
     for cls in _REUSABLE:  # (they inherit CSTNode's `_codegen`: each gets its own)
         original = getattr(cls, "_codegen", None)
         if callable(original) and not getattr(original, "migrate_remembers", False):
@@ -454,6 +456,73 @@ def _batch_or_nothing(original):
     return _patch(gen_batchable, original)
 
 
+# libcst's `_parenthesize`, as this module reproduces it (not patched if it reads otherwise).
+_PARENTHESIZE_SOURCE = """\
+    @contextmanager
+    def _parenthesize(self, state: CodegenState) -> Generator[None, None, None]:
+        for lpar in self.lpar:
+            lpar._codegen(state)
+        with state.record_syntactic_position(self):
+            yield
+        for rpar in self.rpar:
+            rpar._codegen(state)
+"""
+
+
+class _Parenthesized:
+    """libcst's ``_parenthesize`` context (the parentheses around an expression and its
+    syntactic position, written around the expression's own tokens) as a plain context
+    manager: codegen enters one per expression, and a generator-based one costs several
+    times as much."""
+
+    __slots__ = ("node", "state", "inner")
+
+    def __init__(self, node, state) -> None:
+        self.node, self.state = node, state
+
+    def __enter__(self) -> None:
+        for lpar in self.node.lpar:
+            lpar._codegen(self.state)
+        self.inner = self.state.record_syntactic_position(self.node)
+        self.inner.__enter__()
+
+    def __exit__(self, kind, value, traceback) -> bool:
+        if self.inner.__exit__(kind, value, traceback) or kind is not None:
+            return False  # an error in the expression's codegen goes on as it came (no closing parentheses)
+        for rpar in self.node.rpar:
+            rpar._codegen(self.state)
+        return False
+
+
+def _plain_parenthesize(original):
+    try:
+        same = inspect.getsource(original.__wrapped__) == _PARENTHESIZE_SOURCE
+    except (AttributeError, OSError, TypeError):
+        same = False
+    if not same:
+        return original  # another libcst: its own
+
+    def _parenthesize(self, state):
+        return _Parenthesized(self, state)
+
+    return _patch(_parenthesize, original)
+
+
+class _NoPosition:
+    """What a plain codegen's ``record_syntactic_position`` yields: nothing to record."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+_NO_POSITION = _NoPosition()
+
+
 class _Recording:
     """What ``record_syntactic_position`` yields, as a plain context manager."""
 
@@ -511,6 +580,9 @@ class _ReusingState(CodegenState):
     def __init__(self, module, positions: Positions) -> None:
         super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
         self.texts, self.source = positions._texts, positions._tokens
+
+    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+        return _NO_POSITION  # (libcst's records nothing either, through a generator)
 
 
 def _reusing(original):
