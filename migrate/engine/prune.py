@@ -28,7 +28,8 @@ the planner would make them. Imports, docstrings, ``global``/``nonlocal``, ``eli
 clauses and statements that share a line with another are always kept. A function
 holding a ``with`` whose items are relevant (a scope to unwrap, a tape to turn into a
 closure) is kept whole, as is the module when such a ``with`` sits at its top level:
-those rewrites move statements.
+those rewrites move statements. A ``with`` whose items hold only chains a flag reports
+(``with tf.name_scope("x"):``) moves nothing and keeps nothing whole.
 
 A placeholder lists the unmatched imports its statements read
 (``__migrate_pruned_3__(np)``) so RemoveImportsVisitor sees them; the matched ones they
