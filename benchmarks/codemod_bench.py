@@ -16,7 +16,9 @@ Every tool reads the same files and writes a converted copy (``--out``/``--outtr
   first (target >= 10x);
 - peak memory of the whole process tree (sampled RSS of the process and its workers)
   for migrate and tf_upgrade_v2 (target <= 300 MB);
-- time per line on 100 files against 2,000 (target: flat, 0.8x-1.25x).
+- time per line on 100 files against 2,000 (target: flat, 0.8x-1.25x), and the same with
+  the time of a one-file run (start-up: the interpreter, libcst's import, the rules)
+  taken out of both, which is what grows with the lines if anything does.
 
 Timings swing on a shared machine, so the variants run interleaved in rounds, the
 order rotating each round; each round gives one ratio per pair, and the table shows
@@ -433,14 +435,20 @@ def run(args) -> list[dict]:
             d.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(p, d)
         _, small_lines, _ = corpus_stats(small)
+        # One file of the small set: what a run costs before its files do (start-up, rules).
+        one = work / "one"
+        (one / small_files[0].name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(small_files[0], one / small_files[0].name)
+        _, one_lines, _ = corpus_stats(one)
         bench = Bench(corpus, work)
         print(f"corpus: {files} files, {lines:,} lines, {size / 1e6:.1f} MB"
               f" ({'from ' + args.corpus if args.corpus else 'generated from fixtures/convert'}); "
               f"{args.rounds} round(s)", file=sys.stderr)
-        times: dict[str, list[float]] = {k: [] for k in ("j1", "j2", "tf", "cst", "warm", "small")}
-        rss: dict[str, list[int]] = {k: [] for k in ("j1", "j2", "tf", "cst", "warm", "small")}
-        ratios: dict[str, list[float]] = {k: [] for k in ("j1/tf", "j1/cst", "j1/j2", "cold/warm", "small/large")}
-        variants = ["j1", "tf", "cst", "j2", "small"]
+        times: dict[str, list[float]] = {k: [] for k in ("j1", "j2", "tf", "cst", "warm", "small", "one")}
+        rss: dict[str, list[int]] = {k: [] for k in ("j1", "j2", "tf", "cst", "warm", "small", "one")}
+        ratios: dict[str, list[float]] = {k: [] for k in ("j1/tf", "j1/cst", "j1/j2", "cold/warm", "small/large",
+                                                          "small/large net")}
+        variants = ["j1", "tf", "cst", "j2", "small", "one"]
         for r in range(args.rounds):
             order = variants[r % len(variants):] + variants[: r % len(variants)]
             got = {}
@@ -461,6 +469,8 @@ def run(args) -> list[dict]:
                     got["cst"] = bench.bare_libcst()
                 elif v == "small":
                     got["small"] = bench.migrate(1, corpus=small)
+                elif v == "one":
+                    got["one"] = bench.migrate(1, corpus=one)
             for k, m in got.items():
                 times[k].append(m["seconds"])
                 if k in rss:
@@ -472,6 +482,10 @@ def run(args) -> list[dict]:
             per_line_small = got["small"]["seconds"] / small_lines
             per_line_large = got["j1"]["seconds"] / lines
             ratios["small/large"].append(per_line_small / per_line_large)
+            start = got["one"]["seconds"]  # the fixed part, taken out of both
+            net_small = (got["small"]["seconds"] - start) / max(small_lines - one_lines, 1)
+            net_large = (got["j1"]["seconds"] - start) / max(lines - one_lines, 1)
+            ratios["small/large net"].append(net_small / net_large)
         med = {k: statistics.median(v) for k, v in times.items()}
         mb = {k: max(v) / 2**20 for k, v in rss.items()}
         rows = [
@@ -486,6 +500,10 @@ def run(args) -> list[dict]:
             row(f"time per line, {len(small_files)} vs {files} files", "ratio", ratios["small/large"], "0.8-1.25",
                 lambda x: 0.8 <= x <= 1.25,
                 f"{med['small'] / small_lines * 1e6:.0f} vs {med['j1'] / lines * 1e6:.0f} us/line"),
+            row(f"  the same, less a 1-file run ({med['one']:.2f} s)", "ratio", ratios["small/large net"], "0.8-1.25",
+                lambda x: 0.8 <= x <= 1.25,
+                f"{(med['small'] - med['one']) / max(small_lines - one_lines, 1) * 1e6:.0f} vs "
+                f"{(med['j1'] - med['one']) / max(lines - one_lines, 1) * 1e6:.0f} us/line"),
             row("peak RSS, migrate --jobs 1", "MB", [mb["j1"]], "<= 300", lambda x: x <= 300,
                 f"tf_upgrade_v2 {mb['tf']:.0f} MB, bare libcst {mb['cst']:.0f} MB"),
             row("peak RSS, migrate --jobs 2 (3 processes)", "MB", [mb["j2"]], "<= 300", lambda x: x <= 300,
@@ -499,6 +517,7 @@ def run(args) -> list[dict]:
             ("tf_upgrade_v2 --intree/--outtree", "tf", files, lines),
             ("bare libcst parse + regenerate", "cst", files, lines),
             (f"migrate convert --jobs 1, {small_files_n} files", "small", small_files_n, small_lines),
+            ("migrate convert --jobs 1, 1 file", "one", 1, one_lines),
         ]
         summary = {
             "files": files, "lines": lines, "bytes": size, "rounds": args.rounds, "seconds": med,
