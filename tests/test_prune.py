@@ -658,6 +658,8 @@ def test_a_file_left_with_nothing_to_plan_skips_libcst(index, monkeypatch):
     ("import tensorflow as tf\n\n__all__ = ['m']\nm = tf.keras.Sequential()\n", False),
     # another import spelled the same, inside a function, is the visitor's to judge
     ("import tensorflow as tf\n\nm = tf.keras.Sequential()\n\ndef f():\n    import tensorflow as tf\n    return 1\n", False),
+    # `import os.path` binds `os`, which the replacement still reads: the visitor keeps it
+    ("import os.path\nimport tensorflow as tf\n\ny = tf.reduce_sum(os.path.getsize('f'))\n", False),
 ])
 def test_imports_left_unused_are_removed_as_removeimportsvisitor_would(text, fast, index, monkeypatch):
     from migrate.engine import codemod

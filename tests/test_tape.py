@@ -209,17 +209,59 @@ def _sources_with_functions():
     return sorted([*root.glob("fixtures/convert/*/input.py"), *root.glob("fixtures/programs/*/*.py"), root / "examples" / "train.py"])
 
 
-@pytest.mark.parametrize("path", _sources_with_functions(), ids=lambda p: f"{p.parent.name}/{p.name}")
+# Files whose imports change how libcst reads a function's own names (a function analysed
+# alone would differ): the planner gives their tapes the whole module's analysis.
+SHAPING_IMPORTS = {
+    # a read of `os.path` is tied to `import os.path`, not to the local `os`
+    "dotted_read": "import os.path\nimport tensorflow as tf\n\n\ndef train(model, w, data):\n"
+                   "    with tf.GradientTape() as tape:\n        os = model(data)\n        loss = tf.reduce_sum(os)\n"
+                   "    grads = tape.gradient(loss, w)\n    print(os.path)\n    return grads\n",
+    "dotted_read_under_tape": "import os.path\nimport tensorflow as tf\n\n\ndef train(model, data, w):\n    os = None\n"
+                              "    with tf.GradientTape() as tape:\n        os = model(data)\n        loss = tf.reduce_sum(os.path)\n"
+                              "    grads = tape.gradient(loss, w)\n    return grads\n",
+    # `cast("h", …)`'s string is a type hint that reads `h`
+    "typing_cast": "from typing import cast\nimport tensorflow as tf\n\n\ndef train(model, data, w):\n"
+                   "    with tf.GradientTape() as tape:\n        h = model(data)\n        loss = tf.reduce_sum(h)\n"
+                   "    grads = tape.gradient(loss, w)\n    return cast(\"h\", grads)\n",
+    # a `Literal[...]` string is not
+    "typing_literal": "from typing import Literal\nimport tensorflow as tf\n\n\ndef train(model, data, w):\n"
+                      "    with tf.GradientTape() as tape:\n        train = model(data)\n        loss = tf.reduce_sum(train)\n"
+                      "    grads = tape.gradient(loss, w)\n    mode: Literal[\"train\"] = \"train\"\n    return grads, mode\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHAPING_IMPORTS))
+def test_a_tape_in_a_file_whose_imports_shape_scopes_converts_as_with_the_whole_analysis(name):
+    from migrate.engine.runner import RuleSelection, convert_source, rule_index
+
+    index = rule_index(RuleSelection())
+    data = SHAPING_IMPORTS[name].encode()
+    fast = convert_source(data, index, "t.py", pruning=0)
+    plain = convert_source(data, index, "t.py", pruning=False, scope_shortcut=False)
+    assert (fast.status, fast.converted, fast.findings) == (plain.status, plain.converted, plain.findings)
+
+
+@pytest.mark.parametrize("path", _sources_with_functions() + sorted(SHAPING_IMPORTS),
+                         ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
 def test_a_functions_own_scope_analysis_ties_what_the_modules_does(path):
     """The tape conversion reads the scope analysis of the outermost function around it (a
     module of its own, the same nodes): for every name a function scope in it binds, the
-    same bindings and the same reads as the analysis of the whole module."""
+    same bindings and the same reads as the analysis of the whole module, unless the
+    file's imports shape the analysis (then the planner does not use it)."""
     import libcst as cst
     from libcst.metadata import FunctionScope, MetadataWrapper, ScopeProvider
 
     from migrate.engine import codemod
 
-    module = cst.parse_module(path.read_text(encoding="utf-8"))
+    text = SHAPING_IMPORTS[path] if isinstance(path, str) else path.read_text(encoding="utf-8")
+    module = cst.parse_module(text)
+    planner = codemod.Planner.__new__(codemod.Planner)
+    planner.imports = [n for s in module.body if isinstance(s, cst.SimpleStatementLine) for n in s.body
+                       if isinstance(n, (cst.Import, cst.ImportFrom))]
+    if planner._imports_shape_scopes():
+        assert isinstance(path, str) or "typing" in text or "import os." in text
+        return
+    assert not isinstance(path, str), "the planner would analyse this function alone"
     whole = MetadataWrapper(module, unsafe_skip_copy=True).resolve(ScopeProvider)
     functions = [s for s in module.body if isinstance(s, cst.FunctionDef)]
     functions += [s for c in module.body if isinstance(c, cst.ClassDef) for s in c.body.body if isinstance(s, cst.FunctionDef)]

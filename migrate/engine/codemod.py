@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 import libcst as cst
@@ -214,9 +214,11 @@ class Planner:
         of the whole module does. Not so for a name a ``global``/``nonlocal`` statement
         declares, nor for what the module itself binds: a function with such a statement,
         and a node outside every function, get the whole module's analysis (:attr:`scopes`);
-        so does every node without the import table's shortcuts, or once that analysis ran.
+        so does every node without the import table's shortcuts, or once that analysis ran,
+        and every node of a file whose imports change how libcst reads a function's own names
+        (:meth:`_imports_shape_scopes`).
         """
-        if self.table is None or self._scopes is not None:
+        if self.table is None or self._scopes is not None or self._imports_shape_scopes():
             return self.scopes, False
         outermost, up = None, self.parent(node)
         while up is not None:
@@ -234,6 +236,30 @@ class Planner:
             found = MetadataWrapper(cst.Module(body=[outermost]), unsafe_skip_copy=True).resolve(ScopeProvider)
             self._function_scopes[outermost] = found
         return found, True
+
+    def _imports_shape_scopes(self) -> bool:
+        """Whether the file imports what libcst's scope analysis reads a function's own names
+        through: ``import a.b`` (a read of ``a.b`` is tied to it, even where a local ``a``
+        is bound), or ``typing``/``typing_extensions`` (strings in ``cast``/``TypeVar``/
+        ``NewType`` calls and ``typing`` subscripts are read as type hints, ``Literal``'s are not)."""
+        if self._shaping is None:
+            self._shaping = False
+            for node in self.imports:
+                if isinstance(node, cst.ImportFrom):
+                    modules = [get_full_name_for_node(node.module) or ""] if node.module is not None and not node.relative else []
+                elif isinstance(node.names, Sequence):
+                    if any(alias.asname is None and "." in alias.evaluated_name for alias in node.names):
+                        self._shaping = True
+                        break
+                    modules = [alias.evaluated_name for alias in node.names]
+                else:
+                    modules = []
+                if any(m.split(".")[0] in ("typing", "typing_extensions") for m in modules):
+                    self._shaping = True
+                    break
+        return self._shaping
+
+    _shaping: bool | None = None
 
     @property
     def names_set_aside(self) -> frozenset[str]:
@@ -919,7 +945,8 @@ class Rewriter(cst.CSTTransformer):
             module = get_full_name_for_node(node.module) if isinstance(node, cst.ImportFrom) else None
             for alias in node.names:
                 bound = alias.evaluated_alias or alias.evaluated_name
-                if bound.split(".")[0] not in words or bound in self.p.reads_aside:
+                name = bound.split(".")[0]  # what `import a.b` binds: `a`
+                if name not in words or name in self.p.reads_aside:
                     continue  # (a statement set aside reads it: see migrate.engine.prune)
                 # The file's only binding of the name: its reads are known without scope analysis.
                 reads = self.p.static_reads(bound) if table is not None and bound in table.sole_imports else None
@@ -934,7 +961,7 @@ class Rewriter(cst.CSTTransformer):
                 if self.known_unused is not None:
                     # Every read was replaced; unless a replacement reads the name again (or
                     # `__all__` may export it), nothing reads it now.
-                    if bound in self.new_words or self.p.exports:
+                    if name in self.new_words or self.p.exports:
                         self.known_unused = None
                     else:
                         self.known_unused[alias] = node
