@@ -488,6 +488,13 @@ def test_one_process_run_freezes_the_heap_only_while_it_converts(tmp_path):
     assert gc.get_freeze_count() > 0
     results.close()  # a consumer that stops early (an interrupt, an error writing)
     assert gc.get_freeze_count() == 0
+    gc.freeze()  # a host that froze its own heap keeps it frozen
+    try:
+        assert gc.get_freeze_count() > 0
+        list(runner.run_files(files, runner.RuleSelection()))
+        assert gc.get_freeze_count() > 0  # (objects freed since leave the count, never the run)
+    finally:
+        gc.unfreeze()
 
 
 def test_jobs_from_configuration_and_bad_jobs_flag(project):

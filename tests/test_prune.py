@@ -365,6 +365,73 @@ def test_final_code_copies_only_what_stayed_where_it_was(source):
     assert _libcst_speed.code(tabbed, positions) == tabbed.code
 
 
+class _LateCallbacks(cst.CSTVisitor):
+    """Callbacks for the module only in the class; names set on the instance, and methods
+    replaced on the class after a first walk."""
+
+    def __init__(self, on_instance: bool) -> None:
+        self.events: list[str] = []
+        if on_instance:
+            self.visit_Name = lambda node: self.events.append(node.value)
+
+    def leave_Module(self, node):
+        self.events.append("/module")
+
+    def visit_Call(self, node):
+        self.events.append("call")
+
+
+def test_callbacks_are_found_as_libcst_finds_them(monkeypatch):
+    """A callback set on the instance is called (the walk does not stop at the module), and a
+    method replaced on the class after a first walk is the one called."""
+    _libcst_speed.install()
+    module = cst.parse_module("f(a, b)\n")
+    ours = _LateCallbacks(on_instance=True)
+    module.visit(ours)
+    assert ours.events == ["call", "f", "a", "b", "/module"]
+    first = _LateCallbacks(on_instance=False)
+    module.visit(first)
+    assert first.events == ["call", "/module"]
+    monkeypatch.setattr(_LateCallbacks, "visit_Call", lambda self, node: self.events.append("replaced") or False)
+    later = _LateCallbacks(on_instance=False)
+    module.visit(later)
+    assert later.events == ["replaced", "/module"]
+
+
+def test_parentheses_context_keeps_libcsts_error_behaviour():
+    """An error in an expression's codegen leaves its closing parentheses out and goes on;
+    one the position's context swallows stays swallowed and the parentheses close."""
+    from libcst._nodes.expression import _BaseParenthesizedNode
+    from libcst._nodes.internal import CodegenState
+
+    class Swallowing(CodegenState):
+        def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+            return _Swallow()
+
+    class _Swallow:
+        def __enter__(self):
+            return None
+
+        def __exit__(self, *exc):
+            return True
+
+    node = cst.parse_expression("((x))")
+    ours, theirs = _BaseParenthesizedNode._parenthesize, _BaseParenthesizedNode._parenthesize.__wrapped__
+    for state_class in (CodegenState, Swallowing):
+        outcomes = []
+        for parenthesize in (ours, theirs):
+            state = state_class(default_indent="    ", default_newline="\n")
+            try:
+                with parenthesize(node, state):
+                    state.add_token("x")
+                    raise ValueError("codegen")
+            except ValueError:
+                outcomes.append(("raised", "".join(state.tokens)))
+            else:
+                outcomes.append(("swallowed", "".join(state.tokens)))
+        assert outcomes[0] == outcomes[1], state_class
+
+
 def test_nodes_hash_by_identity_in_c():
     """Node classes use object's C hash slot (libcst's is a Python ``return id(self)``):
     a node is its own key, and two nodes of the same text are two keys."""

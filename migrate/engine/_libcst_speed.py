@@ -346,9 +346,16 @@ def _reads_only_the_module(visitor: CSTVisitor) -> bool:
             (cls.on_visit, cls.on_leave) in _PLAIN_CALLBACKS
             and (cls.on_visit_attribute, cls.on_leave_attribute) in _PLAIN_ATTRIBUTE_CALLBACKS
             and all(name in _MODULE_CALLBACKS for name in _own_names(cls) if name.startswith(("visit_", "leave_"))))
+    if plain and _instance_callbacks(visitor):
+        return False
     if plain and isinstance(visitor, _visitors.MatcherDecoratableVisitor):
         return not (visitor._extra_visit_funcs or visitor._extra_leave_funcs or visitor._matchers)
     return plain
+
+
+def _instance_callbacks(visitor) -> bool:
+    """Whether a callback was set on the instance itself (``self.visit_Name = …``): libcst finds it by name."""
+    return any(name.startswith(("visit_", "leave_")) for name in getattr(visitor, "__dict__", ()))
 
 
 _node_by_name: dict[str, set[type]] = {}
@@ -366,9 +373,10 @@ def _node_classes(name: str) -> set[type]:
     return _node_by_name.get(name, set())
 
 
-def _own_methods(cls: type, prefix: str) -> dict[type, object] | None:
-    """Node class -> ``cls``'s own ``<prefix><Node>`` function, for every node class that has one
-    (libcst's do-nothing stubs left out); None if one is not a plain function."""
+def _own_methods(cls: type, prefix: str) -> dict[type, str] | None:
+    """Node class -> the name of ``cls``'s own ``<prefix><Node>`` method, for every node class
+    that has one (libcst's do-nothing stubs left out); None if one is not a plain function.
+    Names, looked up when called: a method replaced on the class later is the one called."""
     table = {}
     for name in _own_names(cls):
         node_classes = _node_classes(name[len(prefix):]) if name.startswith(prefix) else ()
@@ -377,10 +385,9 @@ def _own_methods(cls: type, prefix: str) -> dict[type, object] | None:
         for klass in cls.__mro__:  # the one getattr finds
             if name in klass.__dict__:
                 if klass.__module__ not in _STUBS:
-                    method = klass.__dict__[name]
-                    if not isinstance(method, FunctionType):
+                    if not isinstance(klass.__dict__[name], FunctionType):
                         return None
-                    table.update(dict.fromkeys(node_classes, method))
+                    table.update(dict.fromkeys(node_classes, name))
                 break
     return table
 
@@ -388,9 +395,9 @@ def _own_methods(cls: type, prefix: str) -> dict[type, object] | None:
 _dispatch: "weakref.WeakKeyDictionary[type, tuple[dict, dict]]" = weakref.WeakKeyDictionary()
 
 
-def methods_of(cls: type) -> tuple[dict[type, object], dict[type, object]] | None:
-    """``cls``'s own ``visit_<Node>`` and ``leave_<Node>`` functions, by node class (None when
-    one of them is something other than a plain function)."""
+def methods_of(cls: type) -> tuple[dict[type, str], dict[type, str]] | None:
+    """The names of ``cls``'s own ``visit_<Node>`` and ``leave_<Node>`` methods, by node class
+    (None when one of them is something other than a plain function)."""
     tables = _dispatch.get(cls, 0)
     if tables == 0:
         visits, leaves = _own_methods(cls, "visit_"), _own_methods(cls, "leave_")
@@ -404,22 +411,21 @@ def _callbacks(visitor: CSTVisitor):
     name for every node (an f-string and a getattr) and call a do-nothing stub for most."""
     cls = type(visitor)
     plain_visit, plain_leave = cls.on_visit is CSTVisitor.on_visit, cls.on_leave is CSTVisitor.on_leave
-    own = getattr(visitor, "__dict__", {})
-    if not (plain_visit or plain_leave) or any(name.startswith(("visit_", "leave_")) for name in own):
-        return visitor.on_visit, visitor.on_leave  # (a method set on the instance is found by name only)
+    if not (plain_visit or plain_leave) or _instance_callbacks(visitor):
+        return visitor.on_visit, visitor.on_leave
     tables = methods_of(cls)
     if tables is None:
         return visitor.on_visit, visitor.on_leave
     visits, leaves = tables
 
     def on_visit(node):
-        method = visits.get(type(node))
-        return method is None or method(visitor, node) is not False
+        name = visits.get(type(node))
+        return name is None or getattr(visitor, name)(node) is not False
 
     def on_leave(node):
-        method = leaves.get(type(node))
-        if method is not None:
-            method(visitor, node)
+        name = leaves.get(type(node))
+        if name is not None:
+            getattr(visitor, name)(node)
 
     return (on_visit if plain_visit else visitor.on_visit), (on_leave if plain_leave else visitor.on_leave)
 
@@ -487,11 +493,11 @@ class _Parenthesized:
         self.inner.__enter__()
 
     def __exit__(self, kind, value, traceback) -> bool:
-        if self.inner.__exit__(kind, value, traceback) or kind is not None:
-            return False  # an error in the expression's codegen goes on as it came (no closing parentheses)
+        if not self.inner.__exit__(kind, value, traceback) and kind is not None:
+            return False  # an error in the expression's codegen goes on (no closing parentheses), as in libcst's
         for rpar in self.node.rpar:
             rpar._codegen(self.state)
-        return False
+        return kind is not None  # (an error the position's context swallowed stays swallowed)
 
 
 def _plain_parenthesize(original):

@@ -661,13 +661,13 @@ class _Collector(cst.CSTVisitor):
                 self._hints.append(node)
             elif self._hints and (kind is cst.SimpleString or kind is cst.FormattedStringText):
                 self.p.hint_words.update(WORD.findall(node.value))
-        method = self._visits.get(type(node))  # CSTVisitor.on_visit, without its lookup by name
-        return method is None or method(self, node) is not False
+        name = self._visits.get(type(node))  # CSTVisitor.on_visit, looking up only methods it has
+        return name is None or getattr(self, name)(node) is not False
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        method = self._leaves.get(type(original_node))
-        if method is not None:
-            method(self, original_node)
+        name = self._leaves.get(type(original_node))
+        if name is not None:
+            getattr(self, name)(original_node)
         self._stack.pop()
         if self._hints and self._hints[-1] is original_node:
             self._hints.pop()
@@ -867,8 +867,8 @@ class Rewriter(cst.CSTTransformer):
     def on_visit(self, node: cst.CSTNode) -> bool:
         if node not in self.work:
             return False
-        method = _REWRITER_VISITS.get(type(node))  # CSTTransformer.on_visit, without its lookup by name
-        return method is None or method(self, node) is not False
+        name = _REWRITER_VISITS.get(type(node))  # CSTTransformer.on_visit, looking up only methods it has
+        return name is None or getattr(self, name)(node) is not False
 
     # The class has no visit_<Node>_<field> methods (a test checks): libcst's attribute
     # callbacks would look one up by name for every field of every node visited.
@@ -1086,8 +1086,8 @@ class Rewriter(cst.CSTTransformer):
         return cst.FlattenSentinel(statements)
 
     def on_leave(self, original, updated):
-        method = _REWRITER_LEAVES.get(type(original))  # CSTTransformer.on_leave, without its lookup by name
-        result = updated if method is None else method(self, original, updated)
+        name = _REWRITER_LEAVES.get(type(original))  # CSTTransformer.on_leave, looking up only methods it has
+        result = updated if name is None else getattr(self, name)(original, updated)
         block = self.plan.blocks.get(original)
         if block is not None:
             result = self._apply(block, original, result)

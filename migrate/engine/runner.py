@@ -388,8 +388,11 @@ def run_files(
     options = RunOptions(selection, cache, max_bytes)
     if jobs <= 1 or len(files) < 2:
         # What is alive now (libcst's classes, the rules) is read by every conversion and is
-        # never garbage: while the files convert, the collector's passes leave it alone.
-        gc.freeze()
+        # never garbage: while the files convert, the collector's passes leave it alone. (Not
+        # when the process froze its heap itself: unfreezing would undo that too.)
+        ours = gc.get_freeze_count() == 0
+        if ours:
+            gc.freeze()
         try:
             for path in files:
                 result = _convert_path((path, options))
@@ -397,7 +400,8 @@ def run_files(
                     progress()
                 yield result
         finally:
-            gc.unfreeze()
+            if ours:
+                gc.unfreeze()
         return
     # Small chunks: per-chunk overhead is ~0.1 ms, a converted file ~10-500 ms, and the
     # last chunks decide how long the other workers wait at the end.
