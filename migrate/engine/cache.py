@@ -147,7 +147,13 @@ def rule_manifest(directory: str | os.PathLike | None, rule_dirs: tuple[str, ...
 
 
 def _finding_to_json(f: Finding) -> dict:
-    return {"type": type(f).__name__, **dataclasses.asdict(f)}
+    # Flat records of strings and numbers: dataclasses.asdict's deep copy is not needed.
+    return {"type": type(f).__name__, **{field.name: getattr(f, field.name) for field in _fields(type(f))}}
+
+
+@lru_cache(maxsize=None)
+def _fields(cls: type) -> tuple:
+    return dataclasses.fields(cls)
 
 
 def _finding_from_json(d: dict, path: str) -> Finding:
