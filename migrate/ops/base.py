@@ -33,10 +33,10 @@ def template_expression(template: str, **replacements: cst.CSTNode) -> cst.BaseE
     if unmangle_nodes is None:
         return parse_template_expression(template, **replacements)
     names = frozenset(replacements)
-    parsed, counts = _parsed_template(template, names)
+    parsed, counts, path = _parsed_template(template, names)
     if all(isinstance(value, cst.BaseExpression) for value in replacements.values()):
         values = {mangled: (replacements[name], counts[mangled] > 1) for mangled, name in _mangled(names).items()}
-        expression = parsed.visit(_Fill(values))
+        expression = parsed.visit(_Fill(values, path))
     else:
         expression = unmangle_nodes(parsed, replacements)
     if not isinstance(expression, cst.BaseExpression):
@@ -48,9 +48,13 @@ def template_expression(template: str, **replacements: cst.CSTNode) -> cst.BaseE
 class _Fill(cst.CSTTransformer):
     """A template's placeholder names replaced by expressions (libcst's TemplateTransformer, for expressions only)."""
 
-    def __init__(self, values: dict[str, tuple[cst.BaseExpression, bool]]) -> None:
+    def __init__(self, values: dict[str, tuple[cst.BaseExpression, bool]], path: frozenset = None) -> None:
         super().__init__()
         self.values = values  # placeholder name -> (expression, whether each use takes a copy)
+        self.path = path  # the placeholders and the nodes above them: only there does anything change
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return (self.path is None or node in self.path) and super().on_visit(node)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
         found = self.values.get(original.value)
@@ -66,10 +70,28 @@ def _mangled(names: frozenset[str]) -> dict[str, str]:
 
 
 @lru_cache(maxsize=1024)
-def _parsed_template(template: str, names: frozenset[str]) -> tuple[cst.BaseExpression, dict[str, int]]:
-    """The template's tree, and how often each placeholder's name stands in it."""
+def _parsed_template(template: str, names: frozenset[str]) -> tuple[cst.BaseExpression, dict[str, int], frozenset]:
+    """The template's tree, how often each placeholder's name stands in it, and the nodes on
+    the way from the root to each placeholder (the rest of the tree is the same in every fill)."""
     source = mangle_template(template, set(names))
-    return parse_expression(source), {mangled: source.count(mangled) for mangled in _mangled(names)}
+    parsed = parse_expression(source)
+    finder = _Placeholders(set(_mangled(names)))
+    parsed.visit(finder)
+    return parsed, {mangled: source.count(mangled) for mangled in _mangled(names)}, frozenset(finder.path)
+
+
+class _Placeholders(cst.CSTVisitor):
+    def __init__(self, mangled: set[str]) -> None:
+        self.mangled, self.stack, self.path = mangled, [], set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.stack.append(node)
+        if isinstance(node, cst.Name) and node.value in self.mangled:
+            self.path.update(self.stack)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self.stack.pop()
 
 
 @dataclass(frozen=True)
