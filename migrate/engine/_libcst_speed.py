@@ -115,31 +115,11 @@ def install() -> None:
     _replace(getattr(_batched_visitor, "BatchableCSTVisitor", None), "get_visitors", _visitor_names)
     _replace(wrapper, "_gen_batchable", _batch_or_nothing)
     _replace(CSTNode, "visit", _read_only_visit)
-    _identity_hash()
     _replace(_BaseParenthesizedNode, "_parenthesize", _plain_parenthesize)
     for cls in _REUSABLE:  # (they inherit CSTNode's `_codegen`: each gets its own)
         original = getattr(cls, "_codegen", None)
         if callable(original) and not getattr(original, "migrate_remembers", False):
             cls._codegen = _reusing(original)
-
-
-def _identity_hash() -> None:
-    """Node classes hash by identity with ``object``'s own C slot instead of libcst's Python
-    ``__hash__`` (``return id(self)``). Same equality (a node equals itself alone), a hash
-    computed in C: every dict and set keyed by nodes (parents, plans, scopes) calls it,
-    millions of times on a large tree. A class with a ``__hash__`` of its own keeps it."""
-    python_hash = CSTNode.__dict__.get("__hash__")
-    if python_hash is None:
-        return
-    classes, seen = [CSTNode], set()
-    while classes:
-        cls = classes.pop()
-        if cls in seen:
-            continue
-        seen.add(cls)
-        if cls.__dict__.get("__hash__") is python_hash:
-            cls.__hash__ = object.__hash__
-        classes += cls.__subclasses__()
 
 
 def _replace(owner, name: str, make) -> None:
