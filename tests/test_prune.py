@@ -432,6 +432,19 @@ def test_parentheses_context_keeps_libcsts_error_behaviour():
         assert outcomes[0] == outcomes[1], state_class
 
 
+def test_the_rewriter_dispatches_every_method_it_has():
+    """The Rewriter calls its visit_/leave_ methods from tables and ignores attribute callbacks:
+    the tables hold every one of its methods, and it has no visit_<Node>_<field> method."""
+    from migrate.engine import codemod
+
+    names = {n for klass in codemod.Rewriter.__mro__ if klass.__module__.startswith("migrate.") for n in vars(klass)}
+    callbacks = {n for n in names if n.startswith(("visit_", "leave_"))}
+    assert callbacks, "the Rewriter has callbacks"
+    assert not any(_libcst_speed._ATTRIBUTE_METHOD.match(n) for n in callbacks)
+    tabled = {*codemod._REWRITER_VISITS.values(), *codemod._REWRITER_LEAVES.values()}
+    assert tabled == callbacks
+
+
 def test_a_visitor_of_the_module_alone_is_not_walked_below_it(monkeypatch):
     """AddImportsVisitor's gatherer of the imports at the top reads them in its leave_Module:
     same answer, and no node below the module is visited."""
