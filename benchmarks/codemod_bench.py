@@ -444,8 +444,14 @@ def run(args) -> list[dict]:
         print(f"corpus: {files} files, {lines:,} lines, {size / 1e6:.1f} MB"
               f" ({'from ' + args.corpus if args.corpus else 'generated from fixtures/convert'}); "
               f"{args.rounds} round(s)", file=sys.stderr)
-        times: dict[str, list[float]] = {k: [] for k in ("j1", "j2", "tf", "cst", "warm", "small", "one")}
-        rss: dict[str, list[int]] = {k: [] for k in ("j1", "j2", "tf", "cst", "warm", "small", "one")}
+        kinds = ("j1", "j2", "tf", "cst", "warm", "small", "one")
+        times: dict[str, list[float]] = {k: [] for k in kinds}
+        rss: dict[str, list[int]] = {k: [] for k in kinds}
+
+        def net_per_line(seconds: float, start: float, n_lines: int) -> float:
+            """Seconds per line of a run with a one-file run's time (``start``) taken out."""
+            return (seconds - start) / max(n_lines - one_lines, 1)
+
         ratios: dict[str, list[float]] = {k: [] for k in ("j1/tf", "j1/cst", "j1/j2", "cold/warm", "small/large",
                                                           "small/large net")}
         variants = ["j1", "tf", "cst", "j2", "small", "one"]
@@ -483,9 +489,8 @@ def run(args) -> list[dict]:
             per_line_large = got["j1"]["seconds"] / lines
             ratios["small/large"].append(per_line_small / per_line_large)
             start = got["one"]["seconds"]  # the fixed part, taken out of both
-            net_small = (got["small"]["seconds"] - start) / max(small_lines - one_lines, 1)
-            net_large = (got["j1"]["seconds"] - start) / max(lines - one_lines, 1)
-            ratios["small/large net"].append(net_small / net_large)
+            ratios["small/large net"].append(net_per_line(got["small"]["seconds"], start, small_lines)
+                                             / net_per_line(got["j1"]["seconds"], start, lines))
         med = {k: statistics.median(v) for k, v in times.items()}
         mb = {k: max(v) / 2**20 for k, v in rss.items()}
         rows = [
@@ -502,8 +507,8 @@ def run(args) -> list[dict]:
                 f"{med['small'] / small_lines * 1e6:.0f} vs {med['j1'] / lines * 1e6:.0f} us/line"),
             row(f"  the same, less a 1-file run ({med['one']:.2f} s)", "ratio", ratios["small/large net"], "0.8-1.25",
                 lambda x: 0.8 <= x <= 1.25,
-                f"{(med['small'] - med['one']) / max(small_lines - one_lines, 1) * 1e6:.0f} vs "
-                f"{(med['j1'] - med['one']) / max(lines - one_lines, 1) * 1e6:.0f} us/line"),
+                f"{net_per_line(med['small'], med['one'], small_lines) * 1e6:.0f} vs "
+                f"{net_per_line(med['j1'], med['one'], lines) * 1e6:.0f} us/line"),
             row("peak RSS, migrate --jobs 1", "MB", [mb["j1"]], "<= 300", lambda x: x <= 300,
                 f"tf_upgrade_v2 {mb['tf']:.0f} MB, bare libcst {mb['cst']:.0f} MB"),
             row("peak RSS, migrate --jobs 2 (3 processes)", "MB", [mb["j2"]], "<= 300", lambda x: x <= 300,

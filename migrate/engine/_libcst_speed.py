@@ -117,14 +117,14 @@ def install() -> None:
     _replace(CSTNode, "visit", _read_only_visit)
     _replace(_BaseParenthesizedNode, "_parenthesize", _plain_parenthesize)
     for cls in _REUSABLE:  # (they inherit CSTNode's `_codegen`: each gets its own)
-        original = getattr(cls, "_codegen", None)
-        if callable(original) and not getattr(original, "migrate_remembers", False):
-            cls._codegen = _reusing(original)
+        _replace(cls, "_codegen", _reusing, inherited=True)
 
 
-def _replace(owner, name: str, make) -> None:
-    """``owner.name`` becomes ``make(owner.name)``, unless it is missing (another libcst) or patched already."""
-    original = owner.__dict__.get(name) if isinstance(owner, type) else getattr(owner, name, None)
+def _replace(owner, name: str, make, inherited: bool = False) -> None:
+    """``owner.name`` becomes ``make(owner.name)``, unless it is missing (another libcst) or patched
+    already. A class's own attribute only, unless ``inherited`` (then what the class would find)."""
+    own = isinstance(owner, type) and not inherited
+    original = owner.__dict__.get(name) if own else getattr(owner, name, None)
     if callable(original) and not getattr(original, "migrate_remembers", False):
         setattr(owner, name, make(original))
 
@@ -304,14 +304,14 @@ def _walk(node: CSTNode, visitor: CSTVisitor, on_visit, on_leave, hooks) -> None
 
 def _module_only(visitor) -> bool:
     return (visitor.before_visit is None and visitor.after_leave is None
-            and all(name in ("visit_Module", "leave_Module") for name in visitor.visitor_methods))
+            and all(name in _MODULE_CALLBACKS for name in visitor.visitor_methods))
 
 
+_MODULE_CALLBACKS = ("visit_Module", "leave_Module")
 _PLAIN_CALLBACKS = {
     (CSTVisitor.on_visit, CSTVisitor.on_leave),
     (_visitors.MatcherDecoratableVisitor.on_visit, _visitors.MatcherDecoratableVisitor.on_leave),
 }
-_MODULE_CALLBACKS = ("visit_Module", "leave_Module")
 _module_class: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
 
 

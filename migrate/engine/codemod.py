@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 import libcst as cst
@@ -247,13 +247,11 @@ class Planner:
             for node in self.imports:
                 if isinstance(node, cst.ImportFrom):
                     modules = [get_full_name_for_node(node.module) or ""] if node.module is not None and not node.relative else []
-                elif isinstance(node.names, Sequence):
+                else:
                     if any(alias.asname is None and "." in alias.evaluated_name for alias in node.names):
                         self._shaping = True
                         break
                     modules = [alias.evaluated_name for alias in node.names]
-                else:
-                    modules = []
                 if any(m.split(".")[0] in ("typing", "typing_extensions") for m in modules):
                     self._shaping = True
                     break

@@ -48,13 +48,13 @@ def template_expression(template: str, **replacements: cst.CSTNode) -> cst.BaseE
 class _Fill(cst.CSTTransformer):
     """A template's placeholder names replaced by expressions (libcst's TemplateTransformer, for expressions only)."""
 
-    def __init__(self, values: dict[str, tuple[cst.BaseExpression, bool]], path: frozenset = None) -> None:
+    def __init__(self, values: dict[str, tuple[cst.BaseExpression, bool]], path: frozenset) -> None:
         super().__init__()
         self.values = values  # placeholder name -> (expression, whether each use takes a copy)
         self.path = path  # the placeholders and the nodes above them: only there does anything change
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        return (self.path is None or node in self.path) and super().on_visit(node)
+        return node in self.path and super().on_visit(node)
 
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
         found = self.values.get(original.value)

@@ -410,10 +410,11 @@ def _top_level_bindings(body: cst.IndentedBlock, dissolved=lambda statement: Fal
 
     def walk(statements):
         for statement in statements:
-            if dissolved(statement) and isinstance(statement.body, cst.IndentedBlock):
-                walk(statement.body.body)
-            elif dissolved(statement):
-                smalls(statement.body.body)  # `with s.scope(): x = f()` on one line
+            if dissolved(statement):
+                if isinstance(statement.body, cst.IndentedBlock):
+                    walk(statement.body.body)
+                else:
+                    smalls(statement.body.body)  # `with s.scope(): x = f()` on one line
             elif isinstance(statement, cst.SimpleStatementLine):
                 smalls(statement.body)
 
