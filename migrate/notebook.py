@@ -20,7 +20,14 @@ How a notebook is converted, and why:
   whose first line is a cell magic holds no Python (``%%bash``, ``%%writefile``)
   and is left as it is, except the magics whose body is Python
   (``%%time``, ``%%timeit``, ``%%capture``, ``%%prun``, ``%%debug``): only their
-  first line is masked.
+  first line is masked. A cell of one line that starts with the name of a magic and
+  is not Python (``pip install x``, ``cd data``) is one too: IPython runs such a
+  line as that magic (automagic, on by default, for one-line cells only).
+- **An indented cell is dedented**, as IPython does before it runs a cell: when its
+  first non-blank line is indented, that indentation is taken off every line that
+  starts with it (so a cell pasted from inside a function converts). After
+  conversion the lines that came through unchanged get their own text back and new
+  lines get that indentation, which IPython takes off again.
 - **Findings** read ``path:cell N:LINE:COL: ID message``. ``N`` is the 1-based
   position of the cell in the notebook's ``cells`` list, markdown and raw cells
   counted (cell ``N`` is ``cells[N-1]`` in the file, and the N-th cell on screen);
@@ -41,6 +48,7 @@ import difflib
 import hashlib
 import json
 import re
+import warnings
 from dataclasses import dataclass
 from json.decoder import scanstring
 
@@ -323,38 +331,115 @@ class _Masked:
     code: str
     magics: dict[int, tuple[str, str]]  # placeholder number -> (placeholder's indentation, original line)
     opaque: bool = False
+    indent: str = ""  # taken off the lines that start with it (IPython's leading_indent)
+    lines: tuple[str, ...] = ()  # with an indent: the cell's lines as written, and dedented
+    dedented: tuple[str, ...] = ()
+
+
+# Magics IPython runs without their ``%`` in a one-line cell (automagic): its default line
+# magics and shell aliases, and TensorBoard's (``%load_ext tensorboard``).
+AUTOMAGICS = frozenset(
+    """alias alias_magic autoawait autocall automagic bookmark cat cd clear colors conda config
+    cp debug dhist dirs doctest_mode ed edit env gui hist history killbgscripts ldir less lf
+    lk ll load load_ext loadpy logoff logon logstart logstate logstop ls lsmagic lx macro
+    magic man matplotlib mkdir more mv notebook page pastebin pdb pdef pdoc pfile pinfo
+    pinfo2 pip popd pprint precision prun psearch psource pushd pwd pycat pylab quickref
+    recall rehashx reload_ext rep rerun reset reset_selective rm rmdir run save sc set_env
+    store sx system tb tensorboard time timeit unalias unload_ext who who_ls whos xdel
+    xmode""".split()
+)
+_FIRST_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _leading_indent(lines: list[str]) -> str:
+    """The indentation IPython takes off a cell's lines that start with it: its first non-blank line's."""
+    first = next((line for line in lines if line.strip()), "")
+    return first[: len(first) - len(first.lstrip(" \t"))]
+
+
+def _reindent(text: str, masked: _Masked) -> str:
+    """The converted text of a dedented cell, indented again: lines that came through the
+    conversion unchanged as they were written; new lines with the indent where the lines
+    they replace or stand before had it (always before the first line, which tells IPython
+    what to take off)."""
+    new = physical_lines(text)
+    bodies = [line.rstrip("\r\n") for line in new]
+    was = [line.rstrip("\r\n") for line in masked.lines]
+    dedented = [line.rstrip("\r\n") for line in masked.dedented]
+    out: list[str] = []
+    first_written = False
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, dedented, bodies, autojunk=False).get_opcodes():
+        if tag == "equal":  # as written, with the line end it has now (the cell's last line may have gained one)
+            out += [was[i] + new[j][len(bodies[j]):] for i, j in zip(range(i1, i2), range(j1, j2))]
+            first_written = first_written or any(b.strip() for b in bodies[j1:j2])
+            continue
+        near = i1 if i1 < len(was) else len(was) - 1
+        indent = masked.indent if not first_written or near < 0 or was[near] != dedented[near] else ""
+        for line in new[j1:j2]:
+            out.append(indent + line if line.strip() else line)
+            first_written = first_written or bool(line.strip())
+    return "".join(out)
+
+
+def _dedent_of(masked: _Masked, line: int) -> int:
+    """How many characters were taken off the start of ``line`` (1-based) of the cell."""
+    if not masked.indent or not 0 < line <= len(masked.lines):
+        return 0
+    return len(masked.lines[line - 1]) - len(masked.dedented[line - 1])
+
+
+def _automagic(stripped: str) -> bool:
+    """A line IPython runs as a magic named by its first word when it is a cell's only line."""
+    word = _FIRST_WORD.match(stripped)
+    if word is None or word.group() not in AUTOMAGICS:
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (SyntaxWarning: `x is 1`)
+            compile(stripped, "<cell>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return True
+    return False  # Python (``ls``, ``time.sleep(1)``): converted as such
 
 
 def mask_cell(source: str, placeholder: str, counter: list[int]) -> _Masked:
-    """Replace IPython-only lines by placeholder names; ``counter`` numbers them notebook-wide."""
-    lines = physical_lines(source)
+    """Replace IPython-only lines by placeholder names; ``counter`` numbers them notebook-wide.
+    An indented cell is dedented first (:func:`_leading_indent`)."""
+    lines = written = physical_lines(source)
+    indent = _leading_indent(lines)
+    if indent:
+        lines = [line[len(indent):] if line.strip() and line.startswith(indent) else line for line in lines]
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     magics: dict[int, tuple[str, str]] = {}
     if first is not None and lines[first].lstrip().startswith("%%"):
         words = lines[first].strip()[2:].split(None, 1)
         if (words[0] if words else "") not in PYTHON_CELL_MAGICS:
             return _Masked(source, {}, opaque=True)
+    one_line = first is not None and not any(line.strip() for line in lines[first + 1:])
     state = _LineState()
     out: list[str] = []
-    indent = ""
+    at = ""
     magic_continues = False
     for i, line in enumerate(lines):
         body = line.rstrip("\r\n")
         newline = line[len(body):]
         stripped = body.lstrip()
         is_cell_magic = i == first and stripped.startswith("%%")
-        if magic_continues or is_cell_magic or (state.at_statement_start and stripped and _is_ipython_line(stripped)):
+        if (magic_continues or is_cell_magic or (state.at_statement_start and stripped and _is_ipython_line(stripped))
+                or (one_line and i == first and _automagic(stripped))):
             if not magic_continues:  # a continuation line keeps the statement's indentation
-                indent = body[: len(body) - len(stripped)]
+                at = body[: len(body) - len(stripped)]
             k = counter[0]
             counter[0] += 1
-            magics[k] = (indent, body)
-            out.append(f"{indent}{placeholder}{k}__{newline}")
+            magics[k] = (at, body)
+            out.append(f"{at}{placeholder}{k}__{newline}")
             magic_continues = body.endswith("\\")
             continue
         out.append(line)
         state.feed(line)
-    return _Masked("".join(out), magics)
+    if not indent:
+        return _Masked("".join(out), magics)
+    return _Masked("".join(out), magics, indent=indent, lines=tuple(written), dedented=tuple(lines))
 
 
 def _unmask(code: str, masked: dict[int, tuple[str, str]], pattern: re.Pattern) -> tuple[str, set[int]]:
@@ -448,7 +533,7 @@ def _file_line(nb: Notebook, newlines: list[int], cell: Cell, cell_line: int) ->
     return bisect.bisect_right(newlines, offset + (1 if nb.bom else 0)) + 1
 
 
-_LINE_IN_MESSAGE = re.compile(r"\bline (\d+)")
+_LINE_IN_MESSAGE = re.compile(r"\bline (\d+)(, column (\d+))?")
 
 
 def _map_error(message: str, segments: list[_Segment]) -> str:
@@ -457,7 +542,8 @@ def _map_error(message: str, segments: list[_Segment]) -> str:
         if found is None:
             return m.group(0)
         seg, line = found
-        return f"cell {seg.cell.number}, line {line}"
+        column = f", column {int(m.group(3)) + _dedent_of(seg.masked, line)}" if m.group(3) else ""
+        return f"cell {seg.cell.number}, line {line}{column}"
 
     return _LINE_IN_MESSAGE.sub(repl, message)
 
@@ -501,7 +587,7 @@ def _cell_findings(nb: Notebook, segments: list[_Segment], findings: list[Findin
             continue
         seg, line = found
         out.append(
-            CellFinding(f.path, line, f.col, f.rule, f.status, f.message, f.api, f.maps_to, cell=seg.cell.number, file_line=_file_line(nb, newlines, seg.cell, line))
+            CellFinding(f.path, line, f.col + _dedent_of(seg.masked, line), f.rule, f.status, f.message, f.api, f.maps_to, cell=seg.cell.number, file_line=_file_line(nb, newlines, seg.cell, line))
         )
     out.sort(key=lambda f: (f.cell, f.line, f.col, f.rule, f.status, f.message))
     return out
@@ -520,6 +606,8 @@ def _split(code: str, segments: list[_Segment], boundary: str, placeholder: str)
         new, seen = _unmask(new, seg.masked.magics, magic)
         if seen != set(seg.masked.magics):
             raise NotebookError(f"an IPython line of cell {seg.cell.number} was lost during conversion")
+        if seg.masked.indent:
+            new = _reindent(new, seg.masked)
         old = seg.cell.source
         trailing = len(old) - len(old.rstrip("\r\n"))
         new = new.rstrip("\r\n") + old[len(old) - trailing :] if new.strip() else new.strip("\r\n")

@@ -204,6 +204,76 @@ def test_masking_decides_by_statement_start():
     assert masked.magics == {0: ("", "%env A=1")}
 
 
+def ipython_dedent(source):
+    """IPython's leading_indent: the first non-blank line's indentation off every line that starts with it."""
+    rows = source.splitlines(keepends=True)
+    first = next((r for r in rows if r.strip()), "")
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    return "".join(r[len(indent):] if indent and r.startswith(indent) else r for r in rows)
+
+
+def test_an_indented_cell_is_dedented_as_ipython_does_and_keeps_its_indentation(index):
+    pasted = (
+        "  strategy = tf.distribute.MirroredStrategy()\n"
+        "  with strategy.scope():\n"
+        "      model = build()\n"
+        "\n"
+        "  total = strategy.reduce(tf.distribute.ReduceOp.SUM, v, axis=None)  # kept\n"
+    )
+    nb = notebook(code(lines("import tensorflow as tf\n"), "a"), code(lines(pasted), "b"))
+    result = convert_notebook(dump(nb), index, "i.ipynb")
+    assert result.status == "changed", result.error
+    cells = [c.source for c in cell_sources(result.converted)]
+    assert cells[1] == (
+        "  init()\n"
+        "  ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=False, parameter_broadcast=True)\n"
+        "  model = build()\n"
+        "\n"
+        "  total = spmd.reduce(ops.ReduceOp.SUM, v, axis=None)  # kept\n"
+    )
+    compile(ipython_dedent(cells[1]), "cell", "exec")
+    # Columns are those of the cell as written.
+    got = {(f.line, f.col, f.rule) for f in result.findings if f.cell == 2}
+    assert (1, 14, "TFD101") in got and (5, 11, "TFD204") in got
+    again = convert_notebook(result.converted, index, "i.ipynb")
+    assert again.status == "unchanged" and again.converted == result.converted
+
+
+def test_a_cell_indented_only_on_its_first_line_keeps_its_other_lines(index):
+    # IPython takes the first line's indentation off the lines that have it; the others stay.
+    source = " x = tf.constant([1.0,\n               2.0])\nprint(x)  # as written\n"
+    nb = notebook(code(lines("import tensorflow as tf\n"), "a"), code(lines(source), "b"))
+    result = convert_notebook(dump(nb), index, "f.ipynb")
+    assert result.status == "changed", result.error
+    cell = cell_sources(result.converted)[1].source
+    assert cell.startswith(" x = ms.Tensor([1.0,\n") and cell.endswith("\nprint(x)  # as written\n")
+    compile(ipython_dedent(cell), "cell", "exec")
+
+
+def test_an_indented_cell_that_does_not_parse_names_the_column_as_written(index):
+    nb = notebook(code(lines("import tensorflow as tf\n"), "a"), code(lines("    x = 1\n    y = (2,,)\n"), "b"))
+    result = convert_notebook(dump(nb), index, "e.ipynb")
+    assert result.status == "failed"
+    assert "cell 2, line 2, column 12" in result.error, result.error
+
+
+@pytest.mark.parametrize("line", ["pip install -q tensorflow==2.21", "cd data/train", "ls ./data/train/", "load_ext tensorboard"])
+def test_a_one_line_cell_ipython_runs_as_a_magic_survives(index, line):
+    nb = notebook(code(lines("import tensorflow as tf\nx = tf.constant(1.0)\n"), "a"), code(line, "b"))
+    result = convert_notebook(dump(nb), index, "m.ipynb")
+    assert result.status == "changed", result.error
+    assert cell_sources(result.converted)[1].source == line
+
+
+def test_automagic_is_for_one_line_cells_and_lines_that_are_not_python():
+    # Python that starts with a magic's name stays Python (converted as such).
+    for python in ("ls", "time.sleep(1)", "env = {'A': 1}", "pwd()"):
+        assert mask_cell(python, "_P_", [0]).magics == {}
+    assert mask_cell("\ncd data\n\n", "_P_", [0]).code == "\n_P_0__\n\n"
+    # IPython applies automagic to one-line cells only: in a longer cell it is a syntax error.
+    assert mask_cell("cd data\nx = 1\n", "_P_", [0]).magics == {}
+
+
 @pytest.mark.parametrize(
     "raw, message",
     [
