@@ -136,6 +136,10 @@ CASES = {
     "concat_neg": "tf.concat((f, g), -1)",
     "stack": "tf.stack([f, g])",
     "stack_axis": "tf.stack([f, g], axis=-1)",
+    # TFM226 add_n
+    "add_n": "tf.add_n([f, g, pos])",
+    "add_n_tuple_int": "tf.math.add_n((i, j))",
+    "add_n_one": "tf.add_n([b3], name='one')",
     "reshape": "tf.reshape(b3, [-1, 4])",
     "reshape_tensor_dim": "tf.reshape(b3, [tf.shape(b3)[0], -1])",
     "reshape_shape_tensor": "tf.reshape(f, tf.shape(g))",
