@@ -1,0 +1,111 @@
+"""``tf.random`` on MindSpore: TF's signatures, defaults, dtypes and arithmetic, drawn from
+MindSpore's generator.
+
+``uniform``, ``normal`` and ``truncated_normal`` take TF's arguments (``shape`` as a list,
+tuple or 1-D tensor; ``minval``/``maxval``/``mean``/``stddev`` as numbers or tensors that
+broadcast to it; ``dtype``; an operation ``seed``) and compute what TF computes from a
+draw: ``minval + u * (maxval - minval)``, ``mean + z * stddev``, and for
+``truncated_normal`` draws farther than two standard deviations redrawn. An integer
+``uniform`` needs ``maxval`` and draws from ``[minval, maxval)``, as TF's does.
+
+The numbers differ from TF's for the same seeds: the generators differ. Seeding works as
+in TF: ``ms.set_seed`` (what ``tf.random.set_seed`` converts to) makes a run repeat, and
+an operation seed fixes one call site's stream; every process of a data-parallel job
+seeded alike draws the same numbers, as TF's replicas do from one seeded op.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["normal", "truncated_normal", "uniform"]
+
+
+def _ms():
+    import mindspore as ms
+    from mindspore import ops
+
+    return ms, ops
+
+
+def _shape(shape) -> tuple[int, ...]:
+    if hasattr(shape, "asnumpy"):
+        shape = shape.asnumpy()
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(int(d) for d in np.asarray(shape).reshape(-1))
+
+
+def _dtype(dtype):
+    ms, _ = _ms()
+    if dtype is None:
+        return ms.float32
+    if isinstance(dtype, ms.dtype.Type):
+        return dtype
+    return ms.Tensor(np.zeros((), dtype=np.dtype(dtype))).dtype  # a numpy dtype or its name
+
+
+def _is_float(dtype) -> bool:
+    ms, _ = _ms()
+    return dtype in (ms.float16, ms.float32, ms.float64, ms.bfloat16)
+
+
+def _seed(seed):
+    return None if seed is None else int(seed)
+
+
+def uniform(shape, minval=0, maxval=None, dtype=None, seed=None, name=None):
+    """``tf.random.uniform``: floats in ``[minval, maxval)`` (``maxval`` 1 by default), or
+    integers in ``[minval, maxval)`` for an integer ``dtype`` (``maxval`` required)."""
+    ms, ops = _ms()
+    dims, dtype = _shape(shape), _dtype(dtype)
+    if not _is_float(dtype):
+        if maxval is None:
+            raise ValueError(f"Must specify maxval for integer dtype {dtype}")
+        low, high = int(_scalar(minval)), int(_scalar(maxval))
+        if low >= high:
+            raise ValueError(f"Need minval < maxval, got {low} >= {high}")
+        return ops.randint(low, high, dims, seed=_seed(seed), dtype=dtype)
+    draw = ops.uniform(dims, ms.Tensor(0.0, ms.float32), ms.Tensor(1.0, ms.float32), seed=_seed(seed))
+    low = _as(minval, ms.float32)
+    high = _as(1.0 if maxval is None else maxval, ms.float32)
+    return (low + draw * (high - low)).astype(dtype)
+
+
+def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
+    """``tf.random.normal``: ``mean + z * stddev`` with ``z`` standard normal."""
+    ms, ops = _ms()
+    dims, dtype = _shape(shape), _dtype(dtype)
+    _float_only(dtype, "normal")
+    draw = ops.standard_normal(dims, seed=_seed(seed))
+    return (_as(mean, ms.float32) + draw * _as(stddev, ms.float32)).astype(dtype)
+
+
+def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
+    """``tf.random.truncated_normal``: as :func:`normal`, with every draw farther than two
+    standard deviations from the mean drawn again."""
+    ms, ops = _ms()
+    dims, dtype = _shape(shape), _dtype(dtype)
+    _float_only(dtype, "truncated_normal")
+    draw = ops.standard_normal(dims, seed=_seed(seed))
+    outside = ops.abs(draw) > 2.0
+    while bool(outside.any()):
+        draw = ops.where(outside, ops.standard_normal(dims, seed=_seed(seed)), draw)
+        outside = ops.abs(draw) > 2.0
+    return (_as(mean, ms.float32) + draw * _as(stddev, ms.float32)).astype(dtype)
+
+
+def _float_only(dtype, what: str) -> None:
+    if not _is_float(dtype):
+        raise TypeError(f"tf.random.{what} takes a floating dtype, not {dtype}")
+
+
+def _scalar(value):
+    return value.asnumpy().item() if hasattr(value, "asnumpy") else value
+
+
+def _as(value, dtype):
+    ms, _ = _ms()
+    if isinstance(value, ms.Tensor):
+        return value.astype(dtype)
+    return ms.Tensor(np.asarray(value, dtype=np.float32), dtype)

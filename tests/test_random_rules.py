@@ -1,0 +1,136 @@
+"""TFM227: ``tf.random.uniform/normal/truncated_normal`` -> ``migrate.runtime.tfrandom``.
+
+The generators differ, so values cannot match; what must match TF is everything else.
+Each case is a TF call; TF runs it in a subprocess (TF and MindSpore are not loaded into
+one process) and reports shape, dtype, range and moments of a large draw; the converted
+call runs here on MindSpore and must agree: shape and dtype exactly, the range within
+TF's bounds, the moments within sampling error.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests.helpers import convert
+
+ms = pytest.importorskip("mindspore")
+if importlib.util.find_spec("tensorflow") is None:
+    pytest.skip("TensorFlow is not installed", allow_module_level=True)
+
+N = 200_000
+CASES = {
+    "uniform_default": f"tf.random.uniform([{N}])",
+    "uniform_bounds": f"tf.random.uniform(({N},), minval=-3.0, maxval=5.0, seed=4)",
+    "uniform_f16": f"tf.random.uniform([{N}], 2, 3, dtype=tf.float16)",
+    "uniform_f64_shape_tensor": f"tf.random.uniform(tf.constant([{N // 4}, 4]), dtype=tf.float64)",
+    "uniform_int": f"tf.random.uniform([{N}], minval=-2, maxval=3, dtype=tf.int32)",
+    "uniform_int64_maxval_only": f"tf.random.uniform([{N}], maxval=7, dtype=tf.int64)",
+    "uniform_broadcast_bounds": f"tf.random.uniform([{N // 2}, 2], minval=[0.0, 10.0], maxval=[1.0, 20.0])",
+    "uniform_scalar_shape": "tf.random.uniform([])",
+    "normal_default": f"tf.random.normal([{N}])",
+    "normal_mean_std": f"tf.random.normal([{N // 10}, 10], mean=2.0, stddev=0.5, seed=1)",
+    "normal_f16": f"tf.random.normal([{N}], 1.0, 3.0, tf.float16)",
+    "truncated": f"tf.random.truncated_normal([{N}])",
+    "truncated_mean_std": f"tf.random.truncated_normal([{N}], mean=-1.0, stddev=2.0, dtype=tf.float64)",
+}
+
+TF_SCRIPT = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+
+tf.random.set_seed(0)
+out = {}
+for name, expr in json.loads(open(sys.argv[1]).read()).items():
+    value = eval(expr, {"tf": tf})
+    out[name] = summary = {"shape": list(value.shape), "dtype": value.dtype.name}
+    a = np.atleast_1d(value.numpy().astype(np.float64))
+    summary.update(min=float(a.min()), max=float(a.max()), mean=a.mean(axis=0).tolist(), std=a.std(axis=0).tolist())
+print(json.dumps(out))
+"""
+
+
+def summarize(value) -> dict:
+    a = np.atleast_1d(value.asnumpy().astype(np.float64))
+    return {"shape": list(value.shape), "dtype": np.dtype(value.asnumpy().dtype).name,
+            "min": float(a.min()), "max": float(a.max()), "mean": a.mean(axis=0).tolist(), "std": a.std(axis=0).tolist()}
+
+
+@pytest.fixture(scope="module")
+def tf_summaries(tmp_path_factory) -> dict:
+    work = tmp_path_factory.mktemp("tf_random")
+    (work / "cases.json").write_text(json.dumps(CASES))
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([sys.executable, "-c", TF_SCRIPT, str(work / "cases.json")], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def converted_value(expr: str):
+    from migrate.runtime import tfrandom
+
+    code, findings = convert(f"import tensorflow as tf\n\nvalue = {expr}\n")
+    assert [f.rule for f in findings if f.api.startswith("tensorflow.random.")] == ["TFM227"], findings
+    assert "tensorflow" not in code, code
+    env: dict = {}
+    exec(code, env)
+    assert env["tfrandom"] is tfrandom
+    return env["value"]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_draws_look_like_tensorflow_draws(name, tf_summaries):
+    ms.set_seed(0)
+    want, got = tf_summaries[name], summarize(converted_value(CASES[name]))
+    assert got["shape"] == want["shape"] and got["dtype"] == want["dtype"]
+    if name == "uniform_scalar_shape":
+        return
+    # Range (of the bounded draws): integers cover TF's exactly; floats stay inside TF's
+    # bounds, which a draw this large nearly reaches.
+    if "int" in want["dtype"]:
+        assert (got["min"], got["max"]) == (want["min"], want["max"])
+    elif not name.startswith("normal"):
+        spread = want["max"] - want["min"]
+        assert got["min"] >= want["min"] - 0.02 * spread and got["max"] <= want["max"] + 0.02 * spread
+    for key in ("mean", "std"):
+        assert np.allclose(got[key], want[key], rtol=0.03, atol=0.02), (key, got[key], want[key])
+
+
+def test_a_seed_repeats_the_stream_and_calls_draw_anew():
+    from migrate.runtime import tfrandom
+
+    ms.set_seed(3)
+    first = [tfrandom.normal([4]).asnumpy() for _ in range(2)]
+    ms.set_seed(3)
+    again = [tfrandom.normal([4]).asnumpy() for _ in range(2)]
+    assert np.array_equal(first[0], again[0]) and np.array_equal(first[1], again[1])
+    assert not np.array_equal(first[0], first[1])
+
+
+def test_truncated_draws_stay_within_two_deviations():
+    from migrate.runtime import tfrandom
+
+    value = tfrandom.truncated_normal([50_000], mean=1.0, stddev=0.5).asnumpy()
+    assert value.min() >= 0.0 and value.max() <= 2.0
+
+
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        ("uniform([3], dtype=ms.int32)", "Must specify maxval for integer dtype"),
+        ("uniform([3], minval=5, maxval=5, dtype=ms.int32)", "Need minval < maxval"),
+        ("normal([3], dtype=ms.int32)", "takes a floating dtype"),
+    ],
+)
+def test_tf_errors_are_kept(call, error):
+    from migrate.runtime import tfrandom
+
+    with pytest.raises((ValueError, TypeError), match=error):
+        eval(f"tfrandom.{call}", {"tfrandom": tfrandom, "ms": ms})
