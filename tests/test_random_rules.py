@@ -1,4 +1,4 @@
-"""TFM227: ``tf.random.uniform/normal/truncated_normal`` -> ``migrate.runtime.tfrandom``.
+"""TFR101: ``tf.random.uniform/normal/truncated_normal`` -> ``migrate.runtime.tfrandom``.
 
 The generators differ, so values cannot match; what must match TF is everything else.
 Each case is a TF call; TF runs it in a subprocess (TF and MindSpore are not loaded into
@@ -77,7 +77,7 @@ def converted_value(expr: str):
     from migrate.runtime import tfrandom
 
     code, findings = convert(f"import tensorflow as tf\n\nvalue = {expr}\n")
-    assert [f.rule for f in findings if f.api.startswith("tensorflow.random.")] == ["TFM227"], findings
+    assert [f.rule for f in findings if f.api.startswith("tensorflow.random.")] == ["TFR101"], findings
     assert "tensorflow" not in code, code
     env: dict = {}
     exec(code, env)
