@@ -1,0 +1,140 @@
+"""TFN101: ``tf.nest`` -> ``migrate.runtime.tfnest``, the same walks without TensorFlow.
+
+Each case is a ``tf.nest`` expression over small structures. TF evaluates it in a
+subprocess (TF and MindSpore are not loaded into one process); the expression
+converted by ``migrate`` runs here. The results (their ``repr``: values, container
+types, key order) or the class of the exception raised must be the same.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import convert
+
+REPO = Path(__file__).resolve().parent.parent
+
+if importlib.util.find_spec("tensorflow") is None:
+    pytest.skip("TensorFlow is not installed", allow_module_level=True)
+pytest.importorskip("attr")
+
+PRELUDE = """\
+import collections
+import attr
+import numpy as np
+
+Point = collections.namedtuple("Point", "x y")
+Same = collections.namedtuple("Point", "x y")
+OD = collections.OrderedDict
+
+
+@attr.s
+class A:
+    a = attr.ib()
+    b = attr.ib()
+
+
+def dd(**kw):
+    d = collections.defaultdict(list)
+    d.update(kw)
+    return d
+"""
+
+CASES = {
+    # flatten: leaves in TF's order
+    "flatten_leaf": "tf.nest.flatten(1)",
+    "flatten_none": "tf.nest.flatten(None)",
+    "flatten_mixed": "tf.nest.flatten([1, (2, 3), {'b': 4, 'a': 5}])",
+    "flatten_namedtuple": "tf.nest.flatten({'b': [1, 2], 'a': Point(3, 4)})",
+    "flatten_strings": "tf.nest.flatten(['abc', b'x', ('d',)])",
+    "flatten_set_is_a_leaf": "tf.nest.flatten([{1, 2}])",
+    "flatten_empty": "tf.nest.flatten([[], (), {}])",
+    "flatten_ordereddict": "tf.nest.flatten(OD([('z', 1), ('a', 2)]))",
+    "flatten_attrs": "tf.nest.flatten(A(1, [2, 3]))",
+    "flatten_array_is_a_leaf": "len(tf.nest.flatten([np.arange(3), np.zeros((2, 2))]))",
+    "flatten_unsortable_keys": "tf.nest.flatten({1: 'a', 'b': 2})",
+    # pack_sequence_as: container types and key order kept
+    "pack_mixed": "tf.nest.pack_sequence_as([1, (2, 3)], [7, 8, 9])",
+    "pack_dict_order": "tf.nest.pack_sequence_as({'b': 1, 'a': 2}, [10, 20])",
+    "pack_ordereddict": "tf.nest.pack_sequence_as(OD([('z', 1), ('a', 2)]), [5, 6])",
+    "pack_defaultdict": "dict(tf.nest.pack_sequence_as(dd(b=1, a=2), [5, 6]))",
+    "pack_namedtuple": "tf.nest.pack_sequence_as(Point(1, (2, 3)), [4, 5, 6])",
+    "pack_attrs": "tf.nest.pack_sequence_as(A(1, 2), [3, 4])",
+    "pack_leaf": "tf.nest.pack_sequence_as(1, [5])",
+    "pack_too_few": "tf.nest.pack_sequence_as([1, 2], [5])",
+    "pack_not_a_sequence": "tf.nest.pack_sequence_as(1, 5)",
+    "pack_leaf_from_two": "tf.nest.pack_sequence_as(1, [5, 6])",
+    # map_structure: one or more structures
+    "map_one": "tf.nest.map_structure(lambda x: x * 2, [1, (2, 3), {'b': 4, 'a': 5}])",
+    "map_two": "tf.nest.map_structure(lambda x, y: x + y, (1, [2]), (10, [20]))",
+    "map_none": "tf.nest.map_structure(lambda x: x, None)",
+    "map_list_vs_tuple": "tf.nest.map_structure(lambda x, y: x, (1, 2), [1, 2])",
+    "map_list_vs_tuple_unchecked": "tf.nest.map_structure(lambda x, y: y, (1, 2), [3, 4], check_types=False)",
+    "map_length": "tf.nest.map_structure(lambda x, y: x, [1, 2], [1, 2, 3])",
+    "map_keys": "tf.nest.map_structure(lambda x, y: x, {'a': 1}, {'b': 1})",
+    "map_namedtuple_vs_tuple": "tf.nest.map_structure(lambda x, y: x, Point(1, 2), (1, 2))",
+    "map_same_named_tuples": "tf.nest.map_structure(lambda x, y: x + y, Point(1, 2), Same(3, 4))",
+    "map_dict_vs_ordereddict": "tf.nest.map_structure(lambda x, y: x + y, {'a': 1, 'b': 2}, OD([('b', 3), ('a', 4)]))",
+    "map_nothing": "tf.nest.map_structure(lambda: 1)",
+    "map_not_callable": "tf.nest.map_structure(3, [1])",
+    "map_leaf_vs_list": "tf.nest.map_structure(lambda x, y: x, 1, [1])",
+    # assert_same_structure / is_nested
+    "same_ok": "tf.nest.assert_same_structure([1, [2]], [3, [4]])",
+    "same_nesting": "tf.nest.assert_same_structure([1, [2]], [3, 4])",
+    "same_types": "tf.nest.assert_same_structure((1,), [1])",
+    "same_types_unchecked": "tf.nest.assert_same_structure((1,), [1], check_types=False)",
+    "same_keys": "tf.nest.assert_same_structure({'a': 1}, {'b': 1})",
+    "same_strings": "tf.nest.assert_same_structure('ab', 'cd')",
+    "is_nested": "[tf.nest.is_nested(v) for v in ([], (), {}, 's', b'b', None, 1, np.zeros(2), A(1, 2), {1})]",
+}
+
+RUN = PRELUDE + """
+import json, sys
+out = {}
+for name, expr in json.loads(open(sys.argv[1]).read()).items():
+    try:
+        out[name] = repr(eval(expr))
+    except Exception as exc:
+        out[name] = "raised " + type(exc).__name__
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def tf_results(tmp_path_factory) -> dict:
+    work = tmp_path_factory.mktemp("tf_nest")
+    (work / "cases.json").write_text(json.dumps(CASES))
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"}
+    done = subprocess.run([sys.executable, "-c", "import tensorflow as tf\n" + RUN, str(work / "cases.json")],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def converted_results(tmp_path_factory) -> dict:
+    codes = {}
+    for name, expr in CASES.items():
+        code, findings = convert(f"import tensorflow as tf\n\nresult = {expr}\n")
+        assert "tensorflow" not in code and "tf.nest" not in code, code
+        assert {f.rule for f in findings} == {"TFN101"}, findings
+        codes[name] = code.split("result = ", 1)[1].strip()
+        assert code.startswith("from migrate.runtime import tfnest\n"), code
+    work = tmp_path_factory.mktemp("converted_nest")
+    (work / "cases.json").write_text(json.dumps(codes))
+    done = subprocess.run([sys.executable, "-c", "from migrate.runtime import tfnest\n" + RUN, str(work / "cases.json")],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tfnest_matches_tf_nest(name, tf_results, converted_results):
+    assert converted_results[name] == tf_results[name]
