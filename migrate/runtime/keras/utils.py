@@ -40,3 +40,37 @@ def normalize(x, axis=-1, order=2):
     norm = np.atleast_1d(np.linalg.norm(x, order, axis))
     norm[norm == 0] = 1
     return x / np.expand_dims(norm, axis)
+
+
+# --- the registry of custom objects (Keras's serialization names) -----------------------
+
+_CUSTOM_OBJECTS: dict[str, object] = {}
+_NAMES: dict[object, str] = {}
+
+
+def register_keras_serializable(package: str = "Custom", name: str | None = None):
+    """The decorator Keras puts on custom layers, losses and functions: ``obj`` is
+    registered as ``"package>name"`` (its own name by default) and returned unchanged.
+    Registering a name again replaces the earlier object, as Keras 3 does."""
+
+    def decorator(obj):
+        registered = f"{package}>{name or obj.__name__}"
+        _CUSTOM_OBJECTS[registered] = obj
+        _NAMES[obj] = registered
+        return obj
+
+    return decorator
+
+
+def get_registered_name(obj) -> str:
+    """``"package>name"`` of a registered object, else its own name."""
+    return _NAMES.get(obj, getattr(obj, "__name__", type(obj).__name__))
+
+
+def get_registered_object(name: str, custom_objects=None, module_objects=None):
+    """The object registered, or passed, under ``name`` (``custom_objects`` first, then the
+    registry, then ``module_objects``); None when there is none."""
+    for table in (custom_objects, _CUSTOM_OBJECTS, module_objects):
+        if table and name in table:
+            return table[name]
+    return None

@@ -234,3 +234,20 @@ def test_names_reductions_and_single_process_average_loss():
     assert float(optimizer.learning_rate.asnumpy()) == 0.25
     with pytest.raises(TypeError):
         mk.optimizers.SGD(mk.optimizers.schedules.ExponentialDecay(0.1, 2, 0.5)).learning_rate = 0.1
+
+
+def test_custom_objects_are_registered_under_keras_names_and_returned_unchanged():
+    @mk.utils.register_keras_serializable(package="Addons")
+    class Gelu(mk.layers.Layer):
+        pass
+
+    @mk.utils.register_keras_serializable(package="Addons", name="swish_fn")
+    def swish(x):
+        return x
+
+    assert isinstance(Gelu(), mk.layers.Layer)  # the class itself, not a wrapper
+    assert mk.utils.get_registered_object("Addons>Gelu") is Gelu
+    assert mk.utils.get_registered_name(swish) == "Addons>swish_fn"
+    assert mk.utils.get_registered_name(len) == "len"
+    assert mk.utils.get_registered_object("Addons>swish_fn", custom_objects={"Addons>swish_fn": len}) is len
+    assert mk.utils.get_registered_object("nothing") is None
