@@ -20,14 +20,18 @@ How a notebook is converted, and why:
   whose first line is a cell magic holds no Python (``%%bash``, ``%%writefile``)
   and is left as it is, except the magics whose body is Python
   (``%%time``, ``%%timeit``, ``%%capture``, ``%%prun``, ``%%debug``): only their
-  first line is masked. A cell of one line that starts with the name of a magic and
-  is not Python (``pip install x``, ``cd data``) is one too: IPython runs such a
-  line as that magic (automagic, on by default, for one-line cells only).
+  first line is masked, and stays first. A cell of one line that starts with the name
+  of a magic and is not Python (``pip install x``, ``cd data``) is one too: IPython
+  runs such a line as that magic (automagic, on by default, for one-line cells only);
+  should the conversion add lines to its cell (the imports, in a first cell), it is
+  written back as ``%pip install x``, which means the same in a longer cell.
 - **An indented cell is dedented**, as IPython does before it runs a cell: when its
   first non-blank line is indented, that indentation is taken off every line that
   starts with it (so a cell pasted from inside a function converts). After
   conversion the lines that came through unchanged get their own text back and new
-  lines get that indentation, which IPython takes off again.
+  lines get that indentation, which IPython takes off again; should that not give
+  back the converted code under IPython's reading (a column-0 line that became the
+  first), every non-blank line gets the indentation instead.
 - **Findings** read ``path:cell N:LINE:COL: ID message``. ``N`` is the 1-based
   position of the cell in the notebook's ``cells`` list, markdown and raw cells
   counted (cell ``N`` is ``cells[N-1]`` in the file, and the N-th cell on screen);
@@ -43,6 +47,7 @@ is a failed result with a message saying where; its bytes are not touched.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import difflib
 import hashlib
@@ -334,6 +339,8 @@ class _Masked:
     indent: str = ""  # taken off the lines that start with it (IPython's leading_indent)
     lines: tuple[str, ...] = ()  # with an indent: the cell's lines as written, and dedented
     dedented: tuple[str, ...] = ()
+    automagic: int | None = None  # the placeholder of a one-line cell's automagic line
+    cell_magic: int | None = None  # the placeholder of a ``%%time``-like first line
 
 
 # Magics IPython runs without their ``%`` in a one-line cell (automagic): its default line
@@ -357,28 +364,34 @@ def _leading_indent(lines: list[str]) -> str:
     return first[: len(first) - len(first.lstrip(" \t"))]
 
 
+def _ipython_dedent(text: str) -> str:
+    """IPython's ``leading_indent``: the first non-blank line's indentation taken off every
+    line that starts with it."""
+    lines = physical_lines(text)
+    first = next((line for line in lines if line.strip()), "")
+    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    return "".join(line[len(indent):] if indent and line.startswith(indent) else line for line in lines)
+
+
 def _reindent(text: str, masked: _Masked) -> str:
-    """The converted text of a dedented cell, indented again: lines that came through the
-    conversion unchanged as they were written; new lines with the indent where the lines
-    they replace or stand before had it (always before the first line, which tells IPython
-    what to take off)."""
+    """The converted text of a dedented cell, indented again so that IPython reads it as
+    ``text``: lines that came through the conversion unchanged as they were written, new
+    lines with the indent; failing that (a line written at column 0 became the first),
+    every non-blank line with the indent, which IPython takes off exactly."""
     new = physical_lines(text)
     bodies = [line.rstrip("\r\n") for line in new]
     was = [line.rstrip("\r\n") for line in masked.lines]
     dedented = [line.rstrip("\r\n") for line in masked.dedented]
     out: list[str] = []
-    first_written = False
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, dedented, bodies, autojunk=False).get_opcodes():
         if tag == "equal":  # as written, with the line end it has now (the cell's last line may have gained one)
             out += [was[i] + new[j][len(bodies[j]):] for i, j in zip(range(i1, i2), range(j1, j2))]
-            first_written = first_written or any(b.strip() for b in bodies[j1:j2])
-            continue
-        near = i1 if i1 < len(was) else len(was) - 1
-        indent = masked.indent if not first_written or near < 0 or was[near] != dedented[near] else ""
-        for line in new[j1:j2]:
-            out.append(indent + line if line.strip() else line)
-            first_written = first_written or bool(line.strip())
-    return "".join(out)
+        else:
+            out += [masked.indent + line if line.strip() else line for line in new[j1:j2]]
+    kept = "".join(out)
+    if _ipython_dedent(kept) == text:
+        return kept
+    return "".join(masked.indent + line if line.strip() else line for line in new)
 
 
 def _dedent_of(masked: _Masked, line: int) -> int:
@@ -393,10 +406,12 @@ def _automagic(stripped: str) -> bool:
     word = _FIRST_WORD.match(stripped)
     if word is None or word.group() not in AUTOMAGICS:
         return False
+    if stripped[word.end():].lstrip()[:1] in ("=", ","):  # an assignment: IPython never makes it a magic
+        return False
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # (SyntaxWarning: `x is 1`)
-            compile(stripped, "<cell>", "exec", dont_inherit=True)
+            compile(stripped, "<cell>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
     except (SyntaxError, ValueError):
         return True
     return False  # Python (``ls``, ``time.sleep(1)``): converted as such
@@ -415,11 +430,12 @@ def mask_cell(source: str, placeholder: str, counter: list[int]) -> _Masked:
         words = lines[first].strip()[2:].split(None, 1)
         if (words[0] if words else "") not in PYTHON_CELL_MAGICS:
             return _Masked(source, {}, opaque=True)
-    one_line = first is not None and not any(line.strip() for line in lines[first + 1:])
+    one_line = first is not None and first == len(lines) - 1  # IPython: `len(cell.splitlines()) == 1`
     state = _LineState()
     out: list[str] = []
     at = ""
     magic_continues = False
+    automagic = cell_magic = None
     for i, line in enumerate(lines):
         body = line.rstrip("\r\n")
         newline = line[len(body):]
@@ -432,14 +448,19 @@ def mask_cell(source: str, placeholder: str, counter: list[int]) -> _Masked:
             k = counter[0]
             counter[0] += 1
             magics[k] = (at, body)
+            if is_cell_magic:
+                cell_magic = k
+            elif one_line and i == first and not _is_ipython_line(stripped):
+                automagic = k
             out.append(f"{at}{placeholder}{k}__{newline}")
             magic_continues = body.endswith("\\")
             continue
         out.append(line)
         state.feed(line)
     if not indent:
-        return _Masked("".join(out), magics)
-    return _Masked("".join(out), magics, indent=indent, lines=tuple(written), dedented=tuple(lines))
+        return _Masked("".join(out), magics, automagic=automagic, cell_magic=cell_magic)
+    return _Masked("".join(out), magics, indent=indent, lines=tuple(written), dedented=tuple(lines),
+                   automagic=automagic, cell_magic=cell_magic)
 
 
 def _unmask(code: str, masked: dict[int, tuple[str, str]], pattern: re.Pattern) -> tuple[str, set[int]]:
@@ -593,6 +614,19 @@ def _cell_findings(nb: Notebook, segments: list[_Segment], findings: list[Findin
     return out
 
 
+def _first_line_first(text: str, name: str) -> str:
+    """``text`` with the line holding the placeholder ``name`` (a cell magic's) moved to the
+    top, should the conversion have put lines before it (imports, in a first cell)."""
+    lines = physical_lines(text)
+    at = next(i for i, line in enumerate(lines) if line.strip() == name)
+    if not any(line.strip() for line in lines[:at]):
+        return text
+    line = lines.pop(at)
+    if not line.endswith(("\n", "\r")):
+        line += "\n"
+    return line + "".join(lines)
+
+
 def _split(code: str, segments: list[_Segment], boundary: str, placeholder: str) -> dict[int, str]:
     """New source of each cell whose code changed, by cell number."""
     pattern = re.compile(rf"^{re.escape(boundary)}(\d+)__\r?\n?", re.M)
@@ -603,11 +637,18 @@ def _split(code: str, segments: list[_Segment], boundary: str, placeholder: str)
     magic = re.compile(rf"^(?P<indent>[ \t]*){re.escape(placeholder)}(?P<k>\d+)__$", re.M)
     changed: dict[int, str] = {}
     for seg, new in zip(segments, parts[0::2]):
-        new, seen = _unmask(new, seg.masked.magics, magic)
+        masked = seg.masked
+        magics = masked.magics
+        if masked.cell_magic is not None:
+            new = _first_line_first(new, f"{placeholder}{masked.cell_magic}__")
+        if masked.automagic is not None and sum(1 for line in physical_lines(new) if line.strip()) > 1:
+            was, original = magics[masked.automagic]  # no longer a one-line cell: IPython needs the `%`
+            magics = {**magics, masked.automagic: (was, original[: len(was)] + "%" + original[len(was):])}
+        new, seen = _unmask(new, magics, magic)
         if seen != set(seg.masked.magics):
             raise NotebookError(f"an IPython line of cell {seg.cell.number} was lost during conversion")
-        if seg.masked.indent:
-            new = _reindent(new, seg.masked)
+        if masked.indent:
+            new = _reindent(new, masked)
         old = seg.cell.source
         trailing = len(old) - len(old.rstrip("\r\n"))
         new = new.rstrip("\r\n") + old[len(old) - trailing :] if new.strip() else new.strip("\r\n")

@@ -266,12 +266,53 @@ def test_a_one_line_cell_ipython_runs_as_a_magic_survives(index, line):
 
 
 def test_automagic_is_for_one_line_cells_and_lines_that_are_not_python():
-    # Python that starts with a magic's name stays Python (converted as such).
-    for python in ("ls", "time.sleep(1)", "env = {'A': 1}", "pwd()"):
-        assert mask_cell(python, "_P_", [0]).magics == {}
-    assert mask_cell("\ncd data\n\n", "_P_", [0]).code == "\n_P_0__\n\n"
-    # IPython applies automagic to one-line cells only: in a longer cell it is a syntax error.
+    # Python that starts with a magic's name stays Python (converted as such), assignments included.
+    for python in ("ls", "time.sleep(1)", "env = {'A': 1}", "pwd()", "history = await fetch()", "cd, ls = 1, 2"):
+        assert mask_cell(python, "_P_", [0]).magics == {}, python
+    # IPython drops leading blank lines, then applies automagic if one line is left (trailing blank lines count).
+    assert mask_cell("\ncd data\n", "_P_", [0]).code == "\n_P_0__\n"
+    assert mask_cell("cd data\n\n", "_P_", [0]).magics == {}
     assert mask_cell("cd data\nx = 1\n", "_P_", [0]).magics == {}
+
+
+def test_a_first_cell_that_gains_imports_keeps_its_magics_working(index):
+    # The imports go to the first code cell: a one-line automagic cell gets its `%` (automagic
+    # is for one-line cells only), and a cell magic stays the cell's first line.
+    for first, expected in (("pip install -q tensorflow", "%pip install -q tensorflow"), ("%%time\nx = 1\n", None)):
+        nb = notebook(code(lines(first), "a"), code(lines("import tensorflow as tf\ny = tf.add_n([a, b])\n"), "b"))
+        result = convert_notebook(dump(nb), index, "f.ipynb")
+        assert result.status == "changed", result.error
+        cell = cell_sources(result.converted)[0].source
+        assert "from mindspore import ops" in cell
+        if expected:
+            assert cell.endswith("\n" + expected) and "\npip" not in cell
+        else:
+            assert cell.startswith("%%time\n") and cell.count("%%time") == 1
+        again = convert_notebook(result.converted, index, "f.ipynb")
+        assert again.status == "unchanged" and again.converted == result.converted
+
+
+def test_an_indented_cell_stays_valid_when_its_first_line_goes(index):
+    # The first (indented) line is removed as a duplicate import; a column-0 comment would
+    # become the first line, and IPython would take nothing off: every line gets the indent.
+    nb = notebook(code(lines("import tensorflow as tf\nx = tf.add_n([a, b])\n"), "a"),
+                  code(lines("    import tensorflow as tf\n# c\n    y = tf.add_n([x])\n"), "b"))
+    result = convert_notebook(dump(nb), index, "g.ipynb")
+    assert result.status == "changed", result.error
+    cell = cell_sources(result.converted)[1].source
+    converted = ipython_dedent(cell)
+    compile(converted, "cell", "exec")
+    assert "ops.addn([x])" in converted
+    again = convert_notebook(result.converted, index, "g.ipynb")
+    assert again.status == "unchanged" and again.converted == result.converted
+
+
+def test_lines_added_inside_an_indented_cell_get_its_indentation():
+    from migrate.notebook import _reindent
+
+    masked = mask_cell("    def f():\n        a = 1\n\n        return a\n", "_P_", [0])
+    out = _reindent("def f():\n    a = 1\n    b = 2\n\n    return a\n", masked)
+    assert out == "    def f():\n        a = 1\n        b = 2\n\n        return a\n"
 
 
 @pytest.mark.parametrize(
