@@ -140,6 +140,7 @@ CASES = {
     "gather_rows": "tf.gather(f, [2, 0, 0])",
     "gather_axis": "tf.gather(b3, tf.constant([[3, 1], [0, 0]]), axis=-1)",
     "gather_axis_kw": "tf.gather(params=f, indices=labels, axis=1)",
+    "gather_axis_none": "tf.gather(f, labels64, axis=None)",
     "gather_nd_elements": "tf.gather_nd(f, [[0, 1], [2, 3]])",
     "gather_nd_slices": "tf.gather_nd(b3, tf.constant([[1], [0]]))",
     "tile": "tf.tile(f, [2, 1])",

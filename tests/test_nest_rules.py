@@ -41,6 +41,14 @@ class A:
     b = attr.ib()
 
 
+class MyList(list):
+    pass
+
+
+class MyTuple(tuple):
+    pass
+
+
 def dd(**kw):
     d = collections.defaultdict(list)
     d.update(kw)
@@ -60,6 +68,11 @@ CASES = {
     "flatten_attrs": "tf.nest.flatten(A(1, [2, 3]))",
     "flatten_array_is_a_leaf": "len(tf.nest.flatten([np.arange(3), np.zeros((2, 2))]))",
     "flatten_unsortable_keys": "tf.nest.flatten({1: 'a', 'b': 2})",
+    "flatten_other_sequences": "tf.nest.flatten([range(3), collections.deque([1, [2]]), bytearray(b'ab')])",
+    "flatten_views": "tf.nest.flatten([{'b': 1, 'a': 2}.values(), {'b': 1, 'a': 2}.keys(), {'b': 1, 'a': [2]}.items()])",
+    "pack_range_and_view": "tf.nest.pack_sequence_as([range(2), {'b': 1, 'a': 2}.values()], [5, 6, 7, 8])",
+    "pack_deque": "tf.nest.pack_sequence_as(collections.deque([1, 2]), [5, 6])",
+    "pack_list_subclass": "type(tf.nest.pack_sequence_as(MyList([1, 2]), [3, 4])).__name__",
     # pack_sequence_as: container types and key order kept
     "pack_mixed": "tf.nest.pack_sequence_as([1, (2, 3)], [7, 8, 9])",
     "pack_dict_order": "tf.nest.pack_sequence_as({'b': 1, 'a': 2}, [10, 20])",
@@ -85,6 +98,10 @@ CASES = {
     "map_nothing": "tf.nest.map_structure(lambda: 1)",
     "map_not_callable": "tf.nest.map_structure(3, [1])",
     "map_leaf_vs_list": "tf.nest.map_structure(lambda x, y: x, 1, [1])",
+    "map_list_subclass_vs_list": "tf.nest.map_structure(lambda x, y: x + y, MyList([1]), [2])",
+    "map_tuple_subclass_vs_tuple": "tf.nest.map_structure(lambda x, y: x + y, MyTuple((1,)), (2,))",
+    "map_keys_unchecked": "tf.nest.map_structure(lambda x, y: x + y, {'a': 1, 'b': 2}, {'a': 10, 'c': 20}, check_types=False)",
+    "same_key_count_unchecked": "tf.nest.assert_same_structure({'a': 1, 'b': 2}, {'a': 1}, check_types=False)",
     # assert_same_structure / is_nested
     "same_ok": "tf.nest.assert_same_structure([1, [2]], [3, [4]])",
     "same_nesting": "tf.nest.assert_same_structure([1, [2]], [3, 4])",
@@ -92,7 +109,7 @@ CASES = {
     "same_types_unchecked": "tf.nest.assert_same_structure((1,), [1], check_types=False)",
     "same_keys": "tf.nest.assert_same_structure({'a': 1}, {'b': 1})",
     "same_strings": "tf.nest.assert_same_structure('ab', 'cd')",
-    "is_nested": "[tf.nest.is_nested(v) for v in ([], (), {}, 's', b'b', None, 1, np.zeros(2), A(1, 2), {1})]",
+    "is_nested": "[tf.nest.is_nested(v) for v in ([], (), {}, 's', b'b', None, 1, np.zeros(2), A(1, 2), {1}, range(1), {}.keys())]",
 }
 
 RUN = PRELUDE + """

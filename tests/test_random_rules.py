@@ -39,6 +39,8 @@ CASES = {
     "normal_f16": f"tf.random.normal([{N}], 1.0, 3.0, tf.float16)",
     "truncated": f"tf.random.truncated_normal([{N}])",
     "truncated_mean_std": f"tf.random.truncated_normal([{N}], mean=-1.0, stddev=2.0, dtype=tf.float64)",
+    "normal_f64_far_mean": f"tf.random.normal([{N}], mean=1e8, stddev=1.0, dtype=tf.float64)",
+    "uniform_f64_far_bounds": f"tf.random.uniform([{N}], minval=1e8, maxval=1e8 + 1.0, dtype=tf.float64)",
 }
 
 TF_SCRIPT = r"""

@@ -1,12 +1,15 @@
 """``tf.nest`` without TensorFlow: the same walks over nested structures.
 
-A structure is nested through lists, tuples (namedtuples included), dicts and other
-mappings, and ``attrs`` classes; everything else is a leaf (``None``, strings, numpy
-arrays, tensors, sets). Leaves come in TF's order: sequences in order, mappings by
-sorted key, attrs classes by field. Rebuilding keeps each container's type and, for a
-mapping, its own key order. Mismatched structures raise what TF raises (``ValueError``
-for a different nesting or length, ``TypeError`` for different container types when
-``check_types``), with messages of the same sense.
+A structure is nested through sequences (lists, tuples and namedtuples, ``range``,
+``deque``, any ``collections.abc.Sequence`` but ``str`` and ``bytes``), mappings and
+their views (``d.keys()``, ``d.values()``, ``d.items()``) and ``attrs`` classes;
+everything else is a leaf (``None``, strings, numpy arrays, tensors, sets). Leaves come
+in TF's order: sequences and views in order, mappings by sorted key, attrs classes by
+field. Rebuilding keeps each container's type and, for a mapping, its own key order
+(a view or a ``range`` comes back as a list, as in TF). Mismatched structures raise what
+TF raises (``ValueError`` for a different nesting, length or, when ``check_types``,
+key set; ``TypeError`` for different container types when ``check_types``, a list
+subclass counting as a list), with messages of the same sense.
 """
 
 from __future__ import annotations
@@ -26,12 +29,17 @@ def _is_namedtuple(value) -> bool:
 
 def is_nested(structure) -> bool:
     """Whether ``structure`` is a container ``tf.nest`` walks into (not a leaf)."""
-    return (isinstance(structure, (list, tuple, collections.abc.Mapping)) or _is_attrs(structure)) and not isinstance(structure, (str, bytes))
+    if isinstance(structure, (str, bytes)):
+        return False
+    return (isinstance(structure, (collections.abc.Sequence, collections.abc.Mapping, collections.abc.MappingView))
+            or _is_attrs(structure))
 
 
 def _children(structure) -> list:
     if isinstance(structure, collections.abc.Mapping):
         return [structure[key] for key in _sorted_keys(structure)]
+    if isinstance(structure, collections.abc.MappingView):
+        return list(structure)
     if _is_attrs(structure):
         return [getattr(structure, a.name) for a in type(structure).__attrs_attrs__]
     return list(structure)
@@ -63,11 +71,14 @@ def _rebuild(structure, children: list):
             rebuilt.update(items)
             return rebuilt
         return kind(items)
-    if _is_attrs(structure):
+    if _is_attrs(structure) or _is_namedtuple(structure):
         return type(structure)(*children)
-    if _is_namedtuple(structure):
-        return type(structure)(*children)
-    return type(structure)(children)
+    if isinstance(structure, (collections.abc.MappingView, range)):
+        return list(children)
+    try:
+        return type(structure)(children)
+    except TypeError:  # a sequence type that cannot be built from a list
+        return list(children)
 
 
 def pack_sequence_as(structure, flat_sequence, expand_composites: bool = False):
@@ -101,13 +112,15 @@ def _same_kind(a, b) -> bool:
         return True  # TF lets any two mappings match (their keys must)
     if _is_namedtuple(a) or _is_namedtuple(b):
         return type(a).__name__ == type(b).__name__ and getattr(type(a), "_fields", None) == getattr(type(b), "_fields", None)
+    if isinstance(a, list) and isinstance(b, list):
+        return True  # TF counts list subclasses (Keras's tracked lists) as lists
     return type(a) is type(b)
 
 
 def assert_same_structure(nest1, nest2, check_types: bool = True, expand_composites: bool = False) -> None:
     """Raise unless ``nest1`` and ``nest2`` nest alike: ``ValueError`` for a different
-    nesting, length or set of keys, ``TypeError`` (with ``check_types``) for containers of
-    different types."""
+    nesting or length, and with ``check_types`` for a different set of keys; ``TypeError``
+    (with ``check_types``) for containers of different types."""
     def walk(a, b) -> None:
         nested_a, nested_b = is_nested(a), is_nested(b)
         if nested_a != nested_b:
@@ -118,7 +131,7 @@ def assert_same_structure(nest1, nest2, check_types: bool = True, expand_composi
         if check_types and not _same_kind(a, b):
             raise TypeError(f"The two structures don't have the same sequence type. Input structure has type "
                             f"{type(a)!r}, while shallow structure has type {type(b)!r}.")
-        if isinstance(a, collections.abc.Mapping) and isinstance(b, collections.abc.Mapping) and set(a) != set(b):
+        if check_types and isinstance(a, collections.abc.Mapping) and isinstance(b, collections.abc.Mapping) and set(a) != set(b):
             raise ValueError(f"The two dictionaries don't have the same set of keys. First structure has keys {sorted(a)}, "
                              f"while second structure has keys {sorted(b)}.")
         ca, cb = _children(a), _children(b)

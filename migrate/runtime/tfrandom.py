@@ -8,7 +8,10 @@ draw: ``minval + u * (maxval - minval)``, ``mean + z * stddev``, and for
 ``truncated_normal`` draws farther than two standard deviations redrawn. An integer
 ``uniform`` needs ``maxval`` and draws from ``[minval, maxval)``, as TF's does.
 
-The numbers differ from TF's for the same seeds: the generators differ. Seeding works as
+The draws themselves are float32 (MindSpore's generators make no float64), so a float64
+result has float32's resolution in its random part; bounds, means and deviations are
+applied in float64 for it. The numbers differ from TF's for the same seeds: the
+generators differ. Seeding works as
 in TF: ``ms.set_seed`` (what ``tf.random.set_seed`` converts to) makes a run repeat, and
 an operation seed fixes one call site's stream; every process of a data-parallel job
 seeded alike draws the same numbers, as TF's replicas do from one seeded op.
@@ -66,9 +69,10 @@ def uniform(shape, minval=0, maxval=None, dtype=None, seed=None, name=None):
         if low >= high:
             raise ValueError(f"Need minval < maxval, got {low} >= {high}")
         return ops.randint(low, high, dims, seed=_seed(seed), dtype=dtype)
-    draw = ops.uniform(dims, ms.Tensor(0.0, ms.float32), ms.Tensor(1.0, ms.float32), seed=_seed(seed))
-    low = _as(minval, ms.float32)
-    high = _as(1.0 if maxval is None else maxval, ms.float32)
+    work = _working(dtype)
+    draw = ops.uniform(dims, ms.Tensor(0.0, ms.float32), ms.Tensor(1.0, ms.float32), seed=_seed(seed)).astype(work)
+    low = _as(minval, work)
+    high = _as(1.0 if maxval is None else maxval, work)
     return (low + draw * (high - low)).astype(dtype)
 
 
@@ -77,8 +81,9 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
     ms, ops = _ms()
     dims, dtype = _shape(shape), _dtype(dtype)
     _float_only(dtype, "normal")
-    draw = ops.standard_normal(dims, seed=_seed(seed))
-    return (_as(mean, ms.float32) + draw * _as(stddev, ms.float32)).astype(dtype)
+    work = _working(dtype)
+    draw = ops.standard_normal(dims, seed=_seed(seed)).astype(work)
+    return (_as(mean, work) + draw * _as(stddev, work)).astype(dtype)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
@@ -92,7 +97,15 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=No
     while bool(outside.any()):
         draw = ops.where(outside, ops.standard_normal(dims, seed=_seed(seed)), draw)
         outside = ops.abs(draw) > 2.0
-    return (_as(mean, ms.float32) + draw * _as(stddev, ms.float32)).astype(dtype)
+    work = _working(dtype)
+    return (_as(mean, work) + draw.astype(work) * _as(stddev, work)).astype(dtype)
+
+
+def _working(dtype):
+    """The dtype the arithmetic is done in: float64 for float64 results (a mean of 1e8 keeps
+    its unit deviation), float32 otherwise (as TF computes float16 results)."""
+    ms, _ = _ms()
+    return ms.float64 if dtype == ms.float64 else ms.float32
 
 
 def _float_only(dtype, what: str) -> None:
@@ -108,4 +121,4 @@ def _as(value, dtype):
     ms, _ = _ms()
     if isinstance(value, ms.Tensor):
         return value.astype(dtype)
-    return ms.Tensor(np.asarray(value, dtype=np.float32), dtype)
+    return ms.Tensor(np.asarray(value, dtype=np.float64), dtype)

@@ -68,9 +68,9 @@ def get_registered_name(obj) -> str:
 
 
 def get_registered_object(name: str, custom_objects=None, module_objects=None):
-    """The object registered, or passed, under ``name`` (``custom_objects`` first, then the
-    registry, then ``module_objects``); None when there is none."""
-    for table in (custom_objects, _CUSTOM_OBJECTS, module_objects):
+    """The object registered, or passed, under ``name`` (the registry first, then
+    ``custom_objects``, then ``module_objects``, as Keras looks); None when there is none."""
+    for table in (_CUSTOM_OBJECTS, custom_objects, module_objects):
         if table and name in table:
             return table[name]
     return None

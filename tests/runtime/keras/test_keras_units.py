@@ -249,5 +249,6 @@ def test_custom_objects_are_registered_under_keras_names_and_returned_unchanged(
     assert mk.utils.get_registered_object("Addons>Gelu") is Gelu
     assert mk.utils.get_registered_name(swish) == "Addons>swish_fn"
     assert mk.utils.get_registered_name(len) == "len"
-    assert mk.utils.get_registered_object("Addons>swish_fn", custom_objects={"Addons>swish_fn": len}) is len
+    assert mk.utils.get_registered_object("Addons>swish_fn", custom_objects={"Addons>swish_fn": len}) is swish  # registry first
+    assert mk.utils.get_registered_object("mine", custom_objects={"mine": len}, module_objects={"mine": abs}) is len
     assert mk.utils.get_registered_object("nothing") is None
