@@ -86,11 +86,19 @@ class Checkpoint:
         return file_prefix
 
     def save(self, file_prefix, options=None) -> str:
+        """Write ``<file_prefix>-<n>`` (n counts saves) and record it in the directory's
+        ``checkpoint`` file as the latest, as TF does (``write`` records nothing), so
+        ``latest_checkpoint`` finds it."""
         import mindspore as ms
+
+        from .. import collectives
 
         count = int(self.save_counter.asnumpy()) + 1
         self.save_counter.set_data(ms.Tensor(np.array(count, dtype=np.int64)))
-        return self.write(f"{os.fspath(file_prefix)}-{count}")
+        path = self.write(f"{os.fspath(file_prefix)}-{count}")
+        _write_state(os.path.dirname(path) or ".", path, [path])
+        collectives.world().barrier()  # every rank's latest_checkpoint sees it
+        return path
 
     def read(self, save_path, options=None):
         return self.restore(save_path)

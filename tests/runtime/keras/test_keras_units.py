@@ -180,6 +180,27 @@ def test_checkpoint_restores_optimizer_slots_when_they_are_created(tmp_path):
     assert mk.train.Checkpoint(model=twin).restore(None) is not None
 
 
+def test_checkpoint_save_records_the_latest_and_write_does_not(tmp_path):
+    # As TF: save() makes ckpt-1, ckpt-2 and records the newest in the directory's
+    # `checkpoint` file (the one latest_checkpoint reads); write() records nothing.
+    x, _ = data(4)
+    model = classifier()
+    checkpoint = mk.train.Checkpoint(model=model)
+    assert mk.train.latest_checkpoint(str(tmp_path)) is None
+    first = checkpoint.save(str(tmp_path / "ckpt"))
+    assert mk.train.latest_checkpoint(str(tmp_path)) == first
+    second = checkpoint.save(str(tmp_path / "ckpt"))
+    assert second.endswith("ckpt-2") and mk.train.latest_checkpoint(str(tmp_path)) == second
+    assert (tmp_path / "checkpoint").read_text() == 'model_checkpoint_path: "ckpt-2"\nall_model_checkpoint_paths: "ckpt-2"\n'
+    checkpoint.write(str(tmp_path / "other"))
+    assert mk.train.latest_checkpoint(str(tmp_path)) == second
+    twin = classifier()
+    twin.set_weights([np.full(w.shape, 0.5, np.float32) for w in twin.get_weights()])
+    assert not np.allclose(model(x).asnumpy(), twin(x).asnumpy())
+    mk.train.Checkpoint(model=twin).restore(mk.train.latest_checkpoint(str(tmp_path)))
+    np.testing.assert_array_equal(model(x).asnumpy(), twin(x).asnumpy())
+
+
 def test_mixes_with_plain_mindspore_grad_and_cells():
     class Mixed(mk.Model):
         def __init__(self):
