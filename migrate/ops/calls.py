@@ -159,7 +159,19 @@ class RunToCall(SignatureCall):
             call_args.append(cst.Arg(kwargs, star="**"))
         # Commas between the rebuilt arguments, none after the last.
         call_args = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in call_args[:-1]] + call_args[-1:]
-        return keep_layout(updated, cst.Call(func=bound["fn"], args=call_args))
+        return keep_layout(updated, cst.Call(func=_callable(bound["fn"]), args=call_args))
+
+
+_PRIMARY = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Dict, cst.Set, cst.SimpleString)
+
+
+def _callable(fn: cst.BaseExpression) -> cst.BaseExpression:
+    """``fn`` as the function of a call: an expression that binds looser than a call
+    (``lambda: x``, ``f if c else g``, ``await f``) in parentheses, or ``(lambda: x)()``
+    would read as ``lambda: x()``."""
+    if isinstance(fn, _PRIMARY) or fn.lpar:
+        return fn
+    return fn.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
 
 
 class RemoveCall(Operation):
