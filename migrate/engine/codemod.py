@@ -910,6 +910,8 @@ class Rewriter(cst.CSTTransformer):
             self.orphans.setdefault(self.p.statement_of(original), []).extend(_comments_of(updated))
             return new
         if new is not updated:
+            if _needs_parentheses(new, original, self.p.parent(original)):
+                new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             self._removed(original)
             self._add_imports(action.rule, new)
             lost = _lost_comments(updated, new) if self.p.has_comment(original) else []
@@ -1162,6 +1164,28 @@ class Rewriter(cst.CSTTransformer):
 
 
 _REWRITER_VISITS, _REWRITER_LEAVES = _libcst_speed.methods_of(Rewriter)
+
+
+# Expressions that bind as tightly as a call's function, an attribute's object or an operand.
+_TIGHT = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.SetComp,
+          cst.DictComp, cst.SimpleString, cst.FormattedString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)
+_OPERATORS = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation, cst.Await)
+
+
+def _needs_parentheses(new, original: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
+    """Whether a rewrite's expression needs parentheses where the node it replaces stood: a
+    template that is one argument (``tf.function(fn)`` -> ``fn``) may give a lambda or a
+    conditional where a call's function or an operand stood (``tf.function(lambda: 1)()``
+    must become ``(lambda: 1)()``, not ``lambda: 1()``)."""
+    if not isinstance(new, cst.BaseExpression) or new.lpar or isinstance(new, _TIGHT):
+        return False
+    if isinstance(parent, cst.Call):
+        return parent.func is original
+    if isinstance(parent, (cst.Attribute, cst.Subscript)):
+        return parent.value is original
+    if isinstance(parent, cst.IfExp):
+        return isinstance(new, (cst.Lambda, cst.IfExp))
+    return isinstance(parent, _OPERATORS)
 
 
 class _Comments(cst.CSTVisitor):
