@@ -21,3 +21,50 @@ def assert_converts(before: str, after: str | None) -> None:
     cst.parse_module(once)
     twice, _ = convert(once)
     assert twice == once, f"second run changed the output:\n{twice}"
+
+
+# -- the converted tree is the tree its code reads back as ------------------------------------
+
+_LAYOUT = (cst.LeftParen, cst.RightParen, cst.Comma, cst.SimpleWhitespace, cst.ParenthesizedWhitespace,
+           cst.TrailingWhitespace, cst.Newline, cst.EmptyLine, cst.Semicolon, cst.AssignEqual, cst.Colon, cst.Dot)
+
+
+def shape(node: cst.CSTNode) -> tuple:
+    """A node's structure without its layout (whitespace, parentheses, commas): two trees
+    with the same shape read the same, whatever their spacing."""
+    value = getattr(node, "value", None)
+    leaf = value if isinstance(value, str) else None
+    children = tuple(shape(c) for c in node.children if not isinstance(c, _LAYOUT))
+    if isinstance(node, cst.IndentedBlock) and not node.body:  # libcst writes an empty block as `pass`
+        children += (_PASS,)
+    return (type(node).__name__, leaf, children)
+
+
+_PASS = ("SimpleStatementLine", None, (("Pass", None, ()),))
+
+
+class ReadsBackAsBuilt:
+    """While active, every module the engine turns into code must parse back into a tree of
+    the same shape: a rewrite that put, say, a lambda where a call's function stood without
+    parentheses (``lambda: x()``) makes code that parses but means something else."""
+
+    def __init__(self) -> None:
+        from migrate.engine import convert
+
+        self._module = convert._libcst_speed
+        self._original = self._module.code
+
+    def __enter__(self) -> ReadsBackAsBuilt:
+        original = self._original
+
+        def checked(module, positions):
+            code = original(module, positions)
+            reread = cst.parse_module(code)
+            assert shape(reread) == shape(module), f"the converted code reads back as another tree:\n{code}"
+            return code
+
+        self._module.code = checked
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._module.code = self._original
