@@ -142,7 +142,10 @@ def _restore_object(prefix: str, obj, entries: dict) -> None:
     if isinstance(obj, Checkpoint):
         obj._restore_entries(entries, prefix)
     elif isinstance(obj, Layer):
-        saving.assign_by_position(prefix, obj.weights, entries, "Checkpoint.restore")
+        if not obj.weights and any(key.startswith(prefix) for key in entries):  # not built yet
+            obj._defer_restore(prefix, {key: value for key, value in entries.items() if key.startswith(prefix)})
+        else:
+            saving.assign_by_position(prefix, obj.weights, entries, "Checkpoint.restore")
     elif isinstance(obj, Metric):
         saving.assign_by_position(prefix, obj.variables, entries, "Checkpoint.restore")
     elif isinstance(obj, Optimizer):

@@ -273,3 +273,36 @@ def test_custom_objects_are_registered_under_keras_names_and_returned_unchanged(
     assert mk.utils.get_registered_object("Addons>swish_fn", custom_objects={"Addons>swish_fn": len}) is swish  # registry first
     assert mk.utils.get_registered_object("mine", custom_objects={"mine": len}, module_objects={"mine": abs}) is len
     assert mk.utils.get_registered_object("nothing") is None
+
+
+def test_restoring_into_a_model_not_built_yet_fills_it_when_it_builds(tmp_path):
+    # TF restores a variable when it is created: a model built lazily (no Input) and restored
+    # before its first call gets the checkpoint's weights, and that first call uses them.
+    x, _ = data(4)
+    model = classifier()
+    prefix = mk.train.Checkpoint(model=model).save(str(tmp_path / "ckpt"))
+
+    def lazy():
+        return mk.Sequential([mk.layers.Dense(6, activation="relu"), mk.layers.Dense(3)])
+
+    fresh = lazy()
+    assert fresh.weights == []
+    mk.train.Checkpoint(model=fresh).restore(prefix)
+    np.testing.assert_array_equal(fresh(x).asnumpy(), model(x).asnumpy())
+
+    class Subclassed(mk.Model):  # builds its layers inside call: restored at the end of the first call
+        def __init__(self):
+            super().__init__()
+            self.hidden, self.out = mk.layers.Dense(6, activation="relu"), mk.layers.Dense(3)
+
+        def call(self, inputs):
+            return self.out(self.hidden(inputs))
+
+    subclassed = Subclassed()
+    mk.train.Checkpoint(model=subclassed).restore(prefix)
+    subclassed(x)
+    np.testing.assert_array_equal(subclassed(x).asnumpy(), model(x).asnumpy())
+    with pytest.raises(ValueError, match="holds 4 weights, the model has 2"):
+        single = mk.Sequential([mk.layers.Dense(3)])
+        mk.train.Checkpoint(model=single).restore(prefix)
+        single(x)

@@ -332,12 +332,35 @@ class Layer(nn.Cell):
             self.set_train(bool(explicit))
         if not self.built:
             self._maybe_build(args[0] if args else kwargs.get("inputs"))
+        if self._pending_restore is not None:
+            self._restore_pending()
         if self._call_takes_training and training is not None:
             kwargs["training"] = bool(training)
         if not self._call_takes_mask:
             kwargs.pop("mask", None)
         with training_scope(training):
-            return super().__call__(*args, **kwargs)
+            out = super().__call__(*args, **kwargs)
+        if self._pending_restore is not None:  # a model whose layers build in `call`
+            self._restore_pending()
+        return out
+
+    # Checkpoint values restored before the layer had weights: TF restores a variable when it
+    # is created; here the values wait for the build (or, for a model whose layers build in
+    # `call`, the end of its first call).
+    _pending_restore: tuple | None = None
+
+    def _defer_restore(self, prefix: str, entries: dict) -> None:
+        self.__dict__["_pending_restore"] = (prefix, entries)
+
+    def _restore_pending(self) -> None:
+        from .. import saving
+
+        weights = self.weights
+        if not weights:
+            return
+        prefix, entries = self._pending_restore
+        self.__dict__["_pending_restore"] = None
+        saving.assign_by_position(prefix, weights, entries, "Checkpoint.restore")
 
     # --- misc Keras API ------------------------------------------------------------------
 
