@@ -11,7 +11,9 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
 
 
 def clone_model(model, input_tensors=None, clone_function=None):
-    raise NotImplementedError("clone_model is not supported by migrate's Keras")
+    raise NotImplementedError(
+        "migrate's Keras models carry no architecture to copy (MindSpore checkpoints hold weights only): "
+        "build the clone with the code that built the model")
 
 
 __all__ = ["Model", "Sequential", "Functional", "load_model", "clone_model"]
