@@ -145,6 +145,7 @@ CASES = {
     "gather_nd_slices": "tf.gather_nd(b3, tf.constant([[1], [0]]))",
     "tile": "tf.tile(f, [2, 1])",
     "tile_tuple_3d": "tf.tile(b3, (1, 2, 3))",
+    "tile_tensor_multiples": "tf.tile(f, tf.constant([1, 2]))",
     "identity": "tf.identity(i, name='copy')",
     "clip": "tf.clip_by_value(big, -10.0, 10.0)",
     "clip_int": "tf.clip_by_value(i, 0, 3)",
