@@ -911,7 +911,7 @@ class Rewriter(cst.CSTTransformer):
             return new
         if new is not updated:
             if _needs_parentheses(new, original, self.p.parent(original)):
-                new = new.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                new = ops.parenthesized(new)
             self._removed(original)
             self._add_imports(action.rule, new)
             lost = _lost_comments(updated, new) if self.p.has_comment(original) else []
@@ -1166,9 +1166,6 @@ class Rewriter(cst.CSTTransformer):
 _REWRITER_VISITS, _REWRITER_LEAVES = _libcst_speed.methods_of(Rewriter)
 
 
-# Expressions that bind as tightly as a call's function, an attribute's object or an operand.
-_TIGHT = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.SetComp,
-          cst.DictComp, cst.SimpleString, cst.FormattedString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)
 _OPERATORS = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation, cst.Await)
 
 
@@ -1177,7 +1174,7 @@ def _needs_parentheses(new, original: cst.CSTNode, parent: cst.CSTNode | None) -
     template that is one argument (``tf.function(fn)`` -> ``fn``) may give a lambda or a
     conditional where a call's function or an operand stood (``tf.function(lambda: 1)()``
     must become ``(lambda: 1)()``, not ``lambda: 1()``)."""
-    if not isinstance(new, cst.BaseExpression) or new.lpar or isinstance(new, _TIGHT):
+    if not isinstance(new, cst.BaseExpression) or ops.binds_tightly(new):
         return False
     if isinstance(parent, cst.Call):
         return parent.func is original

@@ -45,6 +45,21 @@ def template_expression(template: str, **replacements: cst.CSTNode) -> cst.BaseE
     return expression
 
 
+# Expressions that bind as tightly as a call's function, an attribute's object or an operand.
+TIGHT = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Dict, cst.Set, cst.ListComp, cst.SetComp,
+         cst.DictComp, cst.SimpleString, cst.FormattedString, cst.Integer, cst.Float, cst.Imaginary, cst.Ellipsis)
+
+
+def binds_tightly(expression: cst.BaseExpression) -> bool:
+    """Whether ``expression`` can stand as a call's function, an attribute's object or an
+    operand as it is (``lambda: x``, ``f if c else g``, ``a or b`` cannot: ``lambda: x()``)."""
+    return isinstance(expression, TIGHT) or bool(expression.lpar)
+
+
+def parenthesized(expression: cst.BaseExpression) -> cst.BaseExpression:
+    return expression.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
 class _Fill(cst.CSTTransformer):
     """A template's placeholder names replaced by expressions (libcst's TemplateTransformer, for expressions only)."""
 

@@ -7,7 +7,7 @@ from typing import Any
 import libcst as cst
 
 from migrate.ops import args as argbind
-from migrate.ops.base import Operation, Param, template_expression
+from migrate.ops.base import Operation, Param, binds_tightly, parenthesized, template_expression
 
 
 def call_of(node: cst.CSTNode, parent) -> cst.Call | None:
@@ -159,19 +159,8 @@ class RunToCall(SignatureCall):
             call_args.append(cst.Arg(kwargs, star="**"))
         # Commas between the rebuilt arguments, none after the last.
         call_args = [a.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))) for a in call_args[:-1]] + call_args[-1:]
-        return keep_layout(updated, cst.Call(func=_callable(bound["fn"]), args=call_args))
-
-
-_PRIMARY = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.List, cst.Dict, cst.Set, cst.SimpleString)
-
-
-def _callable(fn: cst.BaseExpression) -> cst.BaseExpression:
-    """``fn`` as the function of a call: an expression that binds looser than a call
-    (``lambda: x``, ``f if c else g``, ``await f``) in parentheses, or ``(lambda: x)()``
-    would read as ``lambda: x()``."""
-    if isinstance(fn, _PRIMARY) or fn.lpar:
-        return fn
-    return fn.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+        fn = bound["fn"]  # `(lambda: x)()`, not `lambda: x()`
+        return keep_layout(updated, cst.Call(func=fn if binds_tightly(fn) else parenthesized(fn), args=call_args))
 
 
 class RemoveCall(Operation):
