@@ -368,8 +368,7 @@ def _ipython_dedent(text: str) -> str:
     """IPython's ``leading_indent``: the first non-blank line's indentation taken off every
     line that starts with it."""
     lines = physical_lines(text)
-    first = next((line for line in lines if line.strip()), "")
-    indent = first[: len(first) - len(first.lstrip(" \t"))]
+    indent = _leading_indent(lines)
     return "".join(line[len(indent):] if indent and line.startswith(indent) else line for line in lines)
 
 

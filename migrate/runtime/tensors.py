@@ -104,7 +104,7 @@ def from_numpy(array: np.ndarray, like) -> Any:
 
 # --- nests ------------------------------------------------------------------------------
 
-def _is_namedtuple(value) -> bool:
+def is_namedtuple(value) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 
@@ -126,7 +126,7 @@ def pack_as(structure, leaves: list):
             built = {key: build(node[key]) for key in sorted(node)}
             return type(node)((key, built[key]) for key in node) if type(node) is not dict else {
                 key: built[key] for key in node}
-        if _is_namedtuple(node):
+        if is_namedtuple(node):
             return type(node)(*[build(item) for item in node])
         if isinstance(node, (list, tuple)):
             return type(node)(build(item) for item in node)

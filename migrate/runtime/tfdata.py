@@ -35,6 +35,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
+from .tensors import is_namedtuple
+
 __all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "AutoShardPolicy", "Dataset", "Options",
            "experimental"]
 
@@ -96,10 +98,6 @@ experimental = _Experimental()
 
 # --- nests: tuples, namedtuples and dicts of leaves (dict keys in sorted order, as tf.nest) ---
 
-def _is_namedtuple(value) -> bool:
-    return isinstance(value, tuple) and hasattr(type(value), "_fields")
-
-
 def _flatten(structure) -> list:
     if isinstance(structure, dict):
         return [leaf for key in sorted(structure) for leaf in _flatten(structure[key])]
@@ -115,7 +113,7 @@ def _pack(structure, leaves: Iterable):
         if isinstance(node, dict):
             built = {key: build(node[key]) for key in sorted(node)}
             return {key: built[key] for key in node}
-        if _is_namedtuple(node):
+        if is_namedtuple(node):
             return type(node)(*(build(item) for item in node))
         if isinstance(node, tuple):
             return tuple(build(item) for item in node)
@@ -128,7 +126,7 @@ def _normalize(structure):
     """Lists inside a returned structure are tuples to tf.data; everything else is a leaf."""
     if isinstance(structure, dict):
         return {key: _normalize(value) for key, value in structure.items()}
-    if _is_namedtuple(structure):
+    if is_namedtuple(structure):
         return type(structure)(*(_normalize(item) for item in structure))
     if isinstance(structure, (tuple, list)) and not _is_leaf_list(structure):
         return tuple(_normalize(item) for item in structure)
@@ -181,7 +179,7 @@ def _as_tensors(element):
 def _call(fn: Callable, element):
     """tf.data's calling convention: a tuple element is spread over the arguments."""
     element = _as_tensors(element)
-    if isinstance(element, tuple) and not _is_namedtuple(element):
+    if isinstance(element, tuple) and not is_namedtuple(element):
         return fn(*element)
     return fn(element)
 

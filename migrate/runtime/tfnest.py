@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import collections.abc
 
+from .tensors import is_namedtuple
+
 __all__ = ["assert_same_structure", "flatten", "is_nested", "map_structure", "pack_sequence_as"]
 
 
 def _is_attrs(value) -> bool:
     return hasattr(type(value), "__attrs_attrs__")
-
-
-def _is_namedtuple(value) -> bool:
-    return isinstance(value, tuple) and hasattr(type(value), "_fields")
 
 
 def is_nested(structure) -> bool:
@@ -71,7 +69,7 @@ def _rebuild(structure, children: list):
             rebuilt.update(items)
             return rebuilt
         return kind(items)
-    if _is_attrs(structure) or _is_namedtuple(structure):
+    if _is_attrs(structure) or is_namedtuple(structure):
         return type(structure)(*children)
     if isinstance(structure, (collections.abc.MappingView, range)):
         return list(children)
@@ -110,7 +108,7 @@ def pack_sequence_as(structure, flat_sequence, expand_composites: bool = False):
 def _same_kind(a, b) -> bool:
     if isinstance(a, collections.abc.Mapping) and isinstance(b, collections.abc.Mapping):
         return True  # TF lets any two mappings match (their keys must)
-    if _is_namedtuple(a) or _is_namedtuple(b):
+    if is_namedtuple(a) or is_namedtuple(b):
         return type(a).__name__ == type(b).__name__ and getattr(type(a), "_fields", None) == getattr(type(b), "_fields", None)
     if isinstance(a, list) and isinstance(b, list):
         return True  # TF counts list subclasses (Keras's tracked lists) as lists

@@ -81,9 +81,7 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
     ms, ops = _ms()
     dims, dtype = _shape(shape), _dtype(dtype)
     _float_only(dtype, "normal")
-    work = _working(dtype)
-    draw = ops.standard_normal(dims, seed=_seed(seed)).astype(work)
-    return (_as(mean, work) + draw * _as(stddev, work)).astype(dtype)
+    return _located(ops.standard_normal(dims, seed=_seed(seed)), mean, stddev, dtype)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
@@ -97,6 +95,11 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=No
     while bool(outside.any()):
         draw = ops.where(outside, ops.standard_normal(dims, seed=_seed(seed)), draw)
         outside = ops.abs(draw) > 2.0
+    return _located(draw, mean, stddev, dtype)
+
+
+def _located(draw, mean, stddev, dtype):
+    """TF's ``mean + draw * stddev`` (in float64 for a float64 result), as ``dtype``."""
     work = _working(dtype)
     return (_as(mean, work) + draw.astype(work) * _as(stddev, work)).astype(dtype)
 

@@ -142,8 +142,9 @@ def _restore_object(prefix: str, obj, entries: dict) -> None:
     if isinstance(obj, Checkpoint):
         obj._restore_entries(entries, prefix)
     elif isinstance(obj, Layer):
-        if not obj.weights and any(key.startswith(prefix) for key in entries):  # not built yet
-            obj._defer_restore(prefix, {key: value for key, value in entries.items() if key.startswith(prefix)})
+        own = {key: value for key, value in entries.items() if key.startswith(prefix)}
+        if own and not obj.weights:  # not built yet
+            obj._defer_restore(prefix, own)
         else:
             saving.assign_by_position(prefix, obj.weights, entries, "Checkpoint.restore")
     elif isinstance(obj, Metric):
