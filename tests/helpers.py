@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import libcst as cst
 
 from migrate.engine.runner import RuleSelection, convert_source, rule_index
@@ -68,3 +73,12 @@ class ReadsBackAsBuilt:
 
     def __exit__(self, *exc) -> None:
         self._module.code = self._original
+
+
+def python_json(code: str, *args: str, timeout: float = 300, **env: str) -> dict:
+    """Run ``code`` in a fresh interpreter (TensorFlow never beside MindSpore, on the CPU) and
+    read the JSON line it prints last."""
+    environ = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3", **env}
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout, env=environ)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -9,14 +9,10 @@ it must be the same.
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
-import subprocess
-import sys
 
 import pytest
 
-from tests.helpers import convert
+from tests.helpers import convert, python_json
 
 if importlib.util.find_spec("tensorflow") is None:
     pytest.skip("TensorFlow is not installed", allow_module_level=True)
@@ -78,10 +74,7 @@ print(json.dumps(out))
 
 def run(program: str, root) -> dict:
     root.mkdir()
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    done = subprocess.run([sys.executable, "-c", program, str(root)], capture_output=True, text=True, timeout=300, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json(program, str(root))
 
 
 def test_converted_file_operations_match_tensorflow(tmp_path):

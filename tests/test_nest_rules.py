@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import convert
+from tests.helpers import convert, python_json
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -128,11 +125,7 @@ print(json.dumps(out))
 def tf_results(tmp_path_factory) -> dict:
     work = tmp_path_factory.mktemp("tf_nest")
     (work / "cases.json").write_text(json.dumps(CASES))
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    done = subprocess.run([sys.executable, "-c", "import tensorflow as tf\n" + RUN, str(work / "cases.json")],
-                          capture_output=True, text=True, timeout=300, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json("import tensorflow as tf\n" + RUN, str(work / "cases.json"))
 
 
 @pytest.fixture(scope="module")
@@ -146,10 +139,7 @@ def converted_results(tmp_path_factory) -> dict:
         assert code.startswith("from migrate.runtime import tfnest\n"), code
     work = tmp_path_factory.mktemp("converted_nest")
     (work / "cases.json").write_text(json.dumps(codes))
-    done = subprocess.run([sys.executable, "-c", "from migrate.runtime import tfnest\n" + RUN, str(work / "cases.json")],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json("from migrate.runtime import tfnest\n" + RUN, str(work / "cases.json"), timeout=120, PYTHONPATH=str(REPO))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

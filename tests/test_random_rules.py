@@ -11,14 +11,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from tests.helpers import convert
+from tests.helpers import convert, python_json
 
 ms = pytest.importorskip("mindspore")
 if importlib.util.find_spec("tensorflow") is None:
@@ -69,10 +66,7 @@ def summarize(value) -> dict:
 def tf_summaries(tmp_path_factory) -> dict:
     work = tmp_path_factory.mktemp("tf_random")
     (work / "cases.json").write_text(json.dumps(CASES))
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3"}
-    done = subprocess.run([sys.executable, "-c", TF_SCRIPT, str(work / "cases.json")], capture_output=True, text=True, timeout=300, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json(TF_SCRIPT, str(work / "cases.json"))
 
 
 def converted_value(expr: str):
