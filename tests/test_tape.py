@@ -315,3 +315,27 @@ def test_a_function_that_declares_a_name_is_examined_with_the_modules_analysis(d
     finally:
         codemod.Planner.scopes_around = real
     assert asked == [True] and again == plain
+
+
+@pytest.mark.parametrize("also_read,converts", [
+    ("", True),  # every read of `dist` is rewritten: its imports go, and bind nothing under the tape
+    ("    print(dist)\n", False),  # a read that stays keeps the imports, and reads one of them
+])
+def test_an_import_the_run_removes_binds_nothing_under_the_tape(also_read, converts):
+    """A name imported under the tape and again after it, each read a tf.distribute API the
+    run rewrites: the imports go with their reads, so the first run converts the tape (the
+    second used to, once they were gone). A read left as it is still refuses it, for the
+    reason a second run gives too: the rewritten reads are not counted as reads."""
+    code = ("import tensorflow as tf\n\ndef step(x, w, c):\n    with tf.GradientTape() as tape:\n"
+            "        from tensorflow import distribute as dist\n        d = dist.MirroredStrategy()\n"
+            "        loss = f(x)\n    g = tape.gradient(loss, w)\n    if c:\n"
+            "        from tensorflow import distribute as dist\n        d = dist.MirroredStrategy()\n"
+            f"{also_read}    return g\n")
+    once, findings = convert(code)
+    twice, _ = convert(once)
+    assert twice == once
+    refused = [f for f in findings if f.rule == "TFD701" and f.status == "manual"]
+    if converts:
+        assert not refused and "def forward():" in once and "dist" not in once
+    else:
+        assert refused and "`dist` is read after the tape" in refused[0].message

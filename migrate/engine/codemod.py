@@ -459,8 +459,26 @@ class Planner:
     def _plan_everything(self) -> None:
         self._decide_bindings()
         self._decide_chains()
-        self.module.visit(_Assigner(self))
+        assigner = _Assigner(self)
+        self.module.visit(assigner)
+        assigner.plan_blocks()
         self._drop_feeders()
+
+    def rewritten_reads(self) -> set[cst.Name]:
+        """The names read at the root of an API the plan rewrites (``dist`` of a converted
+        ``dist.MirroredStrategy()``): the converted code no longer reads them there. Known once
+        every reference and call is planned, which is when structural rewrites are examined."""
+        roots = set()
+        for action in (*self.plan.refs.values(), *self.plan.calls.values()):
+            op = ops.REGISTRY[action.rule.operation]
+            if isinstance(op, ops.Flag) or not op.static:
+                continue  # reported, or kept with its object: the name is still read
+            node = action.match
+            while isinstance(node, cst.Attribute):
+                node = node.value
+            if isinstance(node, cst.Name):
+                roots.add(node)
+        return roots
 
     def _drop_feeders(self) -> None:
         """`cpu = tf.config.list_physical_devices("CPU")[0]`, read only by set-up calls that are removed, goes with them."""
@@ -709,6 +727,7 @@ class _Assigner(cst.CSTVisitor):
     def __init__(self, planner: Planner) -> None:
         self.p = planner
         self.dropped: set[cst.Arg] = set()
+        self.blocks: list[tuple] = []  # (rule, operation, node, api) of each structural rewrite found
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -793,17 +812,23 @@ class _Assigner(cst.CSTVisitor):
             self.p.finding(action, op.describe(rule.params, api))
 
     def _plan_block(self, rule: Rule, op, node: cst.CSTNode, api: str) -> bool:
-        """A structural rewrite of the statements around ``node`` (a tape and its gradient), or a refusal naming why."""
-        found = op.examine(self.p, node, rule.params)
-        if isinstance(found, str):
-            self.p.refuse(rule, node, api, found)
-            return True
-        if self.p.suppresses(rule, node):
-            return True
-        for statement in op.statements(found):
-            self.p.add(Action(rule, statement, node, api, status=rule.status, detail=found))
-        self.p.finding(Action(rule, node, node, api, status=rule.status))
+        """A structural rewrite of the statements around ``node`` (a tape and its gradient): examined
+        once the walk is over (:meth:`plan_blocks`), when what the plan rewrites in them is known."""
+        self.blocks.append((rule, op, node, api))
         return False
+
+    def plan_blocks(self) -> None:
+        """Each structural rewrite found in the walk, or a refusal naming why not."""
+        for rule, op, node, api in self.blocks:
+            found = op.examine(self.p, node, rule.params)
+            if isinstance(found, str):
+                self.p.refuse(rule, node, api, found)
+                continue
+            if self.p.suppresses(rule, node):
+                continue
+            for statement in op.statements(found):
+                self.p.add(Action(rule, statement, node, api, status=rule.status, detail=found))
+            self.p.finding(Action(rule, node, node, api, status=rule.status))
 
     def visit_Arg(self, node: cst.Arg) -> bool:
         return node not in self.dropped  # left out of the rewrite: nothing in it is converted

@@ -162,6 +162,12 @@ class GradientTapeToValueAndGrad(Operation):
                       if not all(view.statement_of(a.node) in replaced for a in found)}
         if local and any(_imported_as(a) is not None for found in body_bound.values() for a in found):
             return self.examine(view, node, params, local=False)
+        # A read the plan rewrites away (`dist` of `dist.MirroredStrategy()`) is no read once
+        # converted, and an import whose every read goes so is removed with them (see
+        # Rewriter.schedule_unused_imports): it binds nothing under the tape.
+        rewritten = view.rewritten_reads() if body_bound else set()
+        body_bound = {name: found for name, found in body_bound.items()
+                      if not _removed_import(scope, name, rewritten, view.reads_aside)}
         # An import under the tape of what the module already imports under that name
         # (`import tensorflow as tf` again) gives the name nothing new: it stays as it is
         # in the closure, and every read outside the closure sees the module's import.
@@ -180,7 +186,7 @@ class GradientTapeToValueAndGrad(Operation):
             if name in declared:
                 return f"`{name}` is declared global or nonlocal and assigned under the tape"
             outside = [a for a in scope.assignments[name] if a not in assignments]
-            reads = {access.node for a in scope.assignments[name] for access in a.references}
+            reads = {access.node for a in scope.assignments[name] for access in a.references} - rewritten
             inside = [r for r in reads if _within(parent, r, with_statement.body)]
             first = min(view.line_col(a.node) for a in assignments)
             if inside and (outside or any(view.line_col(r) <= first for r in inside)
@@ -370,6 +376,16 @@ def _imported_as(assignment) -> str | None:
             if (alias.evaluated_alias or alias.evaluated_name) == assignment.name:
                 return f"{get_full_name_for_node(node.module)}.{alias.evaluated_name}"
     return None
+
+
+def _removed_import(scope, name: str, rewritten: set, aside) -> bool:
+    """Whether every binding of ``name`` in ``scope`` is an import and every read of it is one
+    the plan rewrites away (``rewritten``), none by a statement set aside (``aside``)."""
+    assignments = list(scope.assignments[name])
+    if name in aside or not assignments or any(_imported_as(a) is None for a in assignments):
+        return False
+    reads = [access.node for a in assignments for access in a.references]
+    return bool(reads) and all(read in rewritten for read in reads)
 
 
 def _reimports(scope, name: str, assignments: list) -> bool:
