@@ -166,6 +166,7 @@ class Planner:
         # analysis may read as type hints: enough to list the reads of an import bound once.
         self.names_by_value: dict[str, list[cst.Name]] = {}
         self.hint_words: set[str] = set()
+        self.strings: list[cst.SimpleString] = []  # with a table: the string literals a rule may match
         self.bound_targets: dict[str, cst.Name] = {}  # with a table: `name = …` targets by name
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}  # filled by the first pass (_Collector)
         self._positions = None
@@ -464,6 +465,25 @@ class Planner:
         assigner.plan_blocks()
         self._drop_feeders()
 
+    def planning_work(self) -> set[cst.CSTNode] | None:
+        """The nodes the planning walk (:class:`_Assigner`) visits: with the import table, the
+        ancestors of what it can plan (a name that may stand for a matched API, a string a rule
+        may match, a tracked object's use, a statement the plan replaces); None: every node.
+        Any other name resolves to nothing (see :meth:`resolve_ex`), so nothing else is planned."""
+        table = self.table
+        if table is None:
+            return None
+        starts: list[cst.CSTNode] = [*self.strings, *self.use_actions, *self.plan.statements]
+        for value in {*table.quals, *table.aliases, *table.relevant}:
+            starts += self.names_by_value.get(value, ())
+        work: set[cst.CSTNode] = set()
+        parents = self.parents
+        for node in starts:
+            while node is not None and node not in work:
+                work.add(node)
+                node = parents.get(node)
+        return work
+
     def rewritten_reads(self) -> set[cst.Name]:
         """The names read at the root of an API the plan rewrites (``dist`` of a converted
         ``dist.MirroredStrategy()``): the converted code no longer reads them there. Known once
@@ -675,8 +695,11 @@ class _Collector(cst.CSTVisitor):
                 self.p.names_by_value.setdefault(node.value, []).append(node)
             elif kind is cst.Annotation or kind is cst.Subscript or (kind is cst.Call and _hint_call(node)):
                 self._hints.append(node)
-            elif self._hints and (kind is cst.SimpleString or kind is cst.FormattedStringText):
-                self.p.hint_words.update(WORD.findall(node.value))
+            elif kind is cst.SimpleString or kind is cst.FormattedStringText:
+                if self._hints:
+                    self.p.hint_words.update(WORD.findall(node.value))
+                if kind is cst.SimpleString and _may_match_string(node, self.p.index.strings):
+                    self.p.strings.append(node)
         name = self._visits.get(type(node))  # CSTVisitor.on_visit, looking up only methods it has
         return name is None or getattr(self, name)(node) is not False
 
@@ -728,6 +751,13 @@ class _Assigner(cst.CSTVisitor):
         self.p = planner
         self.dropped: set[cst.Arg] = set()
         self.blocks: list[tuple] = []  # (rule, operation, node, api) of each structural rewrite found
+        self.work = planner.planning_work()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.work is not None and node not in self.work:
+            return False  # nothing below can be planned
+        name = _ASSIGNER_VISITS.get(type(node))  # CSTVisitor.on_visit, looking up only methods it has
+        return name is None or getattr(self, name)(node) is not False
 
     def visit_Import(self, node: cst.Import) -> bool:
         return False
@@ -744,9 +774,7 @@ class _Assigner(cst.CSTVisitor):
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         strings = self.p.index.strings
-        # Without an escape, a literal's value is its text between the quotes: one that does
-        # not hold a matched string cannot be one (and is not evaluated).
-        if "\\" not in node.value and not any(literal in node.value for literal in strings):
+        if not _may_match_string(node, strings):
             return
         rule = strings.get(_string_value(node))
         if rule is not None:
@@ -761,10 +789,14 @@ class _Assigner(cst.CSTVisitor):
         if not self._reference(node):
             use = self.p.use_actions.get(node)
             if use is not None and not ops.REGISTRY[use[0].operation].static:
-                node.value.visit(self)  # the use stays, so its receiver does: what is in it is converted
+                self._visit(node.value)  # the use stays, so its receiver does: what is in it is converted
             return False
-        node.value.visit(self)  # the attribute's own name is not a reference
+        self._visit(node.value)  # the attribute's own name is not a reference
         return False
+
+    def _visit(self, node: cst.CSTNode) -> None:
+        if self.work is None or node in self.work:
+            node.visit(self)
 
     def _reference(self, node: cst.Name | cst.Attribute) -> bool:
         """Plan ``node``; False when it is rewritten whole (its children need nothing)."""
@@ -832,6 +864,13 @@ class _Assigner(cst.CSTVisitor):
 
     def visit_Arg(self, node: cst.Arg) -> bool:
         return node not in self.dropped  # left out of the rewrite: nothing in it is converted
+
+
+def _may_match_string(node: cst.SimpleString, strings: Mapping[str, Rule]) -> bool:
+    """Whether the literal ``node`` may be one a rule matches. Without an escape, a literal's
+    value is its text between the quotes: one that does not hold a matched string cannot be one
+    (and is not evaluated)."""
+    return "\\" in node.value or any(literal in node.value for literal in strings)
 
 
 def _hint_call(node: cst.Call) -> bool:
@@ -1189,6 +1228,7 @@ class Rewriter(cst.CSTTransformer):
 
 
 _REWRITER_VISITS, _REWRITER_LEAVES = _libcst_speed.methods_of(Rewriter)
+_ASSIGNER_VISITS, _ = _libcst_speed.methods_of(_Assigner)
 
 
 _OPERATORS = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation, cst.Await)

@@ -29,6 +29,9 @@ def template_expression(template: str, **replacements: cst.CSTNode) -> cst.BaseE
     Expressions are put in as they are, without libcst's copy, unless the template uses
     a placeholder twice (one node must not stand in two places of a tree): a rewritten
     call then holds its arguments' own nodes, as every node a rewrite leaves alone is held.
+    libcst's check that no placeholder is left over walks the whole result, the arguments
+    put in too; :class:`_Fill` replaces every placeholder name of the template by
+    construction, so the check is libcst's own replacement's alone.
     """
     if unmangle_nodes is None:
         return parse_template_expression(template, **replacements)
@@ -39,9 +42,9 @@ def template_expression(template: str, **replacements: cst.CSTNode) -> cst.BaseE
         expression = parsed.visit(_Fill(values, path))
     else:
         expression = unmangle_nodes(parsed, replacements)
+        expression.visit(TemplateChecker(set(names)))
     if not isinstance(expression, cst.BaseExpression):
         raise TypeError(f"Expected a BaseExpression but got a {type(expression).__name__}")
-    expression.visit(TemplateChecker(set(names)))
     return expression
 
 
