@@ -358,3 +358,31 @@ def test_ten_thousand_findings_render_fast_and_small(index):
     assert len(json.loads(_scripts(page)[0])["findings"]) == FINDINGS_AT_SCALE
     assert elapsed < MAX_SECONDS
     assert size < MAX_HTML_BYTES
+
+
+@pytest.mark.parametrize("original,converted", [
+    (b"a\nb\nc\n", b"a\nB\nc\nd\n"),
+    (b"a\nb", b"a\nb\n"),  # only the last line's newline differs
+    (b"a\nb", b"x\na\nb"),  # both without one, the same last line
+    (b"x\r\ny\r\n", b"x\r\nz\r\ny\r\n"),
+    (b"", b"a\n"),
+])
+def test_changed_line_count_is_the_diffs_count(original, converted):
+    """The summary's count of changed lines is the diff's, without writing the diff out."""
+    from migrate.report.model import changed_line_count, count_changed_lines, file_diff
+
+    assert changed_line_count("f.py", original, converted) == count_changed_lines(file_diff("f.py", original, converted))
+
+
+def test_changed_line_count_matches_the_diff_on_every_fixture():
+    from migrate.report.model import changed_line_count, count_changed_lines, file_diff
+
+    index = rule_index(RuleSelection())
+    checked = 0
+    for path in sorted((ROOT / "fixtures" / "convert").glob("*/input.py")):
+        result = convert_source(path.read_bytes(), index, str(path))
+        if result.changed:
+            expected = count_changed_lines(file_diff(result.path, result.original, result.converted))
+            assert changed_line_count(result.path, result.original, result.converted) == expected > 0, path
+            checked += 1
+    assert checked >= 20

@@ -98,9 +98,9 @@ class FileResult:
     def count_changed_lines(self) -> int:
         """The lines a unified diff of the file shows removed or added; counted once, then kept (and cached)."""
         if self.lines_changed is None:
-            from migrate.report.model import count_changed_lines, file_diff
+            from migrate.report.model import changed_line_count
 
-            self.lines_changed = count_changed_lines(file_diff(self.path, self.original, self.converted)) if self.changed else 0
+            self.lines_changed = changed_line_count(self.path, self.original, self.converted) if self.changed else 0
         return self.lines_changed
 
 

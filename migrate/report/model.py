@@ -131,6 +131,20 @@ def file_diff(path: str, original: bytes, converted: bytes) -> str:
     return "".join(difflib.unified_diff(old, new, f"a/{label}", f"b/{label}"))
 
 
+def changed_line_count(path: str, original: bytes, converted: bytes) -> int:
+    """``count_changed_lines(file_diff(path, original, converted))``, without writing the diff
+    out: the lines removed or added in the same line matching the diff is made from."""
+    from migrate import notebook
+
+    if notebook.is_notebook(path):
+        return count_changed_lines(file_diff(path, original, converted))
+    old = decode_source(original).splitlines(keepends=True)
+    new = decode_source(converted).splitlines(keepends=True)
+    # (file_diff's "No newline at end of file" marker changes a last line on both sides or on one alone)
+    matcher = difflib.SequenceMatcher(None, old, new)
+    return sum((i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+
+
 def count_changed_lines(diff: str) -> int:
     return sum(1 for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++ ", "--- ")))
 
