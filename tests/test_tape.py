@@ -132,6 +132,14 @@ def test_unsafe_tapes_are_left_with_the_reason(body, reason):
     assert out.replace(f"    # migrate: TFD701 {manual[0].message}\n", "") == code
 
 
+def converted_once_and_refusals(code: str):
+    """The conversion of ``code`` (a second run must change nothing) and its tape refusals."""
+    once, findings = convert(code)
+    twice, _ = convert(once)
+    assert twice == once
+    return once, [f for f in findings if f.rule == "TFD701" and f.status == "manual"]
+
+
 @pytest.mark.parametrize("again,converts", [
     ("import tensorflow as tf", True),  # the module's own import, once more: nothing new
     ("from tensorflow import keras", False),  # the module never imports `keras`: a new binding
@@ -144,10 +152,7 @@ def test_an_import_under_the_tape_of_what_the_module_imports_binds_nothing_new(a
     code = (f"import tensorflow as tf\n\ndef step(x, w):\n    with tf.GradientTape() as tape:\n"
             f"        loss = f(x)\n        try:\n            {again}\n        except ImportError:\n            pass\n"
             f"    g = tape.gradient(loss, w)\n    print({name})\n    return g\n")
-    once, findings = convert(code)
-    twice, _ = convert(once)
-    assert twice == once
-    refused = [f for f in findings if f.rule == "TFD701" and f.status == "manual"]
+    once, refused = converted_once_and_refusals(code)
     if converts:
         assert not refused and "def forward():" in once and "mk.value_and_grad(forward, None, w)()" in once
     else:
@@ -164,10 +169,7 @@ def test_a_scope_the_run_dissolves_under_the_tape_counts_as_its_body(strategy_es
             "def step(x, w):\n    with tf.GradientTape() as tape:\n        with strategy.scope():\n"
             "            model = build()\n        loss = model(x)\n    g = tape.gradient(loss, model.trainable_variables)\n"
             "    return g, model\n")
-    once, findings = convert(code)
-    twice, _ = convert(once)
-    assert twice == once
-    refused = [f for f in findings if f.rule == "TFD701" and f.status == "manual"]
+    once, refused = converted_once_and_refusals(code)
     if strategy_escapes:
         assert refused and "`model` is read after the tape but computed only on some paths" in refused[0].message
     else:
@@ -331,10 +333,7 @@ def test_an_import_the_run_removes_binds_nothing_under_the_tape(also_read, conve
             "        loss = f(x)\n    g = tape.gradient(loss, w)\n    if c:\n"
             "        from tensorflow import distribute as dist\n        d = dist.MirroredStrategy()\n"
             f"{also_read}    return g\n")
-    once, findings = convert(code)
-    twice, _ = convert(once)
-    assert twice == once
-    refused = [f for f in findings if f.rule == "TFD701" and f.status == "manual"]
+    once, refused = converted_once_and_refusals(code)
     if converts:
         assert not refused and "def forward():" in once and "dist" not in once
     else:
