@@ -381,16 +381,20 @@ def _reindent(text: str, masked: _Masked) -> str:
     bodies = [line.rstrip("\r\n") for line in new]
     was = [line.rstrip("\r\n") for line in masked.lines]
     dedented = [line.rstrip("\r\n") for line in masked.dedented]
+
+    def indented(lines: list[str]) -> list[str]:
+        return [masked.indent + line if line.strip() else line for line in lines]
+
     out: list[str] = []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, dedented, bodies, autojunk=False).get_opcodes():
         if tag == "equal":  # as written, with the line end it has now (the cell's last line may have gained one)
             out += [was[i] + new[j][len(bodies[j]):] for i, j in zip(range(i1, i2), range(j1, j2))]
         else:
-            out += [masked.indent + line if line.strip() else line for line in new[j1:j2]]
+            out += indented(new[j1:j2])
     kept = "".join(out)
     if _ipython_dedent(kept) == text:
         return kept
-    return "".join(masked.indent + line if line.strip() else line for line in new)
+    return "".join(indented(new))
 
 
 def _dedent_of(masked: _Masked, line: int) -> int:

@@ -21,6 +21,7 @@ from migrate.notebook import convert_notebook
 from migrate.report import build_report, format_for, render
 from migrate.report.html import markdown_block, script_json
 from migrate.report.json_report import schema
+from migrate.report.model import changed_line_count, count_changed_lines, file_diff
 from migrate.rules import Example, Rule, load_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -369,14 +370,10 @@ def test_ten_thousand_findings_render_fast_and_small(index):
 ])
 def test_changed_line_count_is_the_diffs_count(original, converted):
     """The summary's count of changed lines is the diff's, without writing the diff out."""
-    from migrate.report.model import changed_line_count, count_changed_lines, file_diff
-
     assert changed_line_count("f.py", original, converted) == count_changed_lines(file_diff("f.py", original, converted))
 
 
 def test_changed_line_count_matches_the_diff_on_every_fixture():
-    from migrate.report.model import changed_line_count, count_changed_lines, file_diff
-
     index = rule_index(RuleSelection())
     checked = 0
     for path in sorted((ROOT / "fixtures" / "convert").glob("*/input.py")):

@@ -381,8 +381,8 @@ def _imported_as(assignment) -> str | None:
 def _removed_import(scope, name: str, rewritten: set, aside) -> bool:
     """Whether every binding of ``name`` in ``scope`` is an import and every read of it is one
     the plan rewrites away (``rewritten``), none by a statement set aside (``aside``)."""
-    assignments = list(scope.assignments[name])
-    if name in aside or not assignments or any(_imported_as(a) is None for a in assignments):
+    assignments = list(scope.assignments[name])  # (the tape's own among them)
+    if name in aside or any(_imported_as(a) is None for a in assignments):
         return False
     reads = [access.node for a in assignments for access in a.references]
     return bool(reads) and all(read in rewritten for read in reads)

@@ -122,8 +122,7 @@ def file_diff(path: str, original: bytes, converted: bytes) -> str:
     label = Path(path).as_posix()
     if notebook.is_notebook(path):
         return notebook.unified_diff(original, converted, label)
-    old = decode_source(original).splitlines(keepends=True)
-    new = decode_source(converted).splitlines(keepends=True)
+    old, new = _source_lines(original), _source_lines(converted)
     if old and not old[-1].endswith(("\n", "\r")):
         old[-1] += "\n\\ No newline at end of file\n"
     if new and not new[-1].endswith(("\n", "\r")):
@@ -138,11 +137,14 @@ def changed_line_count(path: str, original: bytes, converted: bytes) -> int:
 
     if notebook.is_notebook(path):
         return count_changed_lines(file_diff(path, original, converted))
-    old = decode_source(original).splitlines(keepends=True)
-    new = decode_source(converted).splitlines(keepends=True)
-    # (file_diff's "No newline at end of file" marker changes a last line on both sides or on one alone)
-    matcher = difflib.SequenceMatcher(None, old, new)
+    # file_diff's "No newline at end of file" marker, added to a last line without a line end,
+    # makes no two lines equal that were not, nor the reverse: the matching is the same.
+    matcher = difflib.SequenceMatcher(None, _source_lines(original), _source_lines(converted))
     return sum((i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
+
+
+def _source_lines(data: bytes) -> list[str]:
+    return decode_source(data).splitlines(keepends=True)
 
 
 def count_changed_lines(diff: str) -> int:
