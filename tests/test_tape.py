@@ -156,7 +156,16 @@ def test_an_import_under_the_tape_of_what_the_module_imports_binds_nothing_new(a
     if converts:
         assert not refused and "def forward():" in once and "mk.value_and_grad(forward, None, w)()" in once
     else:
-        assert refused and f"`{name}` is read after the tape but computed only on some paths" in refused[0].message
+        assert refused and f"`{name}` is imported under the tape and read after it: import it before the `with`" in refused[0].message
+
+
+def test_an_import_under_the_tape_read_after_it_is_named_as_an_import():
+    """Not "computed only on some paths": an import on the body's every path is refused for what it is."""
+    code = ("import tensorflow as tf\n\ndef step(x, w):\n    with tf.GradientTape() as tape:\n"
+            "        import numpy as np\n        loss = f(x)\n    g = tape.gradient(loss, w)\n    return g, np.ones(2)\n")
+    once, refused = converted_once_and_refusals(code)
+    assert "tape.gradient(loss, w)" in once and len(refused) == 1
+    assert refused[0].message.endswith("`np` is imported under the tape and read after it: import it before the `with`")
 
 
 @pytest.mark.parametrize("strategy_escapes", [False, True])
@@ -337,4 +346,4 @@ def test_an_import_the_run_removes_binds_nothing_under_the_tape(also_read, conve
     if converts:
         assert not refused and "def forward():" in once and "dist" not in once
     else:
-        assert refused and "`dist` is read after the tape" in refused[0].message
+        assert refused and "`dist` is imported under the tape and read after it" in refused[0].message

@@ -198,6 +198,9 @@ class GradientTapeToValueAndGrad(Operation):
                     return f"the gradient's target `{name}` is computed only on some paths under the tape"
                 continue
             if read_after:
+                if all(_imported_as(a) is not None for a in assignments):
+                    # (an import is no output of the closure the tape becomes)
+                    return f"`{name}` is imported under the tape and read after it: import it before the `with`"
                 if name not in top_level:
                     return f"`{name}` is read after the tape but computed only on some paths under it"
                 aux.append(name)
