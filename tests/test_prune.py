@@ -365,6 +365,28 @@ def test_final_code_copies_only_what_stayed_where_it_was(source):
     assert _libcst_speed.code(tabbed, positions) == tabbed.code
 
 
+@pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"], ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
+def test_the_trusting_parse_is_libcsts_parse(source):
+    """The parse that skips node validation makes the same tree, and validation is on again after it."""
+    text = EXTRA_SYNTAX if source == "EXTRA_SYNTAX" else source.read_text()
+    try:
+        theirs = cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        pytest.skip("syntax this libcst cannot parse")
+    ours = _libcst_speed.parse_module(text)
+    assert ours.deep_equals(theirs) and ours.code == text
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("not an identifier")
+
+
+def test_the_trusting_parse_validates_again_after_a_syntax_error():
+    with pytest.raises(cst.ParserSyntaxError):
+        _libcst_speed.parse_module("def f(:\n")
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("1x")
+    assert cst.CSTNode.__post_init__ is _libcst_speed._VALIDATING
+
+
 class _LateCallbacks(cst.CSTVisitor):
     """Callbacks for the module only in the class; names set on the instance, and methods
     replaced on the class after a first walk."""
@@ -705,29 +727,50 @@ def test_a_file_left_with_nothing_to_plan_skips_libcst(index, monkeypatch):
         assert cut(busy, index).needs_planner, busy
 
 
-@pytest.mark.parametrize("text, fast", [
+@pytest.mark.parametrize("text, way", [
     # every read of `tf` replaced: removed without RemoveImportsVisitor's analysis
-    ("import tensorflow as tf\n\nm = tf.keras.Sequential()\n", True),
-    ("import numpy as np\nfrom tensorflow import keras\n\nm = keras.Sequential()\nx = np.ones(2)\n", True),
-    # a replacement keeps an argument that reads `tf`: the visitor decides (and keeps it)
-    ("import tensorflow as tf\n\nm = tf.keras.Sequential(tf.keras.layers.Dense(1))\ny = tf.reduce_sum(tf.nn.gelu([1.0]))\n", False),
+    ("import tensorflow as tf\n\nm = tf.keras.Sequential()\n", "known"),
+    ("import numpy as np\nfrom tensorflow import keras\n\nm = keras.Sequential()\nx = np.ones(2)\n", "known"),
+    # a replacement keeps an argument that reads `tf` (bound once): in use, nothing to ask
+    ("import tensorflow as tf\n\nm = tf.keras.Sequential(tf.keras.layers.Dense(1))\ny = tf.reduce_sum(tf.nn.gelu([1.0]))\n", "kept"),
+    # ... and the other import, whose reads all went, is removed without the analysis
+    ("import tensorflow as tf\nfrom tensorflow import keras\n\nm = keras.Sequential()\ny = tf.reduce_sum(tf.nn.gelu([1.0]))\n",
+     "known"),
+    # read again as a plain name, not an attribute's object: the visitor decides (and keeps it)
+    ("import tensorflow as tf\n\ny = tf.reduce_sum(tf)\n", "full"),
+    # bound twice: which binding the kept argument reads is the visitor's to judge
+    ("import tensorflow as tf\n\ny = tf.reduce_sum(tf.nn.gelu([1.0]))\n\ndef f(tf):\n    return tf\n", "full"),
     # `__all__` may export it
-    ("import tensorflow as tf\n\n__all__ = ['m']\nm = tf.keras.Sequential()\n", False),
+    ("import tensorflow as tf\n\n__all__ = ['m']\nm = tf.keras.Sequential()\n", "full"),
     # another import spelled the same, inside a function, is the visitor's to judge
-    ("import tensorflow as tf\n\nm = tf.keras.Sequential()\n\ndef f():\n    import tensorflow as tf\n    return 1\n", False),
+    ("import tensorflow as tf\n\nm = tf.keras.Sequential()\n\ndef f():\n    import tensorflow as tf\n    return 1\n", "full"),
     # `import os.path` binds `os`, which the replacement still reads: the visitor keeps it
-    ("import os.path\nimport tensorflow as tf\n\ny = tf.reduce_sum(os.path.getsize('f'))\n", False),
+    ("import os.path\nimport tensorflow as tf\n\ny = tf.reduce_sum(os.path.getsize('f'))\n", "full"),
 ])
-def test_imports_left_unused_are_removed_as_removeimportsvisitor_would(text, fast, index, monkeypatch):
-    from migrate.engine import codemod
+def test_imports_left_unused_are_removed_as_removeimportsvisitor_would(text, way, index, monkeypatch):
+    """``known``: removed by RemoveImportsVisitor's own code told what is unused; ``kept``: no
+    removal asked (every import still read); ``full``: its analysis of the converted module decides.
+    Whichever way, the output is the one the analysis gives (``assert_same`` converts both ways)."""
+    from libcst.codemod.visitors import RemoveImportsVisitor
 
     runs = []
-    original = codemod._RemoveKnownUnused.transform_module
-    monkeypatch.setattr(codemod._RemoveKnownUnused, "transform_module", lambda self, tree: runs.append(1) or original(self, tree))
-    result = assert_same(text.encode(), index)
-    assert bool(runs) is fast
-    if fast:
-        assert "import tensorflow" not in result.converted.decode() and "from tensorflow" not in result.converted.decode()
+    original = RemoveImportsVisitor.transform_module
+    monkeypatch.setattr(RemoveImportsVisitor, "transform_module",
+                        lambda self, tree: runs.append(type(self).__name__) or original(self, tree))
+    fast = convert_source(text.encode(), index, "t.py", pruning=0)
+    assert runs == {"known": ["_RemoveKnownUnused"], "kept": [], "full": ["RemoveImportsVisitor"]}[way]
+    assert fast.converted == assert_same(text.encode(), index).converted
+    if way == "known":
+        assert "from tensorflow" not in fast.converted.decode()
+    elif way == "kept":
+        assert "import tensorflow as tf" in fast.converted.decode()
+
+
+def test_attribute_objects_are_reads_outside_import_statements():
+    from migrate.engine.codemod import _attribute_objects
+
+    module = cst.parse_module("import tf.a\nfrom tf.b import c\nfrom np import linalg\nx = np.ones(2)\ny = ms.x.y\ndef f(a: jax.Array): pass\n")
+    assert _attribute_objects(module, {"tf", "np", "ms", "jax", "a"}) == {"np", "ms", "jax"}
 
 
 ALIASED = '''\

@@ -987,7 +987,7 @@ class Rewriter(cst.CSTTransformer):
         """``original`` leaves the module: imports only it read may become unused."""
         self.replaced.add(original)
 
-    def schedule_unused_imports(self) -> None:
+    def schedule_unused_imports(self, new: cst.Module | None = None) -> None:
         """Ask RemoveImportsVisitor to remove the imports whose every read this pass replaced.
 
         This is ``RemoveImportsVisitor.remove_unused_import_by_node`` for every replaced node,
@@ -997,12 +997,16 @@ class Rewriter(cst.CSTTransformer):
         (:meth:`Planner.static_reads`). When no replacement reads the name again either,
         the import is known unused (``known_unused``) and RemoveImportsVisitor removes it
         without analysing the converted module; otherwise it re-analyses and has the last
-        word.
+        word. Except in one case it need not be asked: an import bound nowhere else whose
+        name the converted module ``new`` reads as the object of an attribute (``tf`` in
+        ``tf.float32.max``, an argument a conversion carried over) is in use, as its analysis
+        would find; the request is not made and the others need no analysis.
         """
         if not self.replaced:
             return
         table = self.p.table
         words = self.p.words_of(self.replaced)  # a name no replaced node mentions keeps all its reads
+        reread: dict | None = None  # names the converted module reads as an attribute's object (made when asked)
         for node in self.p.imports:
             if isinstance(node, cst.ImportFrom) and (node.relative or isinstance(node.names, cst.ImportStar) or node.module is None):
                 continue  # as remove_unused_import_by_node: relative and star imports are never removed
@@ -1025,6 +1029,12 @@ class Rewriter(cst.CSTTransformer):
                 if self.known_unused is not None:
                     # Every read was replaced; unless a replacement reads the name again (or
                     # `__all__` may export it), nothing reads it now.
+                    if (name in self.new_words and not self.p.exports and new is not None and bound == name and table is not None
+                            and bound in table.sole_imports):
+                        if reread is None:
+                            reread = _attribute_objects(new, {w for w in self.new_words if w in table.sole_imports})
+                        if name in reread:
+                            continue  # still read: RemoveImportsVisitor would keep it
                     if name in self.new_words or self.p.exports:
                         self.known_unused = None
                     else:
@@ -1322,6 +1332,33 @@ class _NamesAndWords(cst.CSTVisitor):
         self.reads.update(WORD.findall(n.value))
 
 
+class _AttributeObjects(cst.CSTVisitor):
+    """See :func:`_attribute_objects`."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.found: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if type(node.value) is cst.Name and node.value.value in self.names:
+            self.found.add(node.value.value)
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False  # `import a.b` binds, `from a.b import c` names a module: neither reads `a`
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+
+def _attribute_objects(module: cst.Module, names: set[str]) -> set[str]:
+    """Which of ``names`` ``module`` reads as the object of an attribute (``tf`` of ``tf.x``)."""
+    if not names:
+        return set()
+    visitor = _AttributeObjects(names)
+    module.visit(visitor)
+    return visitor.found
+
+
 def _names_and_words(node) -> tuple[set[str], set[str]]:
     """The names in ``node`` (a node or a FlattenSentinel); and the names it may read (not
     the ``b`` of ``a.b``, nor keywords) with the words of its strings."""
@@ -1478,7 +1515,7 @@ class MigrateCommand(_FreshTree, CodemodCommand):
             return tree
         rewriter = Rewriter(planner, self.context)
         new = tree.visit(rewriter)
-        rewriter.schedule_unused_imports()
+        rewriter.schedule_unused_imports(new)
         self.known_unused = rewriter.known_unused
         self.findings = sorted(plan.findings)
         return new

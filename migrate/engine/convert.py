@@ -32,7 +32,7 @@ def _transform(command: MigrateCommand, code: str):
     into a result: it stops the run.
     """
     try:
-        tree = cst.parse_module(code)
+        tree = _libcst_speed.parse_module(code)
         if "\f" in tree.default_indent:
             tree = _without_form_feed_indent(tree)
         else:
