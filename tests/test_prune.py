@@ -299,16 +299,25 @@ type Alias[T] = list[T]
 """
 
 
-@pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"], ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
+EACH_SOURCE = pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"],
+                                      ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
+
+
+def parsed(source) -> tuple[str, cst.Module]:
+    """A source's text and libcst's tree of it (the test skipped for syntax libcst cannot parse)."""
+    text = EXTRA_SYNTAX if source == "EXTRA_SYNTAX" else source.read_text()
+    try:
+        return text, cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        pytest.skip("syntax this libcst cannot parse")
+
+
+@EACH_SOURCE
 def test_read_only_walk_calls_what_libcst_calls(source):
     """migrate.engine._libcst_speed walks a tree for a CSTVisitor without rebuilding it: the
     same callbacks, on the same nodes, in the same order as libcst's own visit."""
     _libcst_speed.install()
-    text = EXTRA_SYNTAX if source == "EXTRA_SYNTAX" else source.read_text()
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError:
-        pytest.skip("syntax this libcst cannot parse")
+    text, module = parsed(source)
     ours_visit = cst.CSTNode.visit
     for make in (_Recorder, lambda: _Recorder(skip=cst.Call), _ClassBases, _MatcherClassBases, _ModuleOnly,
                  _MatcherModuleOnly):
@@ -345,16 +354,12 @@ class _Reshape(cst.CSTTransformer):
         return super().on_visit(node)
 
 
-@pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"], ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
+@EACH_SOURCE
 def test_final_code_copies_only_what_stayed_where_it_was(source):
     """The final code copies the tokens of statements left as they were (the positions pass
     generated them): the same text as libcst's own codegen, after rewrites that move
     statements to other indentations and into other blocks."""
-    text = EXTRA_SYNTAX if source == "EXTRA_SYNTAX" else source.read_text()
-    try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError:
-        pytest.skip("syntax this libcst cannot parse")
+    text, module = parsed(source)
     positions = _libcst_speed.Positions(module)
     assert _libcst_speed.code(module, positions) == module.code == text
     new = module.visit(_Reshape())
@@ -365,14 +370,10 @@ def test_final_code_copies_only_what_stayed_where_it_was(source):
     assert _libcst_speed.code(tabbed, positions) == tabbed.code
 
 
-@pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"], ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
+@EACH_SOURCE
 def test_the_trusting_parse_is_libcsts_parse(source):
     """The parse that skips node validation makes the same tree, and validation is on again after it."""
-    text = EXTRA_SYNTAX if source == "EXTRA_SYNTAX" else source.read_text()
-    try:
-        theirs = cst.parse_module(text)
-    except cst.ParserSyntaxError:
-        pytest.skip("syntax this libcst cannot parse")
+    text, theirs = parsed(source)
     ours = _libcst_speed.parse_module(text)
     assert ours.deep_equals(theirs) and ours.code == text
     with pytest.raises(cst.CSTValidationError):
@@ -495,14 +496,13 @@ def test_a_visitor_of_the_module_alone_is_not_walked_below_it(monkeypatch):
         module.visit(_MatcherModuleOnly())  # a decorated method for names: walked
 
 
-@pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"], ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
+@EACH_SOURCE
 def test_positions_are_libcsts(source, monkeypatch):
     """migrate.engine._libcst_speed.Positions gives every node libcst's own position (libcst's
     computed with its own codegen, the parentheses' context manager as libcst has it)."""
     from libcst._nodes.expression import _BaseParenthesizedNode
 
-    text = EXTRA_SYNTAX if source == "EXTRA_SYNTAX" else source.read_text()
-    module = cst.parse_module(text)
+    text, module = parsed(source)
     ours_parenthesize = _BaseParenthesizedNode._parenthesize
     assert ours_parenthesize.__wrapped__  # installed
     monkeypatch.setattr(_BaseParenthesizedNode, "_parenthesize", ours_parenthesize.__wrapped__)
@@ -532,12 +532,11 @@ def _scope_summary(module: cst.Module):
     return nodes, bindings
 
 
-@pytest.mark.parametrize("source", SOURCES + ["EXTRA_SYNTAX"], ids=lambda p: p if isinstance(p, str) else f"{p.parent.name}/{p.name}")
+@EACH_SOURCE
 def test_scope_analysis_is_libcsts(source):
     """With the read-only walk (and no second walk after the scope analysis's own), libcst's
     scope analysis finds the same scopes, bindings and reads as with libcst's own visit."""
-    text = EXTRA_SYNTAX if source == "EXTRA_SYNTAX" else source.read_text()
-    module = cst.parse_module(text)
+    text, module = parsed(source)
     ours_visit = cst.CSTNode.visit
     cst.CSTNode.visit = ours_visit.__wrapped__
     try:
