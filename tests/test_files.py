@@ -474,6 +474,20 @@ def test_jobs_2_gives_the_same_output_as_jobs_1(project):
     assert "20 file(s) changed, 10 unchanged, 0 skipped, 1 failed" in one.stderr
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_results_arrive_with_their_changed_lines_counted(tmp_path, jobs):
+    """The changed-line count is made where the file converts (a worker, with --jobs 2): the
+    caller only adds the counts up. Without a cache too."""
+    from migrate.report.model import changed_line_count
+
+    files = [str(write(tmp_path / f"m{i}.py", TF_SOURCE if i % 2 else "x = 1\n")) for i in range(4)]
+    results = list(runner.run_files(files, runner.RuleSelection(), jobs=jobs))
+    assert [r.status for r in results] == ["unchanged", "changed"] * 2
+    for r in results:
+        assert r.lines_changed == (changed_line_count(r.path, r.original, r.converted) if r.changed else 0)
+    assert results[1].lines_changed > 0
+
+
 def test_one_process_run_freezes_the_heap_only_while_it_converts(tmp_path):
     """What is alive when the files start converting is left alone by the collector during
     the run, and handed back after it, also when the run is stopped half way."""

@@ -266,8 +266,10 @@ def _convert_path(args: tuple[str, RuleSelection | RunOptions]) -> FileResult:
         return FileResult(path, "failed", error="out of memory while converting; file left as it was", original=data)
     except Exception as exc:  # noqa: BLE001 - one file's crash must not end the run
         return FileResult(path, "failed", error=f"internal error ({type(exc).__name__}: {exc}); file left as it was", original=data)
+    # Counted here, in the worker: the summary only adds the counts up (and the cache keeps
+    # them, so a second run need not diff again).
+    result.count_changed_lines()
     if cache is not None and _deterministic(result):
-        result.count_changed_lines()  # stored with the entry: a second run need not diff again
         cache.put(result, data)
     return result
 
