@@ -562,3 +562,21 @@ def test_discover_is_sorted_and_skips_tool_directories(tmp_path):
     files, passed_over = runner.discover([str(tmp_path)])
     assert [os.path.relpath(f, tmp_path) for f in files] == ["a.py", "b.py", os.path.join("sub", "c.py")]
     assert passed_over == []
+
+
+@pytest.mark.parametrize("source, quoted", [
+    # a refusal quoting an argument that spans lines: its comment used to fail the file
+    ("import tensorflow as tf\n\ndef train(model, x, w):\n    with tf.GradientTape() as tape:\n        loss = model(x)\n"
+     "    clip(loss, tape=tape,\n         other=1)\n    return tape.gradient(loss, w)\n", "(`tape=tape`)"),
+    # a note quoting a value that spans lines
+    ("import tensorflow as tf\n\nstrategy = tf.distribute.MirroredStrategy(\n    cross_device_ops=make_ops(\n        1))\n",
+     "`cross_device_ops=make_ops( 1)` is not understood"),
+])
+def test_a_message_quoting_code_that_spans_lines_is_one_line(source, quoted):
+    """`path:line:col: ID message` is one line, and so is a `# migrate:` comment, whatever code the message quotes."""
+    out, findings = convert(source)
+    assert any(quoted in f.message for f in findings), [f.message for f in findings]
+    assert all("\n" not in f.format() for f in findings)
+    if "tape" in source:  # the refusal is also a comment above the tape
+        assert f"    # migrate: TFD701 not converted: the tape is used other than in one `tape.gradient(...)` call {quoted}\n" in out
+    assert convert(out)[0] == out

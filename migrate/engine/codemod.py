@@ -37,7 +37,7 @@ from libcst.metadata import Assignment, MetadataWrapper, QualifiedNameSource, Sc
 
 from migrate import ops
 from migrate.engine import _libcst_speed
-from migrate.engine.findings import Finding
+from migrate.engine.findings import Finding, one_line
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 from migrate.rules import Rule
 
@@ -642,7 +642,7 @@ class Planner:
         """``rule`` matched ``node`` but cannot rewrite it where it stands, and no other rule can: a person must."""
         if self.suppresses(rule, node):
             return
-        reason = f"not converted: {why or ops.REGISTRY[rule.operation].refusal(rule.params)}"
+        reason = one_line(f"not converted: {why or ops.REGISTRY[rule.operation].refusal(rule.params)}")
         self.plan.markers.setdefault(self.statement_of(node), []).append(f"# migrate: {rule.id} {reason}")
         self.finding(Action(rule, node, node, api), reason, "manual")
 
@@ -655,7 +655,7 @@ class Planner:
                 col,
                 action.rule.id,
                 status or action.status or action.rule.status,
-                message or action.rule.summary,
+                one_line(message or action.rule.summary),
                 action.api,
                 action.rule.maps_to,
             )

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
 
 # converted: rewritten statically; runtime: left to migrate.runtime at run time;
 # manual: a person has to act; info: converted, with a behaviour note worth reading.
 NEEDS_PERSON = ("manual",)
+_LINE_BREAK = re.compile(r"[ \t]*(?:\r\n|\r|\n)[ \t\f]*")
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line: code quoted in a message may span lines; a diagnostic and a comment may not."""
+    return _LINE_BREAK.sub(" ", text) if "\n" in text or "\r" in text else text
 
 
 @dataclass(frozen=True, order=True)

@@ -126,7 +126,7 @@ class GradientTapeToValueAndGrad(Operation):
         if len(gradient_calls) > 1:
             return f"`{tape.value}.gradient` is called more than once (a persistent tape)"
         if len(uses) != len(gradient_calls) or not gradient_calls:
-            other = next((view.code(parent(u)) for u, k in zip(uses, kinds) if k != "gradient"), None)
+            other = next((view.code(parent(u)).strip().rstrip(",").rstrip() for u, k in zip(uses, kinds) if k != "gradient"), None)
             return f"the tape is used other than in one `{tape.value}.gradient(...)` call" + (f" (`{other}`)" if other else "")
         gradient = gradient_calls[0]
         grad_args = argbind.bind(gradient, params["gradient_signature"])
