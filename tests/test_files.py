@@ -150,6 +150,27 @@ def test_comments_blank_lines_and_quotes_outside_rewrites_are_byte_identical(awk
     assert text == STYLE_HEAD + CONVERTED + STYLE_TAIL
 
 
+@pytest.mark.parametrize("end", [
+    "  # a\n\n  # b\n",  # libcst's module footer kept only `  # b`
+    "\n\n  \n",  # ... and dropped the blank lines before a line of spaces
+    "\n\f# a\n",
+    "\n  # no newline at the end",
+    "\n# a\n",  # (libcst's own footer, which it gives back)
+])
+@pytest.mark.parametrize("pruning", [True, 0, False])
+def test_comment_and_blank_lines_after_the_last_statement_come_back_as_they_were(end, pruning):
+    from migrate.engine.convert import convert_source
+    from migrate.engine.runner import RuleSelection, rule_index
+
+    for crlf in (False, True):
+        body = "import tensorflow as tf\n\nstrategy = tf.distribute.MirroredStrategy()\n"
+        text = (body + end).replace("\n", "\r\n") if crlf else body + end
+        result = convert_source(text.encode(), rule_index(RuleSelection()), "t.py", pruning=pruning)
+        out = result.converted.decode()
+        assert result.changed and "init()" in out
+        assert out.endswith(end.replace("\n", "\r\n") if crlf else end), repr(out[-60:])
+
+
 def test_empty_and_comment_only_files_are_left_as_they_are(awkward):
     root, proc, before = awkward
     for name in ("empty.py", "comments.py"):

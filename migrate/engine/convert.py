@@ -8,6 +8,7 @@ cache never loads it.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 
 import libcst as cst
@@ -61,6 +62,30 @@ def _without_form_feed_indent(tree: cst.Module) -> cst.Module:
     return tree.with_changes(default_indent=old.replace("\f", "") or "    ")
 
 
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def _set_aside_tail(text: str) -> tuple[str, str]:
+    """(the text libcst converts, the end of the file put back as it is after the conversion).
+
+    Two ends of a file libcst cannot give back: a last line that is only a backslash before
+    CRLF (its tokenizer rejects it; CPython reads it as nothing), and comment and blank lines
+    after the last statement of the module when one of them is indented: libcst's module
+    footer drops the lines before the last indented one (``x = 1\n  # a\n\n  # b\n`` comes
+    back as ``x = 1\n  # b\n``). Neither holds anything a rule converts.
+    """
+    dangling = _DANGLING_CONTINUATION.search(text)
+    body, tail = (text[: dangling.start()], dangling.group()) if dangling else (text, "")
+    lines = _LINE.findall(body)
+    first = len(lines)
+    while first and (lines[first - 1].lstrip(" \t\f").startswith("#") or not lines[first - 1].strip(" \t\f\r\n")):
+        first -= 1  # a comment or blank line
+    if any(line[:1] in (" ", "\t", "\f") for line in lines[first:]):
+        cut = sum(map(len, lines[:first]))
+        body, tail = body[:cut], body[cut:] + tail
+    return body, tail
+
+
 def _failure_message(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "too deeply nested to convert (recursion limit); file left as it was"
@@ -105,10 +130,7 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
         return FileResult(path, "failed", error=error, original=data)
     if not mentions_any(text, index):
         return FileResult(path, "unchanged", original=data, converted=data)
-    # libcst's tokenizer rejects a last line that is only a backslash before CRLF; CPython
-    # reads it as nothing, so it is set aside and put back after the conversion.
-    tail = _DANGLING_CONTINUATION.search(text)
-    body, tail = (text[: tail.start()], tail.group()) if tail else (text, "")
+    body, tail = _set_aside_tail(text)
     pruned = table = None
     if pruning is False or os.environ.get("MIGRATE_NO_PRUNE"):
         min_lines = None
