@@ -941,3 +941,14 @@ def test_static_references_answer_without_scope_analysis():
         codemod.Planner.scopes = property(original)
     assert result.status == "changed" and b"MirroredStrategy" not in result.converted
     assert asked == []
+
+
+@pytest.mark.parametrize("default", ["Dense", "layers.Dense"])
+def test_a_parameter_default_is_a_read_not_a_binding(default, index):
+    """`def f(layer=Dense)` reads `Dense` where the function is defined: converted there, with
+    or without pruning and the import table (the name alone used to be taken for the parameter)."""
+    text = ("from tensorflow.keras import layers\nfrom tensorflow.keras.layers import Dense\n\n\n"
+            f"def make(units, layer={default}):\n    return layer(units)\n")
+    result = assert_same(text.encode(), index)
+    assert f"layer={default})" not in result.converted.decode()
+    assert [f.line for f in result.findings] == [5]

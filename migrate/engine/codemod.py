@@ -890,7 +890,9 @@ def _string_value(node: cst.SimpleString) -> str:
 def _is_binding_name(node: cst.Name, parent: cst.CSTNode | None) -> bool:
     """Names that introduce a binding or a keyword rather than read one."""
     if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Param, cst.Arg, cst.Global, cst.Nonlocal, cst.ImportAlias, cst.AsName)):
-        return parent.keyword is node if isinstance(parent, cst.Arg) else True
+        if isinstance(parent, cst.Arg):
+            return parent.keyword is node
+        return parent.name is node if isinstance(parent, cst.Param) else True  # (a default, `f(x=y)`'s `y`, is read)
     if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AnnAssign, cst.AugAssign)) and parent.target is node):
         return True
     return False
