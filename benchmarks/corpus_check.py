@@ -1,0 +1,128 @@
+"""The fuzz tests' properties, checked on every file of a real tree.
+
+    python benchmarks/corpus_check.py path/to/tf/repo            # every .py file under it
+    python benchmarks/corpus_check.py path/to/tf/repo --jobs 2   # in worker processes
+
+``tests/test_fuzz.py`` checks these on generated and mutated programs; real trees hold
+shapes neither makes (a class's trailing comment at the end of a file, a parameter whose
+default is an imported name), so before a release the same properties are worth checking
+on large TensorFlow code bases. For each file, in this process (the tree is only read):
+
+- ``crash``: the engine fails a file CPython compiles (an internal error, a libcst limit);
+- ``untouched``: a file with nothing found, or reported unchanged, comes out different;
+- ``parses``: the output of a file CPython compiles does not compile;
+- ``idempotent``: converting the output again changes it;
+- ``pruning``: setting statements aside and the import table (the default) give another
+  status, output or findings than converting the whole file with libcst's scope analysis.
+
+Prints one line per file that breaks a property (the property, the path, what differs)
+and a summary; exits 1 if any property broke, 0 if none.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import sys
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from migrate.engine.convert import convert_source  # noqa: E402
+from migrate.engine.runner import SKIP_DIRS, RuleSelection, rule_index  # noqa: E402
+
+PROPERTIES = ("crash", "untouched", "parses", "idempotent", "pruning")
+
+
+def _compiles(data: bytes) -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (invalid escape sequences and the like)
+        try:
+            ast.parse(data)
+            return True
+        except (SyntaxError, ValueError):
+            return False
+
+
+def _convert(data: bytes, path: str, **how):
+    return convert_source(data, rule_index(RuleSelection()), path, **how)
+
+
+def check_file(path: str) -> list[tuple[str, str]]:
+    """The (property, detail) pairs ``path`` breaks."""
+    data = Path(path).read_bytes()
+    broken: list[tuple[str, str]] = []
+    first = _convert(data, path)
+    if first.status == "failed":
+        if _compiles(data) and not first.error.startswith(("not valid", "cannot read source encoding", "too large")):
+            broken.append(("crash", first.error))
+        return broken
+    out = first.converted
+    if (first.status == "unchanged" or not first.findings) and out != data:
+        broken.append(("untouched", f"{first.status}, {len(first.findings)} finding(s), yet the bytes changed"))
+    if _compiles(data) and not _compiles(out):
+        broken.append(("parses", "the output does not compile"))
+    again = _convert(out, path)
+    if again.status == "failed" or again.converted != out:
+        broken.append(("idempotent", again.error if again.status == "failed" else "a second run changes the output"))
+    whole = _convert(data, path, pruning=False, scope_shortcut=False)
+    if (whole.status, whole.converted, whole.findings) != (first.status, first.converted, first.findings):
+        what = ("status" if whole.status != first.status else "output" if whole.converted != first.converted
+                else "findings")
+        broken.append(("pruning", f"the whole-file conversion gives another {what}"))
+    return broken
+
+
+def _check(path: str) -> tuple[str, int, list[tuple[str, str]]]:
+    try:
+        lines = Path(path).read_bytes().count(b"\n")
+    except OSError as exc:
+        return path, 0, [("crash", f"cannot read: {exc}")]
+    try:
+        return path, lines, check_file(path)
+    except Exception as exc:  # noqa: BLE001 - the engine never raises: that is a property too
+        return path, lines, [("crash", f"raised {type(exc).__name__}: {exc}")]
+
+
+def python_files(root: Path) -> list[str]:
+    found = []
+    for top, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        found += [os.path.join(top, n) for n in sorted(names)
+                  if n.endswith(".py") and not os.path.islink(os.path.join(top, n))]
+    return found
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("tree", help="a directory of Python code (read, never written)")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    args = parser.parse_args(argv)
+    root = Path(args.tree)
+    if not root.is_dir():
+        print(f"{root}: not a directory", file=sys.stderr)
+        return 2
+    files = python_files(root)
+    if args.jobs > 1:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(_check, files, chunksize=8))
+    else:
+        results = [_check(f) for f in files]
+    counts = dict.fromkeys(PROPERTIES, 0)
+    for path, _, broken in results:
+        for prop, detail in broken:
+            counts[prop] += 1
+            print(f"{prop}: {path}: {detail}")
+    lines = sum(n for _, n, _ in results)
+    bad = sum(1 for _, _, broken in results if broken)
+    print(f"{len(files)} file(s), {lines:,} line(s): {bad} break a property ("
+          + ", ".join(f"{prop} {n}" for prop, n in counts.items()) + ")")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
