@@ -1,6 +1,6 @@
 """The fuzz tests' properties, checked on every file of a real tree.
 
-    python benchmarks/corpus_check.py path/to/tf/repo            # every .py file under it
+    python benchmarks/corpus_check.py path/to/tf/repo            # every .py and .ipynb file under it
     python benchmarks/corpus_check.py path/to/tf/repo --jobs 2   # in worker processes
 
 ``tests/test_fuzz.py`` checks these on generated and mutated programs; real trees hold
@@ -8,9 +8,11 @@ shapes neither makes (a class's trailing comment at the end of a file, a paramet
 default is an imported name), so before a release the same properties are worth checking
 on large TensorFlow code bases. For each file, in this process (the tree is only read):
 
-- ``crash``: the engine fails a file CPython compiles (an internal error, a libcst limit);
+- ``crash``: the engine fails a file CPython compiles (an internal error, a libcst limit),
+  or a notebook with an internal error;
 - ``untouched``: a file with nothing found, or reported unchanged, comes out different;
-- ``parses``: the output of a file CPython compiles does not compile;
+- ``parses``: the output of a file CPython compiles does not compile (of a notebook that
+  is JSON, is not JSON);
 - ``idempotent``: converting the output again changes it;
 - ``pruning``: setting statements aside and the import table (the default) give another
   status, output or findings than converting the whole file with libcst's scope analysis.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import json
 import os
 import sys
 import warnings
@@ -32,13 +35,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from migrate.engine.convert import convert_source  # noqa: E402
-from migrate.engine.runner import SKIP_DIRS, RuleSelection, rule_index  # noqa: E402
+from migrate.engine.runner import SKIP_DIRS, RuleSelection, convert_bytes, rule_index  # noqa: E402
+from migrate.notebook import NOTEBOOK_SUFFIX  # noqa: E402
 
 PROPERTIES = ("crash", "untouched", "parses", "idempotent", "pruning")
 
 
-def _compiles(data: bytes) -> bool:
+def _compiles(data: bytes, path: str) -> bool:
+    """CPython compiles it (a notebook: it is JSON; its cells may hold IPython syntax)."""
+    if path.endswith(NOTEBOOK_SUFFIX):
+        try:
+            json.loads(data)
+            return True
+        except ValueError:
+            return False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (invalid escape sequences and the like)
         try:
@@ -48,8 +58,29 @@ def _compiles(data: bytes) -> bool:
             return False
 
 
-def _convert(data: bytes, path: str, **how):
-    return convert_source(data, rule_index(RuleSelection()), path, **how)
+_WHOLE = {"MIGRATE_NO_PRUNE": "1", "MIGRATE_FULL_SCOPE": "1"}
+
+
+def _convert(data: bytes, path: str, whole: bool = False):
+    """The conversion a run makes (no size limit); ``whole``: of the whole file, with libcst's scope analysis."""
+    if not whole:
+        return convert_bytes(data, rule_index(RuleSelection()), path, None)
+    saved = {key: os.environ.get(key) for key in _WHOLE}
+    os.environ.update(_WHOLE)
+    try:
+        return convert_bytes(data, rule_index(RuleSelection()), path, None)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _engine_failure(result, data: bytes, path: str) -> bool:
+    if path.endswith(NOTEBOOK_SUFFIX):
+        return result.error.startswith(("internal error", "too deeply nested"))
+    return _compiles(data, path) and not result.error.startswith(("not valid", "cannot read source encoding"))
 
 
 def check_file(path: str) -> list[tuple[str, str]]:
@@ -58,18 +89,18 @@ def check_file(path: str) -> list[tuple[str, str]]:
     broken: list[tuple[str, str]] = []
     first = _convert(data, path)
     if first.status == "failed":
-        if _compiles(data) and not first.error.startswith(("not valid", "cannot read source encoding", "too large")):
+        if _engine_failure(first, data, path):
             broken.append(("crash", first.error))
         return broken
     out = first.converted
     if (first.status == "unchanged" or not first.findings) and out != data:
         broken.append(("untouched", f"{first.status}, {len(first.findings)} finding(s), yet the bytes changed"))
-    if _compiles(data) and not _compiles(out):
+    if _compiles(data, path) and not _compiles(out, path):
         broken.append(("parses", "the output does not compile"))
     again = _convert(out, path)
     if again.status == "failed" or again.converted != out:
         broken.append(("idempotent", again.error if again.status == "failed" else "a second run changes the output"))
-    whole = _convert(data, path, pruning=False, scope_shortcut=False)
+    whole = _convert(data, path, whole=True)
     if (whole.status, whole.converted, whole.findings) != (first.status, first.converted, first.findings):
         what = ("status" if whole.status != first.status else "output" if whole.converted != first.converted
                 else "findings")
@@ -93,7 +124,7 @@ def python_files(root: Path) -> list[str]:
     for top, dirs, names in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
         found += [os.path.join(top, n) for n in sorted(names)
-                  if n.endswith(".py") and not os.path.islink(os.path.join(top, n))]
+                  if n.endswith((".py", NOTEBOOK_SUFFIX)) and not os.path.islink(os.path.join(top, n))]
     return found
 
 

@@ -29,6 +29,10 @@ def tree(tmp_path):
         (tmp_path / "pkg" / f"{name}.py").write_bytes(source.read_bytes())
     (tmp_path / "broken.py").write_text("import tensorflow as tf\ndef f(:\n")  # CPython rejects it too: no property
     (tmp_path / "plain.py").write_text("x = 1\n")
+    from tests.test_notebook import TRAINING, dump
+
+    (tmp_path / "training.ipynb").write_bytes(dump(TRAINING))  # converted cell by cell
+    (tmp_path / "truncated.ipynb").write_bytes(dump(TRAINING)[:200])  # not JSON: its own error, no property
     (tmp_path / ".venv").mkdir()
     (tmp_path / ".venv" / "skipped.py").write_text("def f(:\n")
     return tmp_path
@@ -37,19 +41,19 @@ def tree(tmp_path):
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_tree_that_keeps_every_property(corpus_check, tree, capsys, jobs):
     assert corpus_check.main([str(tree), "--jobs", jobs]) == 0
-    lines = sum(p.read_bytes().count(b"\n") for p in tree.rglob("*.py") if ".venv" not in p.parts)
+    lines = sum(p.read_bytes().count(b"\n") for p in tree.rglob("*") if p.is_file() and ".venv" not in p.parts)
     assert capsys.readouterr().out.splitlines() == [
-        f"4 file(s), {lines:,} line(s): 0 break a property (crash 0, untouched 0, parses 0, idempotent 0, pruning 0)"]
+        f"6 file(s), {lines:,} line(s): 0 break a property (crash 0, untouched 0, parses 0, idempotent 0, pruning 0)"]
 
 
 def test_each_broken_property_is_named_with_its_file(corpus_check, tree, capsys, monkeypatch):
     real = corpus_check._convert
 
-    def drifting(data, path, **how):  # a second run adds a line; the whole-file way another comment
-        result = real(data, path, **how)
-        if b"# drift" in data or (path.endswith("plain.py") and not how):
+    def drifting(data, path, whole=False):  # a second run adds a line; the whole-file way another comment
+        result = real(data, path, whole)
+        if b"# drift" in data or (path.endswith("plain.py") and not whole):
             result.converted = result.converted + b"# drift\n"
-        if how and path.endswith("one_device.py"):
+        if whole and path.endswith("one_device.py"):
             result.converted = result.converted + b"# whole\n"
         return result
 
@@ -60,7 +64,7 @@ def test_each_broken_property_is_named_with_its_file(corpus_check, tree, capsys,
     assert f"untouched: {plain}: unchanged, 0 finding(s), yet the bytes changed" in lines
     assert f"idempotent: {plain}: a second run changes the output" in lines
     assert f"pruning: {scope}: the whole-file conversion gives another output" in lines
-    assert lines[-1].startswith("4 file(s), ") and lines[-1].endswith(
+    assert lines[-1].startswith("6 file(s), ") and lines[-1].endswith(
         ": 2 break a property (crash 0, untouched 1, parses 0, idempotent 1, pruning 2)"), lines[-1]
 
 
