@@ -156,6 +156,7 @@ EXPRESSIONS = [
     "tf.distribute.ReduceOp.MEAN",
     "tf.distribute.get_replica_context().all_reduce('sum', value)",
     "tf.distribute.OneDeviceStrategy('/cpu:0')",
+    "strategy",  # a bare name: a tracked object's use (a parameter's default is a read, not a binding)
     "tf.distribute.experimental.MultiWorkerMirroredStrategy()",
 ]
 STATEMENTS = [
@@ -308,7 +309,13 @@ def mutate(source: bytes, seed: int, edits: int = 2) -> bytes:
         target = rng.randrange(bodies)
         # leave_* run bottom-up; the count order differs from a top-down walk, which only changes which body.
         module = module.visit(_Insert(target, statements, rng))
-    return module.bytes
+    data = module.bytes
+    if rng.random() < 0.3:  # comment and blank lines after the last statement, in shapes libcst never writes
+        data += "".join(rng.choice(TRAILERS) for _ in range(rng.randint(1, 4))).encode()
+    return data
+
+
+TRAILERS = ["\n", "  \n", "  # trailing\n", "        # deeper\n", "\t# tab\n", "\f# form feed\n", "# flush\n"]
 
 
 @settings(max_examples=45 * SCALE)
