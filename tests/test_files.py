@@ -331,6 +331,39 @@ def test_atomic_write_failure_leaves_original_and_no_temp(tmp_path, monkeypatch)
     assert not temp_files(tmp_path)
 
 
+@pytest.mark.parametrize("when", ["temp file made", "before the rename", "write fails"])
+def test_ctrl_c_during_a_write_takes_effect_after_it_and_leaves_no_temp_file(tmp_path, monkeypatch, when):
+    """An interrupt that arrives between making the temporary file and renaming it (found as
+    a leftover `.migrate-tmp` in the SIGINT fault test) is raised once the write is over:
+    the file is whole (or, if the write failed, as it was), and no temporary file is left."""
+    import signal
+    import tempfile
+
+    f = write(tmp_path / "a.py", b"old\n")
+    real_mkstemp, real_replace = tempfile.mkstemp, runner.os.replace
+
+    def mkstemp(*args, **kwargs):
+        made = real_mkstemp(*args, **kwargs)
+        if when == "temp file made":
+            os.kill(os.getpid(), signal.SIGINT)  # as if it came before mkstemp returned
+        return made
+
+    def replace(src, dst):
+        os.kill(os.getpid(), signal.SIGINT)
+        if when == "write fails":
+            raise OSError(28, "No space left on device")
+        real_replace(src, dst)
+
+    monkeypatch.setattr(runner.tempfile, "mkstemp", mkstemp)
+    if when != "temp file made":
+        monkeypatch.setattr(runner.os, "replace", replace)
+    with pytest.raises(KeyboardInterrupt):
+        runner.atomic_write(str(f), b"new\n", expected=b"old\n")
+    assert f.read_bytes() == (b"old\n" if when == "write fails" else b"new\n")
+    assert not temp_files(tmp_path)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
 def test_atomic_write_refuses_a_file_deleted_since_it_was_read(tmp_path):
     with pytest.raises(OSError, match="deleted"):
         runner.atomic_write(str(tmp_path / "gone.py"), b"new\n", expected=b"old\n")

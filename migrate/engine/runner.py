@@ -514,23 +514,53 @@ def atomic_write(path: str, data: bytes, expected: bytes | None = None, mode: in
             raise OSError("changed while converting; left as it is now")
     if mode is None:
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".migrate-tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
-            try:
-                os.chown(tmp, st.st_uid, st.st_gid)
-            except PermissionError:
-                pass  # only root may give a file away; the content still matters more
-        os.replace(tmp, target)
-    except BaseException:
+    with _InterruptAfter():
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".migrate-tmp")
         try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                if durable:
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            os.chmod(tmp, mode)
+            if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+                try:
+                    os.chown(tmp, st.st_uid, st.st_gid)
+                except PermissionError:
+                    pass  # only root may give a file away; the content still matters more
+            os.replace(tmp, target)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            raise
+
+
+class _InterruptAfter:
+    """Ctrl-C during a write takes effect when the write is over (the file replaced, or its
+    temporary file removed): an interrupt between creating the temporary file and the
+    ``try`` that removes it would leave it behind. Only in the main thread (where Python
+    runs signal handlers) and only over a handler that raises (``default_int_handler``) or
+    another Python handler, which is then called."""
+
+    def __enter__(self) -> None:
+        self.old = None
+        self.got = False
+        if threading.current_thread() is not threading.main_thread():
+            return
+        old = signal.getsignal(signal.SIGINT)
+        if not callable(old):  # ignored (a worker) or the OS default: nothing to defer
+            return
+        self.old = old
+        signal.signal(signal.SIGINT, self._note)
+
+    def _note(self, signum, frame) -> None:
+        self.got = True
+
+    def __exit__(self, *exc) -> bool:
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+            if self.got:  # (also over a write's error: the interrupt is what the user asked for)
+                self.old(signal.SIGINT, None)  # default_int_handler raises KeyboardInterrupt here
+        return False
