@@ -11,7 +11,6 @@ import os
 import shutil
 import stat
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from migrate.engine.runner import (
     discover,
     rule_index,
     run_files,
+    temporary_beside,
 )
 from migrate.report import FORMATS, ReportBuilder, default_output, format_for, write_report
 from migrate.report.model import file_diff
@@ -179,18 +179,11 @@ def _copy_file(src: Path, dest: Path) -> None:
     """``shutil.copy2`` through a temporary file in ``dest``'s directory and a rename."""
     if _same_file_content(src, dest):
         return
-    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".migrate-tmp")
-    try:
+    with temporary_beside(dest) as (fd, tmp):
         with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
             shutil.copyfileobj(inp, out, 1 << 20)  # a copy beside an untouched source: no fsync
         shutil.copystat(src, tmp)
         os.replace(tmp, dest)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def _same_file_content(src: Path, dest: Path) -> bool:

@@ -29,6 +29,7 @@ import threading
 import tokenize
 import warnings
 from collections import deque
+from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -514,21 +515,30 @@ def atomic_write(path: str, data: bytes, expected: bytes | None = None, mode: in
             raise OSError("changed while converting; left as it is now")
     if mode is None:
         mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
+    with temporary_beside(target) as (fd, tmp):
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except PermissionError:
+                pass  # only root may give a file away; the content still matters more
+        os.replace(tmp, target)
+
+
+@contextmanager
+def temporary_beside(target: Path):
+    """A temporary file in ``target``'s directory, as (descriptor, path), for the caller to fill
+    and rename over ``target``; removed if anything fails before that. Ctrl-C meanwhile takes
+    effect when it is one or the other (see :class:`_InterruptAfter`)."""
     with _InterruptAfter():
         fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".migrate-tmp")
         try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                if durable:
-                    fh.flush()
-                    os.fsync(fh.fileno())
-            os.chmod(tmp, mode)
-            if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
-                try:
-                    os.chown(tmp, st.st_uid, st.st_gid)
-                except PermissionError:
-                    pass  # only root may give a file away; the content still matters more
-            os.replace(tmp, target)
+            yield fd, tmp
         except BaseException:
             try:
                 os.unlink(tmp)
