@@ -1008,7 +1008,7 @@ class Rewriter(cst.CSTTransformer):
             return
         table = self.p.table
         words = self.p.words_of(self.replaced)  # a name no replaced node mentions keeps all its reads
-        reread: dict | None = None  # names the converted module reads as an attribute's object (made when asked)
+        reread: set[str] | None = None  # names the converted module reads as an attribute's object (made when asked)
         for node in self.p.imports:
             if isinstance(node, cst.ImportFrom) and (node.relative or isinstance(node.names, cst.ImportStar) or node.module is None):
                 continue  # as remove_unused_import_by_node: relative and star imports are never removed

@@ -8,7 +8,6 @@ cache never loads it.
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import replace
 
 import libcst as cst
@@ -62,9 +61,6 @@ def _without_form_feed_indent(tree: cst.Module) -> cst.Module:
     return tree.with_changes(default_indent=old.replace("\f", "") or "    ")
 
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-
-
 def _set_aside_tail(text: str) -> tuple[str, str]:
     """(the text libcst converts, the end of the file put back as it is after the conversion).
 
@@ -74,14 +70,20 @@ def _set_aside_tail(text: str) -> tuple[str, str]:
     footer drops the lines before the last indented one (``x = 1\n  # a\n\n  # b\n`` comes
     back as ``x = 1\n  # b\n``). Neither holds anything a rule converts.
     """
-    dangling = _DANGLING_CONTINUATION.search(text)
+    # (The pattern ends at the end of the text; searched only there, not tried at every position.)
+    dangling = _DANGLING_CONTINUATION.search(text) if text.endswith("\\\r\n") else None
     body, tail = (text[: dangling.start()], dangling.group()) if dangling else (text, "")
-    lines = _LINE.findall(body)
-    first = len(lines)
-    while first and (lines[first - 1].lstrip(" \t\f").startswith("#") or not lines[first - 1].strip(" \t\f\r\n")):
-        first -= 1  # a comment or blank line
-    if any(line[:1] in (" ", "\t", "\f") for line in lines[first:]):
-        cut = sum(map(len, lines[:first]))
+    # Walk back from the end over comment and blank lines (only the end of the file is read).
+    cut, indented = len(body), False
+    while cut:
+        stop = cut - (2 if body.endswith("\r\n", 0, cut) else 1 if body[cut - 1] in "\r\n" else 0)
+        start = max(body.rfind("\n", 0, stop), body.rfind("\r", 0, stop)) + 1
+        content = body[start:stop].lstrip(" \t\f")
+        if content and not content.startswith("#"):
+            break  # the module's last line of code
+        indented |= body[start:start + 1] in (" ", "\t", "\f")
+        cut = start
+    if indented:
         body, tail = body[:cut], body[cut:] + tail
     return body, tail
 
