@@ -18,6 +18,7 @@ an immutable directory does, which is what these tests use.
 from __future__ import annotations
 
 import errno
+import multiprocessing
 import os
 import shutil
 import signal
@@ -192,7 +193,7 @@ def test_a_worker_that_dies_fails_only_its_file(tmp_path, monkeypatch):
         return real(task)
 
     monkeypatch.setattr(runner, "_convert_path", segfault_on_crash)  # workers are forked: they see it
-    if runner.ProcessPoolExecutor(1)._mp_context.get_start_method() != "fork":
+    if multiprocessing.get_start_method() != "fork":
         pytest.skip("workers are not forked here")
     results = list(runner.run_files(files, RuleSelection(), jobs=2))
     assert [r.path for r in results] == files

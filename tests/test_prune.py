@@ -560,6 +560,57 @@ def test_read_only_walk_knows_every_node_class():
     assert _libcst_speed.fields_of(cst.Attribute) == (("lpar", False), ("value", False), ("dot", False), ("attr", False), ("rpar", False))
 
 
+
+def test_method_source_is_read_as_inspect_reads_it():
+    """The visited fields come from each method's lines as its code spans them (not inspect's
+    tokenizing of the file): the same tree as inspect.getsource gives, for every node class."""
+    import textwrap
+
+    methods = [c._visit_and_replace_children for c in vars(cst).values() if isinstance(c, type) and issubclass(c, cst.CSTNode)]
+    assert len(methods) > 150
+    for method in methods:
+        assert ast.dump(_libcst_speed._parsed(method)) == ast.dump(ast.parse(textwrap.dedent(inspect.getsource(method)))), method
+
+
+def test_method_source_that_does_not_parse_alone_is_read_by_inspect(tmp_path, monkeypatch):
+    """A function whose last lines carry no instruction (a docstring alone compiles to none)
+    cut short would not parse: it is read again as inspect reads it."""
+    import importlib.util
+
+    path = tmp_path / "shaped.py"
+    path.write_text('def f(x):\n    """A docstring\n    on two lines."""\n')
+    spec = importlib.util.spec_from_file_location("shaped", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    read = []
+    getsource = inspect.getsource
+    monkeypatch.setattr(_libcst_speed.inspect, "getsource", lambda f: read.append(f) or getsource(f))
+    tree = _libcst_speed._parsed(module.f)
+    assert ast.dump(tree) == ast.dump(ast.parse(path.read_text()))
+    assert read == [module.f]
+
+
+def test_libcst_matchers_are_imported_without_rendering_signatures():
+    """libcst.matchers' ~175 dataclasses are made without Python rendering each signature into a
+    docstring (a tenth of a one-file run), and dataclasses is itself again afterwards."""
+    code = (
+        "import dataclasses, inspect\n"
+        "import migrate.engine.convert\n"
+        "import libcst.matchers as m\n"
+        "assert m.Name.__doc__ == 'Name', m.Name.__doc__\n"
+        "assert dataclasses.inspect is inspect\n"
+        "@dataclasses.dataclass\n"
+        "class A:\n"
+        "    x: int\n"
+        "assert A.__doc__ == 'A(x: int)', A.__doc__\n"
+        "assert m.matches(__import__('libcst').Name('x'), m.Name('x'))\n"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
 def table_of(text: str, index):
     return analyse(text, ast.parse(text), index)[1]
 

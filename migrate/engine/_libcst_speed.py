@@ -34,6 +34,11 @@ come from :class:`Positions`: libcst's PositionProvider works out a line and col
 every token and makes position objects for every node; here codegen notes each node's
 first and last token, and only the nodes asked about get a position.
 
+``libcst.matchers`` is imported here, before anything else of this package imports it, with
+dataclasses' class docstrings left as the class's name: the module makes about 175
+dataclasses, and Python renders each one's signature (its fields' long ``Union`` types)
+into a docstring nobody reads here, a tenth of a one-file run's time.
+
 If a libcst release renames what is patched here, nothing is patched and nothing changes.
 :class:`Positions` relies on libcst's codegen protocol (``before_codegen``,
 ``after_codegen``, ``record_syntactic_position``); the tests compare its positions, the
@@ -44,7 +49,9 @@ that changes any of them fails there first.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
+import linecache
 import re
 import textwrap
 import weakref
@@ -61,8 +68,34 @@ from libcst._nodes.expression import _BaseParenthesizedNode
 from libcst._nodes.internal import CodegenState
 from libcst._position import CodePosition, CodeRange
 from libcst._visitors import CSTVisitor
-from libcst.matchers import _visitors
 from libcst.metadata import wrapper
+
+
+class _Unsigned:
+    """The ``inspect`` module as ``dataclasses`` sees it while libcst.matchers is imported:
+    no class has a signature, so a dataclass without a docstring is documented by its name."""
+
+    def __getattr__(self, name: str):
+        return getattr(inspect, name)
+
+    @staticmethod
+    def signature(*args, **kwargs):
+        raise ValueError("not rendered while libcst.matchers is imported")
+
+
+def _import_matchers():
+    if getattr(dataclasses, "inspect", None) is inspect:
+        dataclasses.inspect = _Unsigned()
+        try:
+            import libcst.matchers
+        finally:
+            dataclasses.inspect = inspect
+    from libcst.matchers import _visitors
+
+    return _visitors
+
+
+_visitors = _import_matchers()
 
 _GATHERERS = ("_gather_matchers", "_gather_constructed_visit_funcs", "_gather_constructed_leave_funcs")
 _OURS = ("libcst.", "migrate.")
@@ -152,12 +185,24 @@ def _field_visit(call: ast.AST, field: str, locals_: dict[str, str]) -> bool:
     return isinstance(value, ast.Name) and locals_.get(value.id) == field
 
 
+def _parsed(function) -> ast.Module:
+    """``ast.parse`` of ``inspect.getsource(function)``, dedented, without tokenizing the file from
+    the function on (most of the cost): its lines run from the code's first line to the last
+    one its instructions span. Text that does not parse is read again as inspect reads it."""
+    try:
+        code = function.__code__
+        lines = linecache.getlines(code.co_filename)
+        last = max(end for _, end, _, _ in code.co_positions() if end is not None)
+        return ast.parse(textwrap.dedent("".join(lines[code.co_firstlineno - 1:last])))
+    except (AttributeError, ValueError, SyntaxError):
+        return ast.parse(textwrap.dedent(inspect.getsource(function)))
+
+
 def _read_fields(cls: type) -> tuple[tuple[str, bool], ...] | None:
     """(field, visited only when not None) for each field ``cls`` visits, in order; None if unsure."""
     method = getattr(cls, "_visit_and_replace_children", None)
     try:
-        source = textwrap.dedent(inspect.getsource(method))
-        function = ast.parse(source).body[0]
+        function = _parsed(method).body[0]
     except (OSError, TypeError, SyntaxError, IndexError):
         return _UNKNOWN
     if not isinstance(function, ast.FunctionDef):

@@ -29,6 +29,9 @@ from collections import Counter
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+
+from migrate.engine import _libcst_speed  # (first: it imports libcst.matchers, which libcst.codemod needs)
+
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
@@ -36,7 +39,6 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import Assignment, MetadataWrapper, QualifiedNameSource, ScopeProvider
 
 from migrate import ops
-from migrate.engine import _libcst_speed
 from migrate.engine.findings import Finding, one_line
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 from migrate.rules import Rule

@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from migrate.engine import _libcst_speed  # (first: it imports libcst.matchers, which libcst.codemod needs)
+
 import libcst as cst
 from libcst import ParserSyntaxError
 from libcst.codemod import CodemodContext, SkipFile, SkipReason, TransformFailure, TransformSkip, TransformSuccess
 
-from migrate.engine import _libcst_speed, runner
+from migrate.engine import runner
 from migrate.engine.codemod import MigrateCommand, RuleIndex, mentions_any
 from migrate.engine.findings import Finding
 from migrate.engine.prune import MIN_LINES, ImportTable, Pruned, analyse

@@ -30,8 +30,6 @@ import tokenize
 import warnings
 from collections import deque
 from contextlib import contextmanager
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -417,6 +415,9 @@ def run_files(
 
 
 def _run_pool(chunks: deque, options: RunOptions, jobs: int) -> Iterator[FileResult]:
+    from concurrent.futures import ProcessPoolExecutor  # (here: a run in one process never needs it)
+    from concurrent.futures.process import BrokenProcessPool
+
     ahead = jobs * 4
     single: deque = deque()  # files to retry one per task after a worker died
     while chunks or single:

@@ -71,14 +71,14 @@ class MapCall(Operation):
             if not isinstance(table, dict):
                 raise ValueError("literals: each parameter maps literals to expressions")
             for expression in table.values():
-                cst.parse_expression(str(expression))
+                parse_expression(str(expression))
         if not params["templates"]:
             raise ValueError("templates: give at least one")
         for fn, template in params["templates"].items():
             if not isinstance(template, str):
                 raise ValueError(f"template for {fn!r} must be a string")
             template_expression(template, **{n: cst.Name("x") for n in names if "{%s}" % n in template})
-            call = cst.parse_expression(template)
+            call = parse_expression(template)
             outer = {_placeholder(a.value) for a in call.args} if isinstance(call, cst.Call) else set()
             for n in params.get("omit_unpassed", []):
                 if "{%s}" % n in template and n not in outer:
