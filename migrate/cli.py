@@ -27,8 +27,8 @@ from migrate.engine.runner import (
     discover,
     rule_index,
     run_files,
-    temporary_beside,
 )
+from migrate.engine.writes import temporary_beside
 from migrate.report import FORMATS, ReportBuilder, default_output, format_for, write_report
 from migrate.report.model import file_diff
 from migrate.rules import RuleError, load_rules, rule_directories, selected

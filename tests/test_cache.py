@@ -236,6 +236,43 @@ def test_an_unwritable_cache_directory_only_means_no_cache(project, tmp_path, mo
     assert (project / "out" / "a.py").read_text() == CONVERTED
 
 
+
+def test_a_full_disk_under_the_cache_leaves_no_temporary_file(project, cache_dir, monkeypatch, capsys):
+    """The rule manifest and every entry fail to write (ENOSPC once their temporary file is
+    made): the run converts as without a cache, and the cache directory holds no leftovers."""
+    real_fdopen = os.fdopen
+
+    class Full:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def write(self, data):
+            raise OSError(28, "No space left on device")
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+            return False
+
+    def fdopen(fd, *args, **kwargs):
+        fh = real_fdopen(fd, *args, **kwargs)
+        in_cache = os.readlink(f"/proc/self/fd/{fd}").startswith(str(cache_dir))
+        return Full(fh) if in_cache else fh
+
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("needs /proc to tell the cache's files from the others")
+    monkeypatch.setattr(os, "fdopen", fdopen)
+    code, out, err = run(capsys, "convert", str(project / "src"), "--out", str(project / "out"))
+    monkeypatch.setattr(os, "fdopen", real_fdopen)
+    assert code == 2 and (project / "out" / "a.py").read_text() == CONVERTED
+    made = [p.name for p in cache_dir.rglob("*") if p.is_file()]
+    assert sorted(made) == [".gitignore", "CACHEDIR.TAG"]  # no entry, no manifest, no temporary file
+    # ...and the next run, with room, fills the cache from nothing.
+    code, _, _ = run(capsys, "convert", str(project / "src"), "--out", str(project / "out2"))
+    assert code == 2 and len(entries(cache_dir)) == 4
+
 def test_failures_that_may_not_recur_are_not_stored(tmp_path, cache_dir):
     cache = result_cache.Cache.open(cache_dir, ())
     data = TF_SOURCE.encode()

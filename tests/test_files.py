@@ -354,7 +354,7 @@ def test_ctrl_c_during_a_write_takes_effect_after_it_and_leaves_no_temp_file(tmp
             raise OSError(28, "No space left on device")
         real_replace(src, dst)
 
-    monkeypatch.setattr(runner.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
     if when != "temp file made":
         monkeypatch.setattr(runner.os, "replace", replace)
     with pytest.raises(KeyboardInterrupt):

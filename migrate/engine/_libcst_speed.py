@@ -84,14 +84,14 @@ class _Unsigned:
 
 
 def _import_matchers():
-    if getattr(dataclasses, "inspect", None) is inspect:
+    seen = getattr(dataclasses, "inspect", None)
+    if seen is inspect:
         dataclasses.inspect = _Unsigned()
-        try:
-            import libcst.matchers
-        finally:
+    try:
+        from libcst.matchers import _visitors
+    finally:
+        if seen is inspect:
             dataclasses.inspect = inspect
-    from libcst.matchers import _visitors
-
     return _visitors
 
 

@@ -31,13 +31,13 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from migrate import __version__
 from migrate.engine.findings import Finding
+from migrate.engine.writes import temporary_beside
 from migrate.rules import rule_files
 
 FORMAT = 1
@@ -137,13 +137,18 @@ def rule_manifest(directory: str | os.PathLike | None, rule_dirs: tuple[str, ...
     try:
         if not entry.parent.is_dir():
             _make_dirs(root, entry.parent)
-        fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".rules.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(found, fh)
-        os.replace(tmp, entry)
+        _store(entry, json.dumps(found).encode())
     except OSError:
         pass
     return found
+
+
+def _store(entry: Path, data: bytes) -> None:
+    """``entry`` holds ``data`` whole, or is as it was; no temporary file is left either way."""
+    with temporary_beside(entry) as (fd, tmp):
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, entry)
 
 
 def _finding_to_json(f: Finding) -> dict:
@@ -235,23 +240,12 @@ class Cache:
         payload = json.dumps(meta, separators=(",", ":")).encode() + b"\n" + body
         blob = MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
         entry = self._entry(self.key(result.path, data))
-        tmp = None
         try:
             if not entry.parent.is_dir():
                 self._make_dirs(entry.parent)
-            fd, tmp = tempfile.mkstemp(dir=entry.parent, prefix=".entry.", suffix=".tmp")
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(blob)
-            os.replace(tmp, entry)
-            tmp = None
+            _store(entry, blob)
         except (OSError, ValueError):
             pass
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
 
     def _make_dirs(self, leaf: Path) -> None:
         _make_dirs(Path(self.directory), leaf)

@@ -24,12 +24,10 @@ import re
 import signal
 import stat
 import sys
-import tempfile
 import threading
 import tokenize
 import warnings
 from collections import deque
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -38,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from migrate.engine.cache import Cache
 from migrate.engine.findings import Finding
+from migrate.engine.writes import temporary_beside
 from migrate.notebook import NOTEBOOK_SUFFIX, convert_notebook
 from migrate.rules import load_rules, select_rules
 
@@ -529,49 +528,3 @@ def atomic_write(path: str, data: bytes, expected: bytes | None = None, mode: in
             except PermissionError:
                 pass  # only root may give a file away; the content still matters more
         os.replace(tmp, target)
-
-
-@contextmanager
-def temporary_beside(target: Path):
-    """A temporary file in ``target``'s directory, as (descriptor, path), for the caller to fill
-    and rename over ``target``; removed if anything fails before that. Ctrl-C meanwhile takes
-    effect when it is one or the other (see :class:`_InterruptAfter`)."""
-    with _InterruptAfter():
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".migrate-tmp")
-        try:
-            yield fd, tmp
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
-
-
-class _InterruptAfter:
-    """Ctrl-C during a write takes effect when the write is over (the file replaced, or its
-    temporary file removed): an interrupt between creating the temporary file and the
-    ``try`` that removes it would leave it behind. Only in the main thread (where Python
-    runs signal handlers) and only over a handler that raises (``default_int_handler``) or
-    another Python handler, which is then called."""
-
-    def __enter__(self) -> None:
-        self.old = None
-        self.got = False
-        if threading.current_thread() is not threading.main_thread():
-            return
-        old = signal.getsignal(signal.SIGINT)
-        if not callable(old):  # ignored (a worker) or the OS default: nothing to defer
-            return
-        self.old = old
-        signal.signal(signal.SIGINT, self._note)
-
-    def _note(self, signum, frame) -> None:
-        self.got = True
-
-    def __exit__(self, *exc) -> bool:
-        if self.old is not None:
-            signal.signal(signal.SIGINT, self.old)
-            if self.got:  # (also over a write's error: the interrupt is what the user asked for)
-                self.old(signal.SIGINT, None)  # default_int_handler raises KeyboardInterrupt here
-        return False
