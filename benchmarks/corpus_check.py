@@ -8,8 +8,9 @@ shapes neither makes (a class's trailing comment at the end of a file, a paramet
 default is an imported name), so before a release the same properties are worth checking
 on large TensorFlow code bases. For each file, in this process (the tree is only read):
 
-- ``crash``: the engine fails a file CPython compiles (an internal error, a libcst limit),
-  or a notebook with an internal error;
+- ``crash``: the engine fails a file CPython compiles (an internal error, a libcst limit,
+  also one converting the pruned module, which a run would retry on the whole file), or a
+  notebook with an internal error;
 - ``untouched``: a file with nothing found, or reported unchanged, comes out different;
 - ``parses``: the output of a file CPython compiles does not compile (of a notebook that
   is JSON, is not JSON);
@@ -34,6 +35,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+# A failure converting the pruned module is a crash here, not retried on the whole file.
+os.environ["MIGRATE_NO_FALLBACK"] = "1"
 
 from migrate.engine.runner import SKIP_DIRS, RuleSelection, convert_bytes, rule_index  # noqa: E402
 from migrate.notebook import NOTEBOOK_SUFFIX  # noqa: E402

@@ -39,7 +39,8 @@ def index():
 
 def both(data: bytes, index, path: str = "t.py"):
     """The fast way (statements set aside even in short files, names from the import table) and
-    the plain one (the whole file, libcst's scope analysis)."""
+    the plain one (the whole file, libcst's scope analysis). (With MIGRATE_NO_FALLBACK, set by
+    conftest, the fast way cannot reach its answer by failing and converting the whole file.)"""
     pruned = convert_source(data, index, path, pruning=0)
     whole = convert_source(data, index, path, pruning=False, scope_shortcut=False)
     return pruned, whole

@@ -86,7 +86,7 @@ class Pruned:
     def names(self) -> set[str]:
         """Every identifier in the statements set aside (a new name must not take one), found when asked."""
         if self._names is None:
-            self._names = set().union(*map(identifiers, self.set_aside))
+            self._names = identifiers(node for statement in self.set_aside for node in ast.walk(statement))
         return self._names
 
     _names = None
