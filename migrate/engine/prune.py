@@ -84,9 +84,9 @@ class Pruned:
 
     @property
     def names(self) -> set[str]:
-        """Every identifier in the statements set aside (a new name must not take one), found when asked."""
+        """The names the statements set aside use (a new name must not take one), found when asked."""
         if self._names is None:
-            self._names = identifiers(node for statement in self.set_aside for node in ast.walk(statement))
+            self._names = variable_names(self.set_aside)
         return self._names
 
     _names = None
@@ -152,6 +152,49 @@ def identifiers(nodes) -> set[str]:
                 found.update(value.split("."))
             elif name in ("names", "kwd_attrs") and value and isinstance(value[0], str):
                 found.update(value)
+    return found
+
+
+_DEFINED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def variable_names(statements: list[ast.stmt]) -> set[str]:
+    """The names in ``statements`` that libcst holds as ``Name`` nodes, other than attribute
+    names and keyword arguments' names: what a conversion finds in the same statements
+    parsed by libcst when it picks a name nothing uses (``forward_2`` when ``forward`` is
+    taken). ``b.forward()`` and ``f(forward=1)`` take no name; ``import a.b`` and
+    ``from a.b import c`` take ``a`` (and ``c``); ``None``, ``True`` and ``False`` are names there."""
+    found: set[str] = set()
+    for statement in statements:
+        for node in ast.walk(statement):
+            kind = type(node)
+            if kind is ast.Name:
+                found.add(node.id)
+            elif kind is ast.Constant:
+                if node.value is None or node.value is True or node.value is False:
+                    found.add(repr(node.value))  # (libcst's Name nodes too)
+            elif kind is ast.arg:
+                found.add(node.arg)
+            elif kind in _DEFINED:
+                found.add(node.name)
+            elif kind is ast.alias:
+                if node.name != "*":
+                    found.add(node.name.split(".", 1)[0])
+                if node.asname:
+                    found.add(node.asname)
+            elif kind is ast.ImportFrom:
+                if node.module:
+                    found.add(node.module.split(".", 1)[0])
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                found.update(node.names)
+            elif kind is ast.ExceptHandler or kind is ast.MatchAs or kind is ast.MatchStar:
+                if node.name:
+                    found.add(node.name)
+            elif kind is ast.MatchMapping:
+                if node.rest:
+                    found.add(node.rest)
+            elif kind is ast.MatchClass:
+                found.update(node.kwd_attrs)
     return found
 
 
