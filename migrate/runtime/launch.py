@@ -37,6 +37,7 @@ import argparse
 import contextlib
 import importlib.util
 import os
+import random
 import re
 import shutil
 import signal
@@ -108,7 +109,36 @@ class LaunchError(Exception):
     """A problem found before anything was started."""
 
 
-def free_port() -> int:
+def _ephemeral_ports() -> tuple[int, int]:
+    """The range the kernel picks ports from for outgoing connections and binds to port 0."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999  # Linux's default
+
+
+def free_port(taken=()) -> int:
+    """A TCP port free on this host now (and not in ``taken``), for a job's scheduler.
+
+    Chosen at random below the kernel's ephemeral range: a port from that range (a bind to
+    port 0) can be handed to any other process's connection or port-0 bind, another job's
+    workers among them, before msrun's scheduler binds it, and two jobs started at once
+    then share a scheduler. Falls back to the kernel's choice if nothing there is free.
+    """
+    low, high = _ephemeral_ports()
+    start, end = (10000, low) if low > 11000 else (high + 1, 65536)
+    pick = random.SystemRandom()
+    for _ in range(100):
+        port = pick.randrange(start, end)
+        if port in taken:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]

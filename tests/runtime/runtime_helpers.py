@@ -5,22 +5,29 @@ Imported by the test modules (pytest puts this directory on sys.path)."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from migrate.runtime.launch import free_port as _launcher_port
+
 
 PROGRAMS = Path(__file__).parent / "programs"
 REPO = Path(__file__).resolve().parents[2]
 
 
+_HANDED_OUT: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A scheduler port for one job: the launcher's own choice (below the ephemeral range,
+    free now), and never one handed to another job of this test session (the fault battery
+    starts six jobs at once; two that got the same port shared a scheduler)."""
+    port = _launcher_port(taken=_HANDED_OUT)
+    _HANDED_OUT.add(port)
+    return port
 
 
 @dataclass

@@ -22,6 +22,35 @@ def test_importing_the_runtime_and_launcher_does_not_import_mindspore_or_tensorf
     assert run_python("-c", code).stdout.split() == ["False", "False"]
 
 
+
+def _bindable(port: int) -> bool:
+    import socket
+
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def test_a_default_scheduler_port_is_free_and_outside_the_ephemeral_range():
+    """A port a bind to port 0 could also get (another job's worker) is not chosen: two jobs
+    started at once once shared a scheduler that way. Nor is one already taken."""
+    low, high = launch._ephemeral_ports()
+    ports = [launch.free_port() for _ in range(50)]
+    assert all(not low <= p <= high for p in ports)
+    assert all(_bindable(p) for p in ports)
+    taken = set(ports[:25])
+    assert not taken & {launch.free_port(taken=taken) for _ in range(50)}
+
+
+def test_a_default_scheduler_port_falls_back_to_the_kernels_choice():
+    low, high = launch._ephemeral_ports()
+    below = set(range(10000, low)) if low > 11000 else set(range(high + 1, 65536))
+    port = launch.free_port(taken=below)  # nothing left to pick from: the kernel picks
+    assert port not in below and _bindable(port)
+
 @pytest.mark.parametrize("n, replicas, expected", [
     (8, 2, [4, 4]), (6, 2, [3, 3]), (1, 2, [1, 0]), (7, 3, [3, 3, 1]), (4, 3, [2, 2, 0]), (5, 3, [2, 2, 1]),
     (2, 3, [1, 1, 0]), (0, 2, [0, 0]),
