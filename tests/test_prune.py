@@ -643,6 +643,17 @@ def r(s, *t, u=v.w, **x) -> y.z:
     async def xxx():
         async with yyy as (zzz, aaaa):
             await bbbb.cccc
+        async for dddd in eeee:
+            yield ffff[gggg:hhhh, ::iiii]
+    del jjjj, kkkk.llll, mmmm[nnnn]
+    assert oooo, pppp
+    raise qqqq.rrrr from ssss
+    tttt: uuuu.vvvv = wwww(*xxxx, yyyy=zzzz, **a1) if b1 else {c1, *d1}
+    e1 += f1 @ -g1
+    h1 = lambda i1=j1.k1, *, l1: (m1 := n1)
+from .. import o1
+from ..p1.q1 import r1 as s1
+import t1 as u1
 """
 
 
