@@ -190,6 +190,7 @@ class Planner:
         self.suppressed = suppressed_lines(code)
         self.keep_strategies = False
         self._resolving: set[int] = set()
+        self.memo: dict = {}  # what operations work out once per file (keyed by who asks)
 
     # -- small helpers --------------------------------------------------------------
 

@@ -591,8 +591,12 @@ def _unsafe_between(statement: cst.CSTNode, body_bound: set[str], body_reads: se
 
 
 def _free_name(view, wanted: str) -> str:
-    """``wanted``, or ``wanted_2``, ``wanted_3`` … : a name the module does not use anywhere."""
-    used = _names_in(view.module) | getattr(view, "names_set_aside", frozenset())
+    """``wanted``, or ``wanted_2``, ``wanted_3`` … : a name the module does not use anywhere.
+    (The names are found once per file: every tape asks for two, of the same module.)"""
+    memo = getattr(view, "memo", {})
+    used = memo.get(_free_name)
+    if used is None:
+        used = memo[_free_name] = _names_in(view.module) | getattr(view, "names_set_aside", frozenset())
     if wanted not in used:
         return wanted
     n = 2
