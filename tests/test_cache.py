@@ -236,7 +236,6 @@ def test_an_unwritable_cache_directory_only_means_no_cache(project, tmp_path, mo
     assert (project / "out" / "a.py").read_text() == CONVERTED
 
 
-
 def test_a_full_disk_under_the_cache_leaves_no_temporary_file(project, cache_dir, monkeypatch, capsys):
     """The rule manifest and every entry fail to write (ENOSPC once their temporary file is
     made): the run converts as without a cache, and the cache directory holds no leftovers."""
@@ -272,6 +271,7 @@ def test_a_full_disk_under_the_cache_leaves_no_temporary_file(project, cache_dir
     # ...and the next run, with room, fills the cache from nothing.
     code, _, _ = run(capsys, "convert", str(project / "src"), "--out", str(project / "out2"))
     assert code == 2 and len(entries(cache_dir)) == 4
+
 
 def test_failures_that_may_not_recur_are_not_stored(tmp_path, cache_dir):
     cache = result_cache.Cache.open(cache_dir, ())

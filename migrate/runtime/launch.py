@@ -118,6 +118,13 @@ def _ephemeral_ports() -> tuple[int, int]:
         return 32768, 60999  # Linux's default
 
 
+def _scheduler_ports() -> range:
+    """Where :func:`free_port` picks from: below the ephemeral range (above it if little is
+    below; empty if the kernel uses every port)."""
+    low, high = _ephemeral_ports()
+    return range(10000, low) if low > 11000 else range(high + 1, 65536)
+
+
 def free_port(taken=()) -> int:
     """A TCP port free on this host now (and not in ``taken``), for a job's scheduler.
 
@@ -126,11 +133,10 @@ def free_port(taken=()) -> int:
     workers among them, before msrun's scheduler binds it, and two jobs started at once
     then share a scheduler. Falls back to the kernel's choice if nothing there is free.
     """
-    low, high = _ephemeral_ports()
-    start, end = (10000, low) if low > 11000 else (high + 1, 65536)
+    candidates = _scheduler_ports()
     pick = random.SystemRandom()
-    for _ in range(100):
-        port = pick.randrange(start, end)
+    for _ in range(100 if candidates else 0):
+        port = pick.choice(candidates)
         if port in taken:
             continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

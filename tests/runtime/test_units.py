@@ -22,7 +22,6 @@ def test_importing_the_runtime_and_launcher_does_not_import_mindspore_or_tensorf
     assert run_python("-c", code).stdout.split() == ["False", "False"]
 
 
-
 def _bindable(port: int) -> bool:
     import socket
 
@@ -45,11 +44,13 @@ def test_a_default_scheduler_port_is_free_and_outside_the_ephemeral_range():
     assert not taken & {launch.free_port(taken=taken) for _ in range(50)}
 
 
-def test_a_default_scheduler_port_falls_back_to_the_kernels_choice():
-    low, high = launch._ephemeral_ports()
-    below = set(range(10000, low)) if low > 11000 else set(range(high + 1, 65536))
-    port = launch.free_port(taken=below)  # nothing left to pick from: the kernel picks
-    assert port not in below and _bindable(port)
+def test_a_default_scheduler_port_falls_back_to_the_kernels_choice(monkeypatch):
+    every = set(launch._scheduler_ports())
+    port = launch.free_port(taken=every)  # nothing left to pick from: the kernel picks
+    assert port not in every and _bindable(port)
+    monkeypatch.setattr(launch, "_ephemeral_ports", lambda: (1024, 65535))  # no port outside the range
+    assert not launch._scheduler_ports() and _bindable(launch.free_port())
+
 
 @pytest.mark.parametrize("n, replicas, expected", [
     (8, 2, [4, 4]), (6, 2, [3, 3]), (1, 2, [1, 0]), (7, 3, [3, 3, 1]), (4, 3, [2, 2, 0]), (5, 3, [2, 2, 1]),
