@@ -16,7 +16,10 @@ on large TensorFlow code bases. For each file, in this process (the tree is only
   is JSON, is not JSON);
 - ``idempotent``: converting the output again changes it;
 - ``pruning``: setting statements aside and the import table (the default) give another
-  status, output or findings than converting the whole file with libcst's scope analysis.
+  status, output or findings than converting the whole file with libcst's scope analysis;
+- ``shadows``: an import the conversion added binds a name the file used for something
+  else (``from mindspore import ops`` over TensorFlow's ``ops``), which every later use of
+  that name would then mean.
 
 Prints one line per file that breaks a property (the property, the path, what differs)
 and a summary; exits 1 if any property broke, 0 if none.
@@ -38,10 +41,11 @@ sys.path.insert(0, str(REPO))
 # A failure converting the pruned module is a crash here, not retried on the whole file.
 os.environ["MIGRATE_NO_FALLBACK"] = "1"
 
+from migrate.engine.aliases import shadowed_names  # noqa: E402
 from migrate.engine.runner import SKIP_DIRS, RuleSelection, convert_bytes, rule_index  # noqa: E402
 from migrate.notebook import NOTEBOOK_SUFFIX  # noqa: E402
 
-PROPERTIES = ("crash", "untouched", "parses", "idempotent", "pruning")
+PROPERTIES = ("crash", "untouched", "parses", "idempotent", "pruning", "shadows")
 
 
 def _compiles(data: bytes, path: str) -> bool:
@@ -100,6 +104,12 @@ def check_file(path: str) -> list[tuple[str, str]]:
         broken.append(("untouched", f"{first.status}, {len(first.findings)} finding(s), yet the bytes changed"))
     if _compiles(data, path) and not _compiles(out, path):
         broken.append(("parses", "the output does not compile"))
+    elif first.status == "changed" and not path.endswith(NOTEBOOK_SUFFIX):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            taken = shadowed_names(ast.parse(data), ast.parse(out))
+        if taken:
+            broken.append(("shadows", f"an added import takes {', '.join(sorted(taken))} from the file's own code"))
     again = _convert(out, path)
     if again.status == "failed" or again.converted != out:
         broken.append(("idempotent", again.error if again.status == "failed" else "a second run changes the output"))

@@ -35,6 +35,7 @@ cores) and ``fuzz`` for long local runs::
 
 from __future__ import annotations
 
+import ast
 import os
 import random
 import warnings
@@ -46,6 +47,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
+from migrate.engine.aliases import shadowed_names
 from migrate.engine.runner import FileResult, RuleSelection, convert_source, rule_index
 from tests.helpers import ReadsBackAsBuilt
 
@@ -83,6 +85,12 @@ def convert(data: bytes, path: str = "fuzz.py") -> FileResult:
         return convert_source(data, _index(), path)
 
 
+def _tree(code: bytes) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(code)
+
+
 def check_properties(data: bytes, path: str = "fuzz.py") -> FileResult:
     """Assert every property on one input CPython accepts; returns the first conversion."""
     result = convert(data, path)
@@ -94,6 +102,9 @@ def check_properties(data: bytes, path: str = "fuzz.py") -> FileResult:
     if not result.findings:
         assert out == data, "nothing was found, yet the file changed"
     assert parses(out), "the output does not parse:\n" + out.decode("utf-8", "replace")
+    if result.status == "changed":
+        taken = shadowed_names(_tree(data), _tree(out))
+        assert not taken, f"an added import takes {sorted(taken)} from the file's own code"
     again = convert(out, path)
     assert again.status != "failed", again.error
     assert again.converted == out, "a second run changed the output"

@@ -39,6 +39,7 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import Assignment, MetadataWrapper, QualifiedNameSource, ScopeProvider
 
 from migrate import ops
+from migrate.engine.aliases import AddedImports, aliased, bound_name
 from migrate.engine.findings import Finding, one_line
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 from migrate.rules import Rule
@@ -107,6 +108,14 @@ class RuleIndex:
         needles |= {old.rstrip(".").rsplit(".", 1)[-1] for old, new in NORMALIZE_PREFIXES if any(new.startswith(p + ".") for p, _ in self.prefixes)}
         self._needles = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, needles)))) if needles else None
         self._roots = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, self.roots)))) if self.roots else None
+
+    @property
+    def added_imports(self) -> AddedImports:
+        """The imports the rules may add, by the name each binds (see migrate.engine.aliases)."""
+        found = self.__dict__.get("_added_imports")
+        if found is None:
+            found = self._added_imports = AddedImports.of(self.rules)
+        return found
 
     def may_match(self, code: str) -> bool:
         """Cheap pre-filter: without these words no rule can match, so no scope analysis is needed."""
@@ -904,9 +913,10 @@ def _is_binding_name(node: cst.Name, parent: cst.CSTNode | None) -> bool:
 class Rewriter(cst.CSTTransformer):
     """Applies a :class:`Plan`; every lookup is by original node."""
 
-    def __init__(self, planner: Planner, context: CodemodContext) -> None:
+    def __init__(self, planner: Planner, context: CodemodContext, aliases: Mapping[str, str] | None = None) -> None:
         super().__init__()
         self.p = planner
+        self.aliases = aliases or {}  # names the file uses otherwise -> what the added imports bind instead
         self.plan = planner.plan
         self.context = context
         # Statements to splice out of their body, by id; the node is held so its id stays unique.
@@ -1068,7 +1078,10 @@ class Rewriter(cst.CSTTransformer):
         used, reads = _names_and_words(new)
         self.new_words |= reads
         for imp in rule.imports:
-            bound = imp.asname or imp.obj or imp.module.split(".")[0]
+            bound = bound_name(imp)
+            alias = self.aliases.get(bound)
+            if alias is not None:  # the file uses the name for something else (see migrate.engine.aliases)
+                imp, bound = aliased(imp, alias), alias
             # Once per file: AddImportsVisitor repeats `from a import b as c` once per request.
             if bound in used and imp not in self.scheduled:
                 self.scheduled.add(imp)
@@ -1481,8 +1494,11 @@ class MigrateCommand(_FreshTree, CodemodCommand):
     METADATA_DEPENDENCIES = ()  # positions and scopes: on demand (Planner.positions, Planner.scopes)
 
     def __init__(self, context: CodemodContext, index: RuleIndex, path: str = "<string>", pruned=None, table=None,
-                 exports: bool = True, shortcuts: bool = True) -> None:
+                 exports: bool = True, shortcuts: bool = True, aliases: Mapping[str, str] | None = None) -> None:
         super().__init__(context)
+        # Names an added import binds that the file uses for something else -> the name it
+        # binds instead (migrate.engine.aliases.import_aliases; None: not worked out, none).
+        self.aliases = aliases or {}
         self.shortcuts = shortcuts  # False: RemoveImportsVisitor always analyses for itself
         self.exports = exports  # whether the file may name an `__all__` (imports it lists are in use)
         self.known_unused = None  # see Rewriter.known_unused
@@ -1505,6 +1521,12 @@ class MigrateCommand(_FreshTree, CodemodCommand):
         return super()._instantiate_and_run(_AddImports if transform is AddImportsVisitor else transform, tree)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        if not self.aliases:
+            return self._transform(tree)
+        with ops.import_aliases(self.aliases):
+            return self._transform(tree)
+
+    def _transform(self, tree: cst.Module) -> cst.Module:
         facts, aside = None, frozenset()
         if self.pruned is not None:
             facts = ops.FileFacts(uses_keras_fit=self.pruned.uses_keras_fit, uses_gradient_tape=self.pruned.uses_gradient_tape)
@@ -1518,7 +1540,7 @@ class MigrateCommand(_FreshTree, CodemodCommand):
         if not (plan.refs or plan.calls or plan.scope_items or plan.statements or plan.blocks or plan.markers):
             self.findings = plan.findings
             return tree
-        rewriter = Rewriter(planner, self.context)
+        rewriter = Rewriter(planner, self.context, self.aliases)
         new = tree.visit(rewriter)
         rewriter.schedule_unused_imports(new)
         self.known_unused = rewriter.known_unused

@@ -17,6 +17,7 @@ from libcst import ParserSyntaxError
 from libcst.codemod import CodemodContext, SkipFile, SkipReason, TransformFailure, TransformSkip, TransformSuccess
 
 from migrate.engine import runner
+from migrate.engine.aliases import import_aliases
 from migrate.engine.codemod import MigrateCommand, RuleIndex, mentions_any
 from migrate.engine.findings import Finding
 from migrate.engine.prune import MIN_LINES, ImportTable, Pruned, analyse
@@ -149,6 +150,7 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
             pruned, table = analyse(body, tree, index, min_lines)
         except RecursionError:  # a tree too deep to walk here is converted whole (and fails cleanly there)
             pruned = table = None
+    aliases = import_aliases(body, tree, index.added_imports, table.bindings if table is not None else None)
     if not scope_shortcut:
         table = None
     del tree
@@ -157,7 +159,7 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
         # with the statements set aside (libcst would give the rest back as it is).
         result, command = TransformSuccess(code=pruned.text, warning_messages=[]), None
     else:
-        result, command = _convert_text(body, index, path, pruned, table, scope_shortcut)
+        result, command = _convert_text(body, index, path, pruned, table, scope_shortcut, aliases)
     if pruned is not None:
         restored = pruned.restore(result.code) if isinstance(result, TransformSuccess) else None
         if restored is not None:
@@ -166,7 +168,7 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
             # A placeholder moved, or the pruned module failed: the whole file decides. (The
             # tests set MIGRATE_NO_FALLBACK: there a failure is the file's, not hidden by a retry.)
             pruned = None
-            result, command = _convert_text(body, index, path, None, table, scope_shortcut)
+            result, command = _convert_text(body, index, path, None, table, scope_shortcut, aliases)
     if isinstance(result, TransformFailure):
         exc = result.error
         if isinstance(exc, ParserSyntaxError):
@@ -191,9 +193,9 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
 
 
 def _convert_text(body: str, index: RuleIndex, path: str, pruned: Pruned | None, table: ImportTable | None = None,
-                  shortcuts: bool = True):
+                  shortcuts: bool = True, aliases: dict[str, str] | None = None):
     command = MigrateCommand(CodemodContext(filename=path, full_module_name=None), index, path, pruned, table,
-                             exports="__all__" in body, shortcuts=shortcuts)
+                             exports="__all__" in body, shortcuts=shortcuts, aliases=aliases)
     try:
         result = runner._on_deep_stack(_transform, command, pruned.text if pruned is not None else body)
     except Exception as exc:  # noqa: BLE001 - libcst reports most errors as TransformFailure, not all

@@ -50,6 +50,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from migrate import ops
+from migrate.engine.aliases import Bindings, import_binding
 from migrate.engine.codemod import TYPE_HINT_CALLS, WORD, normalize, one_line_per_rule
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 
@@ -225,6 +226,9 @@ class ImportTable:
     # ``strategy = …``, a ``with … as tape``): the planner may find their binding's reads
     # without libcst's scope analysis (``Planner.static_references``).
     bound_once: frozenset[str] = frozenset()
+    # Every name the file uses and how it is bound (what the imports a conversion adds must
+    # not take: migrate.engine.aliases).
+    bindings: Bindings | None = field(default=None, compare=False)
 
 
 def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINES) -> tuple[Pruned | None, ImportTable | None]:
@@ -237,9 +241,10 @@ def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINE
     relevant = frozenset(pruner.relevant - pruner.only_with_names())
     bound_once = frozenset(n for n in relevant if pruner.bindings[n] == 1 and n not in pruner.imported)
     if quals is None:
-        table = ImportTable(pruner.static_imports(), pruner.sole_imports, False, relevant, pruner.static_aliases, bound_once)
+        table = ImportTable(pruner.static_imports(), pruner.sole_imports, False, relevant, pruner.static_aliases, bound_once,
+                            pruner.name_bindings())
     else:
-        table = ImportTable(quals, pruner.sole_imports, True, relevant, pruner.static_aliases, bound_once)
+        table = ImportTable(quals, pruner.sole_imports, True, relevant, pruner.static_aliases, bound_once, pruner.name_bindings())
     if min_lines is None or PLACEHOLDER in text or len(lines) < min_lines or _mixed_newlines(text):
         return None, table
     return pruner.run(), table
@@ -270,6 +275,8 @@ class _Pruner:
         top_level = {id(s) for s in tree.body}
         first_use: dict[str, int] = {}  # the first line each name is read or bound on (as a Name)
         self.plain_imports = True  # every matched-module import is `import a [as b]` / `from a import b [as c]` at top level
+        self.import_targets: dict[str, set[str]] = {}  # name -> what the imports binding it stand for
+        import_bindings: Counter[str] = Counter()
         # One walk, in ast.walk's order, noting each node's children and parent for the later ones.
         self.kids: dict[ast.AST, list[ast.AST]] = {}
         self.parents: dict[ast.AST, ast.AST] = {}
@@ -297,6 +304,9 @@ class _Pruner:
                     bound = alias.asname or alias.name.split(".")[0]
                     self.imported.add(bound)
                     self.bindings[bound] += 1
+                    if alias.name != "*":
+                        self.import_targets.setdefault(bound, set()).add(import_binding(node, alias)[1])
+                    import_bindings[bound] += 1
                     source = (module if isinstance(node, ast.ImportFrom) else alias.name) or ""
                     if (not getattr(node, "level", 0)) and source.split(".")[0] in roots:
                         self.relevant.add(bound)
@@ -328,6 +338,7 @@ class _Pruner:
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 self.withs.append(node)
         self.tape = "GradientTape" in text and "GradientTape" in identifiers(order)
+        self.bound_otherwise = {name for name, count in self.bindings.items() if count > import_bindings[name]}
         self.import_quals = {name: set(quals) for name, quals in self.quals.items()}
         top_imports = {alias.asname or alias.name.split(".")[0] for s in tree.body if isinstance(s, (ast.Import, ast.ImportFrom))
                        for alias in s.names if alias.name != "*" and (alias.asname or "." not in alias.name)}
@@ -342,6 +353,11 @@ class _Pruner:
         # top-level plain imports, the only binding of their name in the file. libcst's
         # scope analysis could only resolve them to that import too.
         self.static = {name for name in self.sole_imports if len(self.import_quals.get(name, ())) == 1}
+
+    def name_bindings(self) -> Bindings:
+        """The names the file uses and how each is bound (what ``Bindings.of`` reads off the tree)."""
+        names = set(self.first_use) | set(self.bindings)
+        return Bindings(names, self.import_targets, self.bound_otherwise)
 
     def import_table(self) -> dict[str, str] | None:
         """Name -> qualified name, when a file's matched names are all plain module-level imports.

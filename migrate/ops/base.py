@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Callable, Protocol
@@ -15,11 +18,78 @@ except ImportError:  # another libcst: its own function, parsing every time
     TemplateChecker = mangle_template = unmangle_nodes = None
 
 
-@lru_cache(maxsize=4096)
+# The names a rule's code writes that this file binds to something else, and what they are
+# written as instead (``{"ops": "ms_ops"}``; see migrate.engine.aliases). Set around one
+# file's conversion; empty everywhere else.
+_ALIASES: ContextVar[tuple[tuple[str, str], ...]] = ContextVar("migrate_import_aliases", default=())
+
+
+@contextmanager
+def import_aliases(aliases: Mapping[str, str]) -> Iterator[None]:
+    """While inside, the code rules write (templates, renamed names, literal tables, defaults,
+    statements) spells each name of ``aliases`` as its alias; nothing a rewrite keeps of the
+    file's own code is touched (placeholders are filled after the renaming)."""
+    token = _ALIASES.set(tuple(sorted(aliases.items())))
+    try:
+        yield
+    finally:
+        _ALIASES.reset(token)
+
+
 def parse_expression(code: str) -> cst.BaseExpression:
     """``cst.parse_expression``, once per text: rules ask for the same few names and defaults
-    thousands of times in a repository (nodes are immutable, so one parse serves every use)."""
+    thousands of times in a repository (nodes are immutable, so one parse serves every use).
+    Names are spelled as the file's :func:`import_aliases` say."""
+    aliases = _ALIASES.get()
+    return _renamed_expression(code, aliases) if aliases else _parsed_expression(code)
+
+
+@lru_cache(maxsize=4096)
+def _parsed_expression(code: str) -> cst.BaseExpression:
     return cst.parse_expression(code)
+
+
+@lru_cache(maxsize=1024)
+def _renamed_expression(code: str, aliases: tuple[tuple[str, str], ...]) -> cst.BaseExpression:
+    return _parsed_expression(code).visit(_Rename(dict(aliases)))
+
+
+def parse_statement(code: str) -> cst.BaseStatement:
+    """``cst.parse_statement`` of code a rule writes, names spelled as the file's
+    :func:`import_aliases` say. A new tree each time: a statement may stand in several places."""
+    statement = cst.parse_statement(code)
+    aliases = _ALIASES.get()
+    return statement.visit(_Rename(dict(aliases))) if aliases else statement
+
+
+class _PutIn(cst.CSTTransformer):
+    """Stand-in names replaced by copies of the nodes they stand for."""
+
+    def __init__(self, values: dict[str, cst.CSTNode]) -> None:
+        super().__init__()
+        self.values = values
+
+    def leave_Name(self, original: cst.Name, updated: cst.CSTNode) -> cst.CSTNode:
+        value = self.values.get(original.value)
+        return updated if value is None else value.deep_clone()
+
+
+class _Rename(cst.CSTTransformer):
+    """Names (not attribute names, not keywords) renamed by a table."""
+
+    def __init__(self, aliases: dict[str, str]) -> None:
+        super().__init__()
+        self.aliases = aliases
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        alias = self.aliases.get(updated.value)
+        return updated if alias is None else updated.with_changes(value=alias)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated if updated.attr is original.attr else updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated if updated.keyword is original.keyword else updated.with_changes(keyword=original.keyword)
 
 
 def template_expression(template: str, **replacements: cst.CSTNode) -> cst.BaseExpression:
@@ -34,9 +104,16 @@ def template_expression(template: str, **replacements: cst.CSTNode) -> cst.BaseE
     construction, so the check is libcst's own replacement's alone.
     """
     if unmangle_nodes is None:
-        return parse_template_expression(template, **replacements)
+        aliases = _ALIASES.get()
+        if not aliases:
+            return parse_template_expression(template, **replacements)
+        # The template's own names renamed first, the file's code put in after.
+        stand_ins = {name: f"__migrate_stand_in_{name}__" for name in replacements}
+        filled = parse_template_expression(template, **{name: cst.Name(v) for name, v in stand_ins.items()})
+        values = {stand_ins[name]: value for name, value in replacements.items()}
+        return filled.visit(_Rename(dict(aliases))).visit(_PutIn(values))
     names = frozenset(replacements)
-    parsed, counts, path = _parsed_template(template, names)
+    parsed, counts, path = _parsed_template(template, names, _ALIASES.get())
     if all(isinstance(value, cst.BaseExpression) for value in replacements.values()):
         values = {mangled: (replacements[name], counts[mangled] > 1) for mangled, name in _mangled(names).items()}
         expression = parsed.visit(_Fill(values, path))
@@ -88,9 +165,11 @@ def _mangled(names: frozenset[str]) -> dict[str, str]:
 
 
 @lru_cache(maxsize=1024)
-def _parsed_template(template: str, names: frozenset[str]) -> tuple[cst.BaseExpression, dict[str, int], frozenset]:
+def _parsed_template(template: str, names: frozenset[str], aliases: tuple[tuple[str, str], ...] = ()
+                     ) -> tuple[cst.BaseExpression, dict[str, int], frozenset]:
     """The template's tree, how often each placeholder's name stands in it, and the nodes on
-    the way from the root to each placeholder (the rest of the tree is the same in every fill)."""
+    the way from the root to each placeholder (the rest of the tree is the same in every fill).
+    ``aliases``: the file's :func:`import_aliases` (what :func:`parse_expression` reads them as)."""
     source = mangle_template(template, set(names))
     parsed = parse_expression(source)
     finder = _Placeholders(set(_mangled(names)))

@@ -12,10 +12,9 @@ import math
 from typing import Any
 
 import libcst as cst
-from libcst.helpers import parse_template_statement
 
 from migrate.ops import args as argbind
-from migrate.ops.base import Operation, Param
+from migrate.ops.base import Operation, Param, parse_statement
 from migrate.ops.calls import alone_on_its_line, call_of
 
 PARALLEL_MODES = ("DATA_PARALLEL", "STAND_ALONE")
@@ -140,6 +139,6 @@ class ConstructStrategy(Operation):
                 context.append(f"comm_fusion={fusion}")
         out: list[cst.BaseStatement] = []
         if params.get("init", mode == "DATA_PARALLEL"):
-            out.append(parse_template_statement("init()"))
-        out.append(parse_template_statement("ms.set_auto_parallel_context(%s)" % ", ".join(context)))
+            out.append(parse_statement("init()"))
+        out.append(parse_statement("ms.set_auto_parallel_context(%s)" % ", ".join(context)))
         return out
