@@ -199,3 +199,13 @@ def test_the_pruners_bindings_are_those_read_off_the_tree():
         assert (ours.names, ours.imported, ours.other) == (theirs.names, theirs.imported, theirs.other), path
         checked += 1
     assert checked > 100
+
+
+def test_no_two_rules_import_one_name_from_two_places():
+    """One alias per name serves every rule only if every rule means the same thing by it."""
+    seen: dict[str, tuple[str, str]] = {}
+    for rule in rule_index(RuleSelection()).rules:
+        for imp in rule.imports:
+            name, what = aliasing.bound_name(imp), aliasing.target(imp)
+            first = seen.setdefault(name, (what, rule.id))
+            assert first[0] == what, f"{rule.id} imports {name} as {what}, {first[1]} as {first[0]}"
