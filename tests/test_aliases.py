@@ -44,6 +44,12 @@ def f(x):
 
 def test_an_added_import_takes_another_name_where_the_file_binds_it():
     out = convert(TF_OPS)
+    # Said once, as an info finding where the first converted code needs the import.
+    said = [f for f in convert_source(TF_OPS.encode(), rule_index(RuleSelection()), "case.py").findings
+            if "already uses" in f.message]
+    assert [(f.line, f.status, f.message) for f in said] == [
+        (7, "info", "`ops` is a name this file already uses: the converted code imports "
+                    "`from mindspore import ops as ms_ops` and says `ms_ops`")]
     assert "from mindspore import ops as ms_ops\n" in out
     assert "from tensorflow.python.framework import ops\n" in out
     # The rule's own name is the alias; the file's code put into the template keeps the file's `ops`.

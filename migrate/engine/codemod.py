@@ -1078,7 +1078,7 @@ class Rewriter(cst.CSTTransformer):
         used, reads = _names_and_words(new)
         self.new_words |= reads
         for imp in rule.imports:
-            bound = bound_name(imp)
+            name = bound = bound_name(imp)
             alias = self.aliases.get(bound)
             if alias is not None:  # the file uses the name for something else (see migrate.engine.aliases)
                 imp, bound = aliased(imp, alias), alias
@@ -1086,6 +1086,9 @@ class Rewriter(cst.CSTTransformer):
             if bound in used and imp not in self.scheduled:
                 self.scheduled.add(imp)
                 AddImportsVisitor.add_needed_import(self.context, imp.module, imp.obj, imp.asname)
+                if alias is not None:  # said once, where the first converted code needs it
+                    self.note(new, f"`{name}` is a name this file already uses: the converted code imports `{imp}` "
+                                   f"and says `{alias}`", "info")
 
     def leave_Name(self, original: cst.Name, updated: cst.Name):
         action = self.plan.refs.get(original)
