@@ -67,6 +67,8 @@ SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "__pycache__", ".tox", "nod
 def generate_corpus(dest: Path, count: int, seed: int = 7) -> None:
     import libcst as cst
 
+    from migrate.ops.base import RenameNames
+
     sources = sorted(FIXTURES.glob("*/input.py"))
     rng = random.Random(seed)
 
@@ -95,21 +97,6 @@ def generate_corpus(dest: Path, count: int, seed: int = 7) -> None:
             elif isinstance(name, cst.Attribute):
                 self.imported.add(cst.Module([]).code_for_node(name).split(".")[0])
 
-    class Rename(cst.CSTTransformer):
-        def __init__(self, names: set[str], suffix: str) -> None:
-            self.names, self.suffix = names, suffix
-
-        def leave_Name(self, original, updated):
-            return updated.with_changes(value=updated.value + self.suffix) if updated.value in self.names else updated
-
-        def leave_Arg(self, original, updated):  # keyword names belong to the callee
-            if updated.keyword is not None and updated.keyword.value.endswith(self.suffix):
-                return updated.with_changes(keyword=updated.keyword.with_changes(value=original.keyword.value))
-            return updated
-
-        def leave_Attribute(self, original, updated):  # attribute names belong to the object
-            return updated.with_changes(attr=original.attr)
-
     parsed = []
     for path in sources:
         text = path.read_text(encoding="utf-8")
@@ -122,7 +109,7 @@ def generate_corpus(dest: Path, count: int, seed: int = 7) -> None:
     for i in range(count):
         name, module, names = parsed[i % len(parsed)]
         suffix = f"_k{i}"
-        new = module.visit(Rename(names, suffix))
+        new = module.visit(RenameNames({name: name + suffix for name in names}))  # (not attribute names, keywords)
         # Shuffle runs of adjacent top-level definitions (their order does not matter).
         body, out, run = list(new.body), [], []
         for stmt in body + [None]:

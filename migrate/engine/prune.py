@@ -301,11 +301,11 @@ class _Pruner:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 module = node.module if isinstance(node, ast.ImportFrom) else None
                 for alias in node.names:
-                    bound = alias.asname or alias.name.split(".")[0]
+                    bound, what = import_binding(node, alias)
                     self.imported.add(bound)
                     self.bindings[bound] += 1
                     if alias.name != "*":
-                        self.import_targets.setdefault(bound, set()).add(import_binding(node, alias)[1])
+                        self.import_targets.setdefault(bound, set()).add(what)
                     import_bindings[bound] += 1
                     source = (module if isinstance(node, ast.ImportFrom) else alias.name) or ""
                     if (not getattr(node, "level", 0)) and source.split(".")[0] in roots:

@@ -51,7 +51,7 @@ def _parsed_expression(code: str) -> cst.BaseExpression:
 
 @lru_cache(maxsize=1024)
 def _renamed_expression(code: str, aliases: tuple[tuple[str, str], ...]) -> cst.BaseExpression:
-    return _parsed_expression(code).visit(_Rename(dict(aliases)))
+    return _parsed_expression(code).visit(RenameNames(dict(aliases)))
 
 
 def parse_statement(code: str) -> cst.BaseStatement:
@@ -59,7 +59,7 @@ def parse_statement(code: str) -> cst.BaseStatement:
     :func:`import_aliases` say. A new tree each time: a statement may stand in several places."""
     statement = cst.parse_statement(code)
     aliases = _ALIASES.get()
-    return statement.visit(_Rename(dict(aliases))) if aliases else statement
+    return statement.visit(RenameNames(dict(aliases))) if aliases else statement
 
 
 class _PutIn(cst.CSTTransformer):
@@ -74,7 +74,7 @@ class _PutIn(cst.CSTTransformer):
         return updated if value is None else value.deep_clone()
 
 
-class _Rename(cst.CSTTransformer):
+class RenameNames(cst.CSTTransformer):
     """Names (not attribute names, not keywords) renamed by a table."""
 
     def __init__(self, aliases: dict[str, str]) -> None:
@@ -111,7 +111,7 @@ def template_expression(template: str, **replacements: cst.CSTNode) -> cst.BaseE
         stand_ins = {name: f"__migrate_stand_in_{name}__" for name in replacements}
         filled = parse_template_expression(template, **{name: cst.Name(v) for name, v in stand_ins.items()})
         values = {stand_ins[name]: value for name, value in replacements.items()}
-        return filled.visit(_Rename(dict(aliases))).visit(_PutIn(values))
+        return filled.visit(RenameNames(dict(aliases))).visit(_PutIn(values))
     names = frozenset(replacements)
     parsed, counts, path = _parsed_template(template, names, _ALIASES.get())
     if all(isinstance(value, cst.BaseExpression) for value in replacements.values()):
