@@ -42,7 +42,8 @@ sys.path.insert(0, str(REPO))
 os.environ["MIGRATE_NO_FALLBACK"] = "1"
 
 from migrate.engine.aliases import shadowed_names  # noqa: E402
-from migrate.engine.runner import SKIP_DIRS, RuleSelection, convert_bytes, rule_index  # noqa: E402
+from migrate.engine.paths import SKIP_DIRS  # noqa: E402
+from migrate.engine.runner import RuleSelection, convert_bytes, rule_index  # noqa: E402
 from migrate.notebook import NOTEBOOK_SUFFIX  # noqa: E402
 
 PROPERTIES = ("crash", "untouched", "parses", "idempotent", "pruning", "shadows")

@@ -18,19 +18,13 @@ from migrate import __version__
 from migrate.config import ConfigError, load_config
 from migrate.engine.findings import NEEDS_PERSON
 from migrate.engine import cache as result_cache
-from migrate.engine.runner import (
-    MAX_FILE_BYTES,
-    SKIP_DIRS,
-    FileResult,
-    RuleSelection,
-    atomic_write,
-    discover,
-    rule_index,
-    run_files,
-)
+from migrate.engine.paths import Inputs, OutLayout, check_report_target, walk_inputs
+from migrate.engine.results import FileResult, RuleSelection
+from migrate.engine.runner import MAX_FILE_BYTES, atomic_write, rule_index, run_files
 from migrate.engine.writes import temporary_beside
 from migrate.report import FORMATS, ReportBuilder, default_output, format_for, write_report
 from migrate.report.model import file_diff
+from migrate.safe_io import display, open_regular
 from migrate.rules import RuleError, load_rules, rule_directories, selected
 
 EXIT_OK, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
@@ -105,16 +99,6 @@ def _selection(args, config, known: list[str] | None = None) -> RuleSelection:
     return selection
 
 
-def _out_path(path: str, roots: list[str], out_dir: str) -> Path:
-    p = Path(os.path.abspath(path))
-    for root in roots:
-        r = Path(os.path.abspath(root))
-        base = r if r.is_dir() and not r.is_symlink() else r.parent
-        if p == r or base in p.parents:
-            return Path(out_dir) / p.relative_to(base)
-    return Path(out_dir) / p.name
-
-
 def _mode(path: str) -> int | None:
     try:
         return stat.S_IMODE(os.stat(path).st_mode)
@@ -122,74 +106,58 @@ def _mode(path: str) -> int | None:
         return None
 
 
-def _copy_link(src: Path, dest: Path) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if os.path.lexists(dest):
-        if dest.is_dir() and not dest.is_symlink():
+def _copy_link(src: str, dest: str) -> None:
+    """--out: a symbolic link comes along as a link (the same text, not followed)."""
+    target = os.readlink(src)
+    try:
+        st = os.lstat(dest)
+    except FileNotFoundError:
+        st = None
+    if st is not None:
+        if stat.S_ISDIR(st.st_mode):
             return
-        dest.unlink()
-    os.symlink(os.readlink(src), dest)
+        if stat.S_ISLNK(st.st_mode) and os.readlink(dest) == target:
+            return  # a second run: already there
+        os.unlink(dest)
+    os.symlink(target, dest)
 
 
-def _copy_tree_rest(roots: list[str], out_dir: str, done: set[str]) -> list[tuple[str, OSError]]:
-    """--out: everything not written yet comes along, so the copy is a whole project.
+def _copy_others(inputs: Inputs, layout: OutLayout) -> list[tuple[str, OSError]]:
+    """--out: everything but the converted files comes along, so the copy is a whole project.
 
-    Non-Python files, excluded Python files and symbolic links (copied as links).
-    Each file is copied through a temporary file and a rename, like a converted one:
-    a full disk or an interrupt leaves no half-copied file. Returns what could not be copied.
+    Non-Python files, excluded Python files and symbolic links (copied as links), each to
+    the place the layout gave it. Returns what could not be copied.
     """
-    done = {os.path.abspath(f) for f in done}
-    out_resolved = Path(out_dir).resolve()
     errors: list[tuple[str, OSError]] = []
-    for root in roots:
-        r = Path(root)
-        if r.is_symlink() and not r.is_dir():
-            _copy_link(r, _out_path(str(r), roots, out_dir))
-            continue
-        if not r.is_dir():
-            continue
-        for dirpath, dirs, names in os.walk(r):
-            keep = []
-            for d in sorted(dirs):
-                full = Path(dirpath) / d
-                if d in SKIP_DIRS or full.resolve() == out_resolved:
-                    continue
-                if full.is_symlink():
-                    _copy_link(full, _out_path(str(full), roots, out_dir))
-                    continue
-                keep.append(d)
-            dirs[:] = keep
-            for name in sorted(names):
-                src = Path(dirpath) / name
-                if os.path.abspath(src) in done:
-                    continue
-                dest = _out_path(str(src), roots, out_dir)
-                try:
-                    if src.is_symlink():
-                        _copy_link(src, dest)
-                        continue
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    _copy_file(src, dest)
-                except OSError as exc:
-                    errors.append((str(src), exc))
+    for path, kind in inputs.others:
+        dest = layout.destination(path)
+        try:
+            layout.make_parent(dest)
+            if kind == "link":
+                _copy_link(path, dest)
+            else:
+                _copy_file(path, dest)
+        except OSError as exc:
+            errors.append((path, exc))
     return errors
 
 
-def _copy_file(src: Path, dest: Path) -> None:
-    """``shutil.copy2`` through a temporary file in ``dest``'s directory and a rename."""
+def _copy_file(src: str, dest: str) -> None:
+    """``shutil.copy2`` through a temporary file in ``dest``'s directory and a rename: a full
+    disk or an interrupt leaves no half-copied file."""
     if _same_file_content(src, dest):
         return
-    with temporary_beside(dest) as (fd, tmp):
-        with os.fdopen(fd, "wb") as out, open(src, "rb") as inp:
+    with temporary_beside(Path(dest)) as (fd, tmp):
+        with os.fdopen(fd, "wb") as out, open_regular(src) as inp:
             shutil.copyfileobj(inp, out, 1 << 20)  # a copy beside an untouched source: no fsync
         shutil.copystat(src, tmp)
         os.replace(tmp, dest)
 
 
-def _same_file_content(src: Path, dest: Path) -> bool:
+def _same_file_content(src: str, dest: str) -> bool:
     """A copy already in place (a second run into the same --out): nothing to write."""
     try:
-        a, b = src.stat(), dest.stat()
+        a, b = os.stat(src), os.lstat(dest)
     except OSError:
         return False
     if a.st_size != b.st_size or stat.S_IMODE(a.st_mode) != stat.S_IMODE(b.st_mode) or not stat.S_ISREG(b.st_mode):
@@ -197,21 +165,22 @@ def _same_file_content(src: Path, dest: Path) -> bool:
     return a.st_mtime_ns == b.st_mtime_ns  # rsync's quick check: copystat gave the copy the source's mtime
 
 
-def _write_copy(dest: Path, data: bytes, mode: int | None) -> None:
+def _write_copy(dest: str, data: bytes, mode: int | None) -> None:
     """--out: write ``data`` unless ``dest`` already holds exactly that (a second run rewrites nothing)."""
     try:
-        st = dest.stat()
+        st = os.lstat(dest)
         if stat.S_ISREG(st.st_mode) and st.st_size == len(data) and (mode is None or stat.S_IMODE(st.st_mode) == mode):
-            if dest.read_bytes() == data:
-                return
+            with open_regular(dest) as handle:
+                if handle.read() == data:
+                    return
     except OSError:
         pass
-    atomic_write(str(dest), data, mode=mode, durable=False)  # the source stays as it was
+    atomic_write(dest, data, mode=mode, durable=False)  # the source stays as it was
 
 
 def _error_text(exc: OSError) -> str:
     if exc.strerror:
-        return f"cannot write: {exc.strerror}" + (f" ({exc.filename})" if exc.filename else "")
+        return f"cannot write: {exc.strerror}" + (f" ({display(str(exc.filename))})" if exc.filename else "")
     return str(exc)
 
 
@@ -245,61 +214,59 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
     selection = _selection(args, config, [rule_id for rule_id, _ in manifest] if manifest is not None else None)
     if manifest is None:
         rule_index(selection)  # a bad rule set fails here, once
-    prune = [args.out] if args.out else []
-    if args.out and any(os.path.abspath(args.out) == os.path.abspath(p) for p in args.paths):
-        raise ConfigError(f"--out {args.out} is the source itself; name another directory (or convert in place)")
     base = os.path.dirname(config.source) if config.source else None
-    files, passed_over = discover(args.paths, config.exclude, base=base, prune=prune)
+    write = not (args.diff or args.check or check_only or report_only)
+    copying = bool(args.out and write)
+    # Every path is resolved and every destination checked before anything is written: a run
+    # that would write over an input, or two inputs to one place, or outside --out, writes nothing.
+    inputs = walk_inputs(args.paths, config.exclude, base=base, prune=[args.out] if args.out else [], others=copying)
+    layout = OutLayout.plan(args.paths, args.out, inputs) if copying else None
+    report_path = getattr(args, "report", None)
+    if report_path or report_only:
+        check_report_target(_report_target(report_path, getattr(args, "report_format", None))[0], inputs, layout)
+    files, passed_over = inputs.files, inputs.passed_over
     jobs = args.jobs or config.jobs or 1
     max_bytes = config.max_file_size or MAX_FILE_BYTES
     cache = None
     if caching:
         digests = [d for rule_id, d in manifest if selected(rule_id, selection.select, selection.ignore)]
         cache = result_cache.Cache.open(config.cache_dir, None, options=f"max_bytes={max_bytes}", digests=digests)
-    write = not (args.diff or args.check or check_only or report_only)
-    report_path = getattr(args, "report", None)
     builder = ReportBuilder(rule_index(selection).rules, written=write) if report_path or report_only else None
     progress = Progress(len(files), not args.quiet)
     counts = {"changed": 0, "unchanged": 0, "skipped": 0, "failed": 0}
     needs_person = 0
     lines_changed = 0
-    written: set[str] = set()
-    made: set[Path] = set()  # --out directories already there
     out = sys.stdout
     for result in passed_over:
         if builder:
             builder.add(result)
         counts[result.status] += 1
         label = "error" if result.status == "failed" else result.status
-        print(f"{result.path}: {label}: {result.error}", file=sys.stderr)
+        print(f"{display(result.path)}: {label}: {result.error}", file=sys.stderr)
     for result in run_files(files, selection, jobs, progress, cache=cache, max_bytes=max_bytes):
         status = result.status
         if builder:
             builder.add(result)
         if status == "failed":
             progress.clear()
-            print(f"{result.path}: error: {result.error}", file=sys.stderr)
+            print(f"{display(result.path)}: error: {result.error}", file=sys.stderr)
         if write:
             try:
-                if args.out:
-                    dest = _out_path(result.path, args.paths, args.out)
-                    if dest.parent not in made:
-                        dest.parent.mkdir(parents=True, exist_ok=True)
-                        made.add(dest.parent)
-                    # A file that failed is copied as it is: the copy stays a whole project.
+                if layout is not None:
+                    # A file that failed is copied as it is (the copy stays a whole project); one
+                    # that could not be read is not, and is reported once, above.
                     if status != "failed" or result.original:
+                        dest = layout.destination(result.path)
+                        layout.make_parent(dest)
                         data = result.converted if result.changed else result.original
                         _write_copy(dest, data, _mode(result.path))
-                        written.add(result.path)
                 elif result.changed:
                     atomic_write(result.path, result.converted, expected=result.original)
             except OSError as exc:
-                if args.out:
-                    written.add(result.path)  # reported once here; not copied unconverted afterwards
                 if status != "failed":
                     status = "failed"
                     progress.clear()
-                    print(f"{result.path}: error: {_error_text(exc)}", file=sys.stderr)
+                    print(f"{display(result.path)}: error: {_error_text(exc)}", file=sys.stderr)
                     if builder:
                         builder.mark_failed(result.path, _error_text(exc))
         counts[status] += 1
@@ -308,7 +275,7 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
         if result.changed:
             lines_changed += result.count_changed_lines()
             if args.diff:
-                out.write(_diff(result, result.path))
+                out.write(_diff(result, display(result.path)))
         if report_only:
             continue
         for f in _one_per_place(result.findings) if check_only else result.findings:
@@ -318,9 +285,9 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
             needs_person += f.status in NEEDS_PERSON or check_only
         out.flush()
     progress.close()
-    if args.out and write:
-        for path, exc in _copy_tree_rest(args.paths, args.out, written):
-            print(f"{path}: error: {_error_text(exc)}", file=sys.stderr)
+    if layout is not None:
+        for path, exc in _copy_others(inputs, layout):
+            print(f"{display(path)}: error: {_error_text(exc)}", file=sys.stderr)
             counts["failed"] += 1
     if builder:
         target, fmt = _report_target(report_path, getattr(args, "report_format", None))
@@ -328,12 +295,12 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
         try:
             write_report(report, target, fmt, root=os.getcwd())
         except OSError as exc:
-            print(f"error: cannot write the report {target}: {exc.strerror or exc}", file=sys.stderr)
+            print(f"error: cannot write the report {display(target)}: {exc.strerror or exc}", file=sys.stderr)
             return EXIT_ERROR
         if not args.quiet and target != "-":
             totals = report.summary
             print(
-                f"wrote {target} ({fmt}): {totals.apis_found} TF API use(s) in {totals.files_with_findings} file(s): "
+                f"wrote {display(target)} ({fmt}): {totals.apis_found} TF API use(s) in {totals.files_with_findings} file(s): "
                 f"{totals.converted} converted, {totals.runtime} at run time, {totals.manual} manual",
                 file=sys.stderr,
             )
@@ -508,6 +475,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, RuleError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:
+        # The reader went away (`migrate check . | head`): stop quietly, as other filters do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FOUND
     except OSError as exc:  # e.g. an --out directory that cannot be made
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_ERROR

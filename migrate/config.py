@@ -18,13 +18,20 @@ max-file-size = "1MB"          # larger files a rule may match are reported, not
 
 from __future__ import annotations
 
+import math
 import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from migrate.safe_io import read_source
+
 KNOWN_KEYS = {"select", "ignore", "exclude", "jobs", "rules-dirs", "cache-dir", "max-file-size"}
 _SIZE_UNITS = {"": 1, "B": 1, "KB": 1000, "K": 1000, "KIB": 1024, "MB": 1000**2, "M": 1000**2, "MIB": 1024**2, "GB": 1000**3, "G": 1000**3, "GIB": 1024**3}
+
+
+# More worker processes than this is a typo; a run also never starts more than it has files or CPUs.
+MAX_JOBS = 1024
 
 
 class ConfigError(ValueError):
@@ -43,12 +50,17 @@ class Config:
     max_file_size: int | None = None
 
 
+# Past this a size is surely a typo (and float('1e400') is infinite): a terabyte of source.
+MAX_SIZE = 1000**4
+
+
 def parse_size(value) -> int | None:
-    """Bytes from ``1000000``, ``"512KB"``, ``"1MiB"``, ``"2 MB"``; None if it is not a size."""
+    """Bytes from ``1000000``, ``"512KB"``, ``"1MiB"``, ``"2 MB"``; None if it is not a size
+    (not a finite, positive number of at most a terabyte, with a known unit)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value if value > 0 else None
+        return value if 0 < value <= MAX_SIZE else None
     if not isinstance(value, str):
         return None
     text = value.strip().upper().replace(" ", "")
@@ -58,9 +70,15 @@ def parse_size(value) -> int | None:
         amount = float(number)
     except ValueError:
         return None
-    if unit not in _SIZE_UNITS or amount <= 0:
+    if unit not in _SIZE_UNITS or not math.isfinite(amount) or amount <= 0:
         return None
-    return int(amount * _SIZE_UNITS[unit])
+    size = int(amount * _SIZE_UNITS[unit])
+    return size if 0 < size <= MAX_SIZE else None
+
+
+def _read_text(path: Path) -> str:
+    """A configuration file's text; a named pipe or device is refused, not waited on."""
+    return read_source(str(path)).decode("utf-8")
 
 
 def find_pyproject(paths: list[str]) -> Path | None:
@@ -91,9 +109,11 @@ def load_config(paths: list[str], explicit: str | None = None) -> Config:
     if path is None:
         return Config()
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = tomllib.loads(_read_text(path))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: cannot read configuration: not UTF-8 text (byte {exc.start}); TOML files are UTF-8") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
+        raise ConfigError(f"{path}: cannot read configuration: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}") from None
     tool = data.get("tool", {})
     section = tool.get("migrate") if isinstance(tool, dict) else None
     if section is None:
@@ -104,8 +124,8 @@ def load_config(paths: list[str], explicit: str | None = None) -> Config:
     if unknown:
         raise ConfigError(f"{path}: [tool.migrate] has unknown keys: {', '.join(sorted(unknown))} (known: {', '.join(sorted(KNOWN_KEYS))})")
     jobs = section.get("jobs")
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        raise ConfigError(f"{path}: [tool.migrate] jobs must be a positive integer, not {jobs!r}")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= MAX_JOBS):
+        raise ConfigError(f"{path}: [tool.migrate] jobs must be an integer from 1 to {MAX_JOBS}, not {jobs!r}")
     rules_dirs = tuple(str((path.parent / d).resolve()) for d in _str_list(path, "rules-dirs", section.get("rules-dirs", [])))
     cache_dir = section.get("cache-dir")
     if cache_dir is not None:
@@ -116,7 +136,8 @@ def load_config(paths: list[str], explicit: str | None = None) -> Config:
     if max_file_size is not None:
         size = parse_size(max_file_size)
         if size is None:
-            raise ConfigError(f"{path}: [tool.migrate] max-file-size must be a size in bytes (1000000) or with a unit (\"1MB\"), not {max_file_size!r}")
+            raise ConfigError(f"{path}: [tool.migrate] max-file-size must be a positive size of at most 1TB, in bytes "
+                              f"(1000000) or with a unit (\"1MB\", \"512KiB\"), not {max_file_size!r}")
         max_file_size = size
     return Config(
         select=_str_list(path, "select", section.get("select", [])),

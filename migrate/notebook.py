@@ -57,9 +57,10 @@ import warnings
 from dataclasses import dataclass
 from json.decoder import scanstring
 
+from migrate.safe_io import display
 from migrate.engine.findings import Finding
+from migrate.engine.paths import NOTEBOOK_SUFFIX
 
-NOTEBOOK_SUFFIX = ".ipynb"
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 UTF8_BOM = "\ufeff"
 
@@ -80,7 +81,7 @@ class CellFinding(Finding):
     file_line: int = 0
 
     def format(self) -> str:
-        return f"{self.path}:cell {self.cell}:{self.line}:{self.col}: {self.rule} {self.message}"
+        return f"{display(self.path)}:cell {self.cell}:{self.line}:{self.col}: {self.rule} {self.message}"
 
 
 def is_notebook(path: str) -> bool:
@@ -572,9 +573,11 @@ def _map_error(message: str, segments: list[_Segment]) -> str:
     return _LINE_IN_MESSAGE.sub(repl, message)
 
 
-def convert_notebook(data: bytes, index, path: str = "<notebook>"):
-    """Convert a notebook's bytes; a :class:`~migrate.engine.runner.FileResult` as for a .py file."""
-    from migrate.engine.runner import FileResult, convert_source
+def convert_notebook(data: bytes, index, path: str = "<notebook>", max_nodes: int | None = None):
+    """Convert a notebook's bytes; a :class:`~migrate.engine.runner.FileResult` as for a .py file.
+    ``max_nodes`` bounds its code as a .py file's (outputs make notebooks big: bytes say little)."""
+    from migrate.engine.results import FileResult
+    from migrate.engine.runner import convert_source
 
     try:
         nb = parse_notebook(data)
@@ -586,7 +589,7 @@ def convert_notebook(data: bytes, index, path: str = "<notebook>"):
     if not segments:
         return FileResult(path, "unchanged", original=data, converted=data)
     # A BOM pins the module's encoding to UTF-8, whatever a coding comment in the first cell says.
-    result = convert_source(b"\xef\xbb\xbf" + code.encode("utf-8"), index, path)
+    result = convert_source(b"\xef\xbb\xbf" + code.encode("utf-8"), index, path, max_nodes=max_nodes)
     if result.status == "failed":
         return FileResult(path, "failed", error=_map_error(result.error, segments), original=data)
     findings = _cell_findings(nb, segments, result.findings)

@@ -12,12 +12,15 @@ naming the file, the field and the problem.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from migrate.safe_io import read_source
 
 ID_PATTERN = re.compile(r"^[A-Z]{2,5}\d{3}$")
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -86,6 +89,8 @@ class Rule:
     returns: str | None = None
     path: str = ""
     match_strings: tuple[str, ...] = field(default=())
+    # The rule file's own bytes, hashed with its place (area/name): what the result cache keys on.
+    digest: str = field(default="", compare=False, repr=False)
 
     @property
     def prefix_matches(self) -> tuple[str, ...]:
@@ -228,6 +233,40 @@ def rule_directories(extra_dirs: tuple[str, ...] = ()) -> tuple[str, ...]:
     return (str(default_rules_dir()), *extra_dirs)
 
 
+# A rule file is a page of YAML. These bound what one may cost to load: its bytes, and the
+# nodes its aliases expand to (nine levels of ten aliases each, 894 bytes, expand to a
+# billion strings: "billion laughs").
+MAX_RULE_BYTES = 1_000_000
+MAX_RULE_NODES = 100_000
+
+
+def _check_aliases(text: str, path: Path) -> None:
+    """Refuse a file whose YAML aliases would expand past :data:`MAX_RULE_NODES` nodes, counting
+    from the parser's events (nothing is built): each alias counts as the size of its anchor."""
+    if "&" not in text or "*" not in text:
+        return  # no anchor or no alias: nothing expands
+    sizes: dict[str, int] = {}
+    stack: list[list] = [[None, 0]]  # open collections: [anchor, nodes so far]
+    for event in yaml.parse(text, Loader=_YAML_LOADER):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            stack.append([event.anchor, 1])
+            continue
+        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            anchor, size = stack.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            anchor, size = event.anchor, 1
+        elif isinstance(event, yaml.AliasEvent):
+            anchor, size = None, sizes.get(event.anchor, 1)
+        else:
+            continue
+        if anchor is not None:
+            sizes[anchor] = size
+        stack[-1][1] += size
+        if stack[-1][1] > MAX_RULE_NODES or size > MAX_RULE_NODES:
+            raise RuleError(path, "<file>", f"expands to more than {MAX_RULE_NODES:,} YAML nodes through its aliases "
+                                            "(*name); write the repeated parts out, or use fewer aliases")
+
+
 def load_rules_from(directory: Path) -> list[Rule]:
     """Every rule under ``directory/<area>/<ID>-<slug>.yaml``; a file anywhere else is an error."""
     directory = Path(directory)
@@ -240,14 +279,22 @@ def load_rules_from(directory: Path) -> list[Rule]:
         if path.suffix != ".yaml":
             raise RuleError(path, "<file>", "rule files are named <ID>-<slug>.yaml (not .yml)")
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RuleError(path, "<file>", f"cannot be read: {exc}") from None
+            raw = read_source(str(path))
+        except OSError as exc:
+            raise RuleError(path, "<file>", f"cannot be read: {exc.strerror or exc}") from None
+        if len(raw) > MAX_RULE_BYTES:
+            raise RuleError(path, "<file>", f"is {len(raw):,} bytes; a rule file may hold at most {MAX_RULE_BYTES:,}")
         try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise RuleError(path, "<file>", f"cannot be read: not UTF-8 text (byte {exc.start})") from None
+        try:
+            _check_aliases(text, path)
             data = yaml.load(text, Loader=_YAML_LOADER)
         except yaml.YAMLError as exc:
             raise RuleError(path, "<file>", f"is not valid YAML: {exc}") from None
         rule = parse_rule(data, path, path.parent.name)
+        rule = replace(rule, digest=hashlib.sha256(f"{path.parent.name}/{path.name}\0".encode() + raw).hexdigest())
         if rule.id in seen:
             raise RuleError(path, "id", f"{rule.id} is also used by {seen[rule.id]}")
         seen[rule.id] = str(path)

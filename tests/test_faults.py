@@ -127,7 +127,25 @@ def test_max_file_size_is_configurable(tmp_path):
     assert f.read_bytes() == EXPECTED[TF_SOURCE.encode()]
     pyproject(tmp_path, '[tool.migrate]\nmax-file-size = "lots"\n')
     proc = run_migrate("convert", ".", cwd=tmp_path)
-    assert proc.returncode == 2 and "max-file-size must be a size" in proc.stderr
+    assert proc.returncode == 2 and "max-file-size must be a positive size" in proc.stderr
+
+
+def test_a_dense_file_under_the_size_limit_is_bounded_by_its_syntax_nodes(tmp_path):
+    """libcst's memory goes by syntax nodes, not bytes: one dense line of calls under max-file-size
+    (a 950 KB one took 2.3 GB) fails cleanly, while real code of the same size converts."""
+    pyproject(tmp_path, '[tool.migrate]\nmax-file-size = "60KB"\n')  # 10,000 nodes to rewrite
+    head = "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"
+    dense = (head + "x = [" + ", ".join(["tf.constant(1)"] * 3_000) + "]\n").encode()  # 12,000 nodes
+    plain = (head + "".join(f"y{i} = tf.constant({i})  # a line of real size\n" for i in range(1_000))).encode()
+    assert len(dense) < 60_000 and len(plain) < 60_000
+    write(tmp_path / "dense.py", dense)
+    write(tmp_path / "plain.py", plain)
+    proc = run_migrate("convert", ".", "--no-cache", cwd=tmp_path)
+    assert proc.returncode == 2
+    [err] = error_lines(proc.stderr)
+    assert err.startswith("dense.py: error: too large to convert: 12,012 syntax nodes to rewrite, past the 10,000 ")
+    assert (tmp_path / "dense.py").read_bytes() == dense
+    assert (tmp_path / "plain.py").read_bytes() != plain and b"ms.Tensor(999)" in (tmp_path / "plain.py").read_bytes()
 
 
 HEAD = "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"

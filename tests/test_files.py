@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from migrate import cli
-from migrate.engine import runner
+from migrate.engine import paths, runner
 from migrate.engine.codemod import MigrateCommand
 from tests.cli_helpers import PLAIN_SOURCE, TF_SOURCE, pyproject, run_migrate, snapshot, temp_files, write
 from tests.helpers import convert
@@ -218,7 +218,7 @@ def test_rule_that_crashes_fails_only_its_file(tmp_path, monkeypatch, capsys):
 def test_unexpected_exception_outside_the_codemod_becomes_a_result(tmp_path, monkeypatch):
     f = write(tmp_path / "a.py", TF_SOURCE)
 
-    def explode(data, index, path="<string>"):
+    def explode(data, index, path="<string>", **options):
         raise KeyError("x")
 
     monkeypatch.setattr(runner, "convert_source", explode)
@@ -602,7 +602,7 @@ def test_exclude_patterns_from_configuration(project):
 
 
 def test_exclusion_matching():
-    excluded = runner.exclusion(("third_party/*", "*_pb2.py", "build/"), base="/repo")
+    excluded = paths.exclusion(("third_party/*", "*_pb2.py", "build/"), base="/repo")
     assert excluded("/repo/third_party/x/y.py")
     assert excluded("/repo/src/a_pb2.py")
     assert excluded("/repo/build/lib/a.py")
@@ -613,7 +613,7 @@ def test_exclusion_matching():
 def test_discover_is_sorted_and_skips_tool_directories(tmp_path):
     for rel in ("b.py", "a.py", "sub/c.py", ".venv/x.py", "__pycache__/y.py", "node_modules/z.py", "notes.txt"):
         write(tmp_path / rel, "")
-    files, passed_over = runner.discover([str(tmp_path)])
+    files, passed_over = paths.discover([str(tmp_path)])
     assert [os.path.relpath(f, tmp_path) for f in files] == ["a.py", "b.py", os.path.join("sub", "c.py")]
     assert passed_over == []
 

@@ -85,8 +85,9 @@ def code_fingerprint() -> str:
 
 
 def rule_digest(rule) -> str:
-    """A rule's content (a rule is a frozen dataclass; its repr is its content)."""
-    return hashlib.sha256(repr(rule).encode()).hexdigest()
+    """A rule's content: its file's bytes (and place) as read; for a rule made in code, its repr
+    (a rule is a frozen dataclass; its repr is its content)."""
+    return rule.digest or hashlib.sha256(repr(rule).encode()).hexdigest()
 
 
 def rules_fingerprint(rules, extra: str = "") -> str:
@@ -199,7 +200,7 @@ class Cache:
 
     def get(self, path: str, data: bytes):
         """The stored result for these bytes at this path, or None (missing, unreadable or corrupt)."""
-        from migrate.engine.runner import FileResult
+        from migrate.engine.results import FileResult
 
         try:
             raw = self._entry(self.key(path, data)).read_bytes()

@@ -7,6 +7,7 @@ cache never loads it.
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import replace
 
@@ -19,9 +20,10 @@ from libcst.codemod import CodemodContext, SkipFile, SkipReason, TransformFailur
 from migrate.engine import runner
 from migrate.engine.aliases import import_aliases
 from migrate.engine.codemod import MigrateCommand, RuleIndex, mentions_any
-from migrate.engine.findings import Finding
+from migrate.engine.findings import Finding, one_line
 from migrate.engine.prune import MIN_LINES, ImportTable, Pruned, analyse
-from migrate.engine.runner import _DANGLING_CONTINUATION, FileResult, _python_ast, detect_encoding
+from migrate.engine.results import FileResult
+from migrate.engine.runner import _DANGLING_CONTINUATION, _python_ast, detect_encoding
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 
 
@@ -108,7 +110,7 @@ def _unsuppressed(findings: list[Finding], text: str) -> list[Finding]:
 
 
 def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", pruning: bool | int = True,
-                   scope_shortcut: bool = True) -> FileResult:
+                   scope_shortcut: bool = True, max_nodes: int | None = None) -> FileResult:
     """Convert one file's bytes. Output bytes keep the input's encoding, BOM and newlines.
 
     Never raises for any input: every outcome is a result. CPython's own parser sees
@@ -150,6 +152,13 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
             pruned, table = analyse(body, tree, index, min_lines)
         except RecursionError:  # a tree too deep to walk here is converted whole (and fails cleanly there)
             pruned = table = None
+    # A file cannot hold many more syntax nodes than characters: most are never counted.
+    if max_nodes is not None and len(body) > max_nodes // 2 and (pruned is None or pruned.needs_planner):
+        nodes = _libcst_nodes(tree, pruned)
+        if nodes > max_nodes:
+            return FileResult(path, "failed", original=data, error=(
+                f"too large to convert: {nodes:,} syntax nodes to rewrite, past the {max_nodes:,} that max-file-size "
+                f"allows (libcst holds about 6 KB a node); file left as it was"))
     aliases = import_aliases(body, tree, index.added_imports, table.bindings if table is not None else None)
     if not scope_shortcut:
         table = None
@@ -172,7 +181,11 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
     if isinstance(result, TransformFailure):
         exc = result.error
         if isinstance(exc, ParserSyntaxError):
-            message = f"cannot parse: line {exc.editor_line}, column {exc.editor_column}: {exc.message}"
+            # CPython compiled the file: this is a limit of libcst's own parser (one is known: an
+            # expression of more than 3,000 string literals joined implicitly, "a" "b" ...).
+            message = (f"cannot parse with libcst, though Python can: line {exc.editor_line}, column "
+                       f"{exc.editor_column}: {one_line(exc.message)} (libcst's parser has limits of its own, such as "
+                       "at most 3,000 strings joined implicitly in one expression); file left as it was")
         else:
             message = _failure_message(exc)
         return FileResult(path, "failed", error=message, original=data)
@@ -190,6 +203,19 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
                      for line, col, rule, api, message in pruned.flagged]
         findings.sort()
     return FileResult(path, status, findings=_unsuppressed(findings, text), original=data, converted=converted)
+
+
+def _libcst_nodes(tree: ast.Module, pruned: Pruned | None) -> int:
+    """Syntax nodes (less expression contexts) of the statements libcst will see: all but those set aside."""
+    skip = {id(stmt) for stmt in pruned.set_aside} if pruned is not None else set()
+    count, stack = 0, [tree]
+    while stack:
+        node = stack.pop()
+        if id(node) in skip or isinstance(node, ast.expr_context):
+            continue
+        count += 1
+        stack.extend(ast.iter_child_nodes(node))
+    return count
 
 
 def _convert_text(body: str, index: RuleIndex, path: str, pruned: Pruned | None, table: ImportTable | None = None,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 
+from migrate.safe_io import display
+
 # converted: rewritten statically; runtime: left to migrate.runtime at run time;
 # manual: a person has to act; info: converted, with a behaviour note worth reading.
 NEEDS_PERSON = ("manual",)
@@ -29,7 +31,7 @@ class Finding:
 
     def format(self) -> str:
         """``path:line:col: ID message`` as ruff and flake8 print them."""
-        return f"{self.path}:{self.line}:{self.col}: {self.rule} {self.message}"
+        return f"{display(self.path)}:{self.line}:{self.col}: {self.rule} {self.message}"
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -15,7 +15,6 @@ written whole or not at all, whatever happens to a worker.
 from __future__ import annotations
 
 import ast
-import fnmatch
 import gc
 import io
 import os
@@ -28,31 +27,34 @@ import threading
 import tokenize
 import warnings
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterator
 
 from typing import TYPE_CHECKING
 
 from migrate.engine.cache import Cache
-from migrate.engine.findings import Finding
+from migrate.engine.paths import NOTEBOOK_SUFFIX
+from migrate.engine.results import FileResult, RuleSelection
+from migrate.safe_io import read_source
 from migrate.engine.writes import temporary_beside
-from migrate.notebook import NOTEBOOK_SUFFIX, convert_notebook
+from migrate.notebook import convert_notebook
 from migrate.rules import load_rules, select_rules
 
 if TYPE_CHECKING:  # libcst and the engine load with the first file converted: a cached run needs neither
     from migrate.engine.codemod import RuleIndex
 
-SKIP_DIRS = {
-    ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", "node_modules",
-    ".migrate_cache",
-    ".ipynb_checkpoints",  # Jupyter's autosaved copies: converting them would only fight the autosave
-}
-SOURCE_SUFFIXES = (".py", NOTEBOOK_SUFFIX)
-
-# A file a rule may match is parsed into a full syntax tree, ~0.8 GB per MB of source:
-# past this size it is reported, not converted (``max-file-size`` in [tool.migrate]).
+# A file a rule may match is parsed into a full syntax tree: past this size it is reported,
+# not converted (``max-file-size`` in [tool.migrate]).
 MAX_FILE_BYTES = 1_000_000
+# What libcst holds costs memory per syntax node, not per byte: 5.4-6.4 KB a node, expression
+# contexts not counted (its tree, positions, scopes, the rewritten copy; measured on tensorflow's
+# gen_nn_ops.py and math_grad.py converted whole, and on one line of 30,000 `tf.constant(1)`
+# calls: 120,000 nodes, 0.8 GB). Bytes alone do not bound that: real code holds 0.05-0.21 nodes
+# a byte (medians and maxima over tensorflow's, keras's and mindspore's own sources), a dense
+# line twice the most. So the statements handed to libcst may hold at most one node per this
+# many bytes of max-file-size: about 167,000 for 1 MB, about 1 GB.
+BYTES_PER_NODE = 6
 # Conversions run on a thread with a deep stack and a raised recursion limit: libcst's
 # native parser and its visitors recurse once per nesting level, and on a default 8 MB
 # stack a long `a and b and ...` chain (which CPython accepts) crashes the process.
@@ -62,44 +64,12 @@ CONVERT_RECURSION_LIMIT = 12_000
 
 
 @dataclass(frozen=True)
-class RuleSelection:
-    """Which rules a run uses; picklable, so worker processes rebuild the same index."""
-
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-    extra_dirs: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class RunOptions:
     """Everything a worker needs besides the path; picklable."""
 
     selection: RuleSelection = RuleSelection()
     cache: Cache | None = None
     max_bytes: int | None = MAX_FILE_BYTES
-
-
-@dataclass
-class FileResult:
-    path: str
-    status: str  # changed | unchanged | skipped | failed
-    findings: list[Finding] = field(default_factory=list)
-    error: str = ""
-    original: bytes = b""
-    converted: bytes = b""
-    lines_changed: int | None = None  # lines a unified diff shows removed or added (when changed)
-
-    @property
-    def changed(self) -> bool:
-        return self.status == "changed"
-
-    def count_changed_lines(self) -> int:
-        """The lines a unified diff of the file shows removed or added; counted once, then kept (and cached)."""
-        if self.lines_changed is None:
-            from migrate.report.model import changed_line_count
-
-            self.lines_changed = changed_line_count(self.path, self.original, self.converted) if self.changed else 0
-        return self.lines_changed
 
 
 _INDEX_CACHE: dict[RuleSelection, RuleIndex] = {}
@@ -216,23 +186,24 @@ _DEEP: dict = {"worker": None}
 
 
 def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", pruning: bool | int = True,
-                   scope_shortcut: bool = True) -> FileResult:
+                   scope_shortcut: bool = True, max_nodes: int | None = None) -> FileResult:
     """Convert one file's bytes (see :func:`migrate.engine.convert.convert_source`)."""
     from migrate.engine.convert import convert_source as convert
 
-    return convert(data, index, path, pruning, scope_shortcut)
+    return convert(data, index, path, pruning, scope_shortcut, max_nodes)
 
 
 def convert_bytes(data: bytes, index: RuleIndex, path: str, max_bytes: int | None = MAX_FILE_BYTES) -> FileResult:
     """Convert a file's bytes: a notebook (``.ipynb``) cell by cell, anything else as Python source."""
+    max_nodes = None if max_bytes is None else max(1, max_bytes // BYTES_PER_NODE)
     if path.endswith(NOTEBOOK_SUFFIX):
-        return convert_notebook(data, index, path)  # outputs make notebooks big: only .py files are limited
+        return convert_notebook(data, index, path, max_nodes)  # outputs make notebooks big: their bytes are not limited
     if max_bytes is not None and len(data) > max_bytes and _needs_parse(data, index):
         return FileResult(
             path, "failed", original=data,
             error=f"too large to convert ({len(data):,} bytes; max-file-size is {max_bytes:,}); file left as it was",
         )
-    return convert_source(data, index, path)
+    return convert_source(data, index, path, max_nodes=max_nodes)
 
 
 def _needs_parse(data: bytes, index: RuleIndex) -> bool:
@@ -248,7 +219,7 @@ def _convert_path(args: tuple[str, RuleSelection | RunOptions]) -> FileResult:
     if isinstance(options, RuleSelection):
         options = RunOptions(options)
     try:
-        data = Path(path).read_bytes()
+        data = read_source(path)
     except OSError as exc:
         return FileResult(path, "failed", error=f"cannot read: {exc.strerror or exc}")
     cache = options.cache
@@ -279,77 +250,6 @@ def _deterministic(result: FileResult) -> bool:
     return result.error.startswith(("cannot parse", "not valid", "cannot read source encoding", "too large"))
 
 
-def exclusion(patterns: tuple[str, ...], base: str | None = None):
-    """A predicate for ``exclude`` patterns, as ruff reads them.
-
-    A pattern without ``/`` matches any one path component (``*_pb2.py``, ``build``);
-    one with ``/`` matches the path relative to ``base`` (the directory holding the
-    pyproject.toml, else the current directory) or any directory above it, so
-    ``third_party/*`` and ``third_party/vendor`` exclude everything below them.
-    """
-    root = os.path.abspath(base or os.getcwd())
-    plain = [p.strip("/") for p in patterns if "/" not in p.strip("/")]
-    nested = [p.strip("/").removeprefix("./") for p in patterns if "/" in p.strip("/")]
-
-    def excluded(path: str) -> bool:
-        if not patterns:
-            return False
-        rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
-        parts = rel.split("/")
-        if any(fnmatch.fnmatchcase(part, pat) for pat in plain for part in parts):
-            return True
-        heads = ["/".join(parts[: i + 1]) for i in range(len(parts))]
-        return any(fnmatch.fnmatchcase(head, pat) for pat in nested for head in heads)
-
-    return excluded
-
-
-def discover(
-    paths: Iterable[str], exclude: tuple[str, ...] = (), base: str | None = None, prune: Iterable[str] = ()
-) -> tuple[list[str], list[FileResult]]:
-    """Source files under ``paths`` (sorted, de-duplicated) and results for what was passed over.
-
-    Symbolic links are skipped, never followed or replaced: rewriting through a link
-    would change a file outside the tree, and an atomic rename would turn the link
-    into a plain file. ``exclude`` applies to files named on the command line too
-    (pre-commit passes files one by one). ``prune`` holds directories never entered
-    (an ``--out`` directory inside the tree).
-    """
-    files: list[str] = []
-    skipped: list[FileResult] = []
-    excluded = exclusion(tuple(exclude), base)
-    pruned = {os.path.abspath(p) for p in prune}
-
-    for top in paths:
-        top = os.path.normpath(top)
-        if os.path.islink(top) and not os.path.isdir(top):
-            skipped.append(FileResult(top, "skipped", error="symbolic link; convert the file it points to"))
-            continue
-        if os.path.isfile(top):
-            if excluded(top):
-                skipped.append(FileResult(top, "skipped", error="excluded by configuration"))
-            else:
-                files.append(top)
-            continue
-        if not os.path.isdir(top):
-            skipped.append(FileResult(top, "failed", error="no such file or directory"))
-            continue
-        for root, dirs, names in os.walk(top):
-            dirs[:] = sorted(
-                d for d in dirs
-                if d not in SKIP_DIRS and not excluded(os.path.join(root, d)) and os.path.abspath(os.path.join(root, d)) not in pruned
-            )
-            for name in sorted(names):
-                full = os.path.normpath(os.path.join(root, name))
-                if not name.endswith(SOURCE_SUFFIXES) or excluded(full):
-                    continue
-                if os.path.islink(full):
-                    skipped.append(FileResult(full, "skipped", error="symbolic link; convert the file it points to"))
-                    continue
-                files.append(full)
-    return list(dict.fromkeys(files)), skipped
-
-
 def _ignore_interrupts(selection: RuleSelection | None = None) -> None:
     """Workers leave Ctrl-C to the parent, which reports it once and stops the pool."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -364,6 +264,20 @@ def _convert_chunk(tasks: list[tuple[str, RunOptions]]) -> list[FileResult]:
 
 def _crashed(path: str) -> FileResult:
     return FileResult(path, "failed", error="the converter crashed on this file (its worker process died); file left as it was")
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, where the platform has one)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_count(jobs: int, files: int) -> int:
+    """Worker processes for a run: what was asked, but never more than there are files or CPUs
+    (``--jobs 1000`` on five files starts at most five, on two CPUs two)."""
+    return max(1, min(jobs, files, usable_cpus()))
 
 
 def run_files(
@@ -386,7 +300,8 @@ def run_files(
     if cache is None:
         rule_index(selection)  # fail early (and once) on a bad rule set; with a cache, the caller has loaded the rules
     options = RunOptions(selection, cache, max_bytes)
-    if jobs <= 1 or len(files) < 2:
+    jobs = worker_count(jobs, len(files))
+    if jobs <= 1:
         # What is alive now (libcst's classes, the rules) is read by every conversion and is
         # never garbage: while the files convert, the collector's passes leave it alone. (Not
         # when the process froze its heap itself: unfreezing would undo that too.)
@@ -508,7 +423,7 @@ def atomic_write(path: str, data: bytes, expected: bytes | None = None, mode: in
             raise OSError("deleted while converting; nothing written")
         if not is_writable(target, st):
             raise OSError(f"{_read_only_what(target)} is read-only; left as it was")
-        current = target.read_bytes()
+        current = read_source(path)
         if current == data:
             return  # another run wrote the same conversion meanwhile: done
         if current != expected:

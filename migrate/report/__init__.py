@@ -39,12 +39,20 @@ def write_report(report: Report, path: str, fmt: str, root: str | None = None) -
     from migrate.engine.runner import atomic_write
 
     text = render(report, fmt, root)
+    # Every path in it is shown as text already (migrate.engine.display); the error handler
+    # keeps any other stray surrogate visible rather than failing the report.
+    data = text.encode("utf-8", "backslashreplace")
     if path == "-":
-        sys.stdout.write(text)
         sys.stdout.flush()
+        buffer = getattr(sys.stdout, "buffer", None)
+        if buffer is None:
+            sys.stdout.write(data.decode("utf-8"))
+        else:
+            buffer.write(data)
+            buffer.flush()
         return
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    atomic_write(path, text.encode("utf-8"))
+    atomic_write(path, data)
 
 
 def format_for(path: str, explicit: str | None = None) -> str:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterable
 
 from migrate import __version__
+from migrate.safe_io import display
 from migrate.engine.findings import Finding
 from migrate.rules import Rule
 
@@ -37,7 +38,7 @@ class Excerpt:
 
 @dataclass
 class FileReport:
-    path: str
+    path: str  # as shown: a name that is not UTF-8 shows its bytes as \xNN (migrate.engine.display)
     kind: str  # python | notebook
     status: str  # changed | unchanged | skipped | failed
     error: str = ""
@@ -45,6 +46,7 @@ class FileReport:
     diff: str = ""
     lines_changed: int = 0
     excerpts: list[Excerpt] = field(default_factory=list)
+    fs_path: str = ""  # the path as the file system has it (SARIF's URI is made of its bytes)
 
 
 @dataclass
@@ -221,10 +223,11 @@ class ReportBuilder:
         diff = ""
         if status == "changed":
             s.files_changed += 1
-            diff = file_diff(result.path, result.original, result.converted)
+            diff = file_diff(display(result.path), result.original, result.converted)
         findings = list(result.findings)
         entry = FileReport(
-            path=result.path,
+            path=display(result.path),
+            fs_path=result.path,
             kind="notebook" if notebook.is_notebook(result.path) else "python",
             status=status,
             error=result.error,
@@ -247,7 +250,7 @@ class ReportBuilder:
     def mark_failed(self, path: str, error: str) -> None:
         """A file that converted but could not be written (the run's own error, after the fact)."""
         for entry in reversed(self.files):
-            if entry.path == path:
+            if entry.fs_path == path:
                 if entry.status != "failed":
                     self.summary.files_failed += 1
                     if entry.status == "changed":

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote_from_bytes
 
 from migrate.report.model import Report, finding_cell
 
@@ -33,7 +33,8 @@ def _uri(path: str, root: str) -> tuple[str, bool]:
     except ValueError:  # another drive
         rel = ""
     if rel and not rel.startswith(".."):
-        return quote(Path(rel).as_posix()), True
+        # Of the name's bytes, so a name that is not UTF-8 is still its own file (%FF...).
+        return quote_from_bytes(os.fsencode(Path(rel).as_posix())), True
     return Path(absolute).as_uri(), False
 
 
@@ -67,7 +68,7 @@ def to_sarif(report: Report, root: str | None = None) -> dict:
     results = []
     notifications = []
     for entry in report.files:
-        uri, relative = _uri(entry.path, root)
+        uri, relative = _uri(entry.fs_path or entry.path, root)
         artifact = {"uri": uri, **({"uriBaseId": "SRCROOT"} if relative else {})}
         if entry.status == "failed":
             notifications.append(
