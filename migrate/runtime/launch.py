@@ -18,6 +18,29 @@ it in one. (MindSpore's CPU collectives give up after MS_CPU_COMM_OP_TIMEOUT, 30
 default: then the waiting rank fails with a CollectiveError, and the report names the
 rank that did not fail as the likely cause.)
 
+Standard input goes to rank 0 only, as with torchrun; every other rank and the
+scheduler read /dev/null. msrun's own standard input is /dev/null, and it passes only
+that on; rank 0 opens the launcher's anew (``/proc/<launcher pid>/fd/0``, see
+`launch_child`), or /dev/null if it cannot (a socket). A program that cannot be compiled is refused before anything starts
+(exit 2, ``migrate run: train.py:LINE:COL: SyntaxError: ...``).
+
+Signals: SIGINT, SIGTERM and SIGHUP (unless ignored when the launcher started, as under
+``nohup``) are passed on to the job. msrun is paused first (it would kill every worker as
+soon as one exits), the signal goes to each worker's process group, the workers get a few
+seconds to exit (a program may save a checkpoint on SIGTERM), then msrun and its scheduler
+get the signal, and whatever still runs is killed. The launcher then prints
+``migrate run: received SIGTERM; all ranks stopped`` and exits 128 + the signal's number
+(130 for SIGINT).
+
+Nothing outlives the launcher, even when it is killed outright (SIGKILL): msrun, its
+scheduler and its workers are started through `launch_child`, which arms a parent-death
+signal (``PR_SET_PDEATHSIG``, SIGKILL) before it execs the interpreter. The launcher's
+death kills msrun, and msrun's kills the scheduler and the workers. (The kernel sends it
+when the parent *thread* that forked the child ends; the launcher and msrun start their
+children from their main thread, so it comes only when they exit.) msrun starts
+``python <script>`` from PATH; a ``python`` shim first on the workers' PATH goes through
+`launch_child` the same way.
+
 Multi-node: ``--nnodes/--node-rank/--master-addr/--master-port`` describe the
 cluster; a TF_CONFIG in the environment is translated (chief/workers -> nodes, task
 index -> node rank, first worker -> master). Node 0 runs msrun, which starts the
@@ -36,15 +59,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import math
 import os
 import random
 import re
+import shlex
 import shutil
 import signal
 import socket
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -62,25 +88,75 @@ _ERROR_WINDOW_LINES = 300        # a failed rank's traceback is looked for in it
 # those, so it cannot trigger a program's own handler). None where there are none (not Linux).
 _STACK_SIGNAL = signal.SIGRTMIN + 6 if hasattr(signal, "SIGRTMIN") else None
 _DEVICES = ("auto", "Ascend", "GPU", "CPU")
+_CHILD_SCRIPT = Path(__file__).resolve().with_name("launch_child.py")
+# Passed on to the job: its ranks act on them (a preemption handler saving a checkpoint on SIGTERM).
+_FORWARDED_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+_SIGNAL_GRACE_SECONDS = 5.0      # for the ranks to act on a forwarded signal before they are killed
+_MSRUN_GRACE_SECONDS = 1.0       # then for msrun and its scheduler
+
+
+def _count(text: str) -> int:
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
+def _index(text: str) -> int:
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text!r}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = _integer(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535, got {text!r}")
+    return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+_EPILOG = ("Standard input goes to rank 0; the other ranks read /dev/null. SIGINT, SIGTERM and SIGHUP are "
+           "passed on to every rank, which get a few seconds to exit before they are killed; the exit code is "
+           "then 128 + the signal's number.")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add `migrate run`'s options to `parser`."""
-    parser.add_argument("-n", "--nproc-per-node", "--nproc", dest="nproc", type=int, default=1,
+    parser.add_argument("-n", "--nproc-per-node", "--nproc", dest="nproc", type=_count, default=1,
                         help="processes (replicas) on this node, one per device (default 1)")
     parser.add_argument("--device", choices=_DEVICES, default="auto",
                         help="device for every process; auto picks Ascend, then GPU, then CPU")
-    parser.add_argument("--nnodes", type=int, default=None, help="number of nodes (default 1, or from TF_CONFIG)")
-    parser.add_argument("--node-rank", type=int, default=None, help="rank of this node (default 0)")
+    parser.add_argument("--nnodes", type=_count, default=None, help="number of nodes (default 1, or from TF_CONFIG)")
+    parser.add_argument("--node-rank", type=_index, default=None, help="rank of this node (default 0)")
     parser.add_argument("--master-addr", default=None, help="address of node 0, which runs the scheduler")
-    parser.add_argument("--master-port", type=int, default=None, help="scheduler port (default: a free port)")
+    parser.add_argument("--master-port", type=_port, default=None, help="scheduler port (default: a free port)")
     parser.add_argument("--log-dir", default=None, help="directory for per-rank logs (default: a new temp dir)")
     parser.add_argument("--all-ranks", action="store_true",
                         help="stream every local rank's output, prefixed with [rank k]")
-    parser.add_argument("--timeout", type=float, default=None,
+    parser.add_argument("--timeout", type=_seconds, default=None,
                         help="end the job if it runs longer than this many seconds")
     parser.add_argument("script", help="the Python program to run")
     parser.add_argument("script_args", nargs=argparse.REMAINDER, help="arguments for the program")
+    if parser.epilog is None:
+        parser.epilog = _EPILOG
 
 
 @dataclass
@@ -171,9 +247,12 @@ def make_plan(args: argparse.Namespace, environ=None) -> LaunchPlan:
         raise LaunchError(f"--node-rank {node_rank} is out of range for --nnodes {nnodes}")
     if nnodes > 1 and master_port is None:
         raise LaunchError("a multi-node job needs --master-port (the same on every node)")
+    if master_port is not None and not 1 <= master_port <= 65535:
+        raise LaunchError(f"scheduler port {master_port} is out of range (1 to 65535)")
     script = args.script
     if not Path(script).is_file():
         raise LaunchError(f"no such program: {script}")
+    check_syntax(script)
     log_dir = Path(args.log_dir) if args.log_dir else Path(tempfile.mkdtemp(prefix="migrate-run-"))
     return LaunchPlan(
         nproc=args.nproc, nnodes=nnodes, node_rank=node_rank, master_addr=master_addr or "127.0.0.1",
@@ -181,10 +260,27 @@ def make_plan(args: argparse.Namespace, environ=None) -> LaunchPlan:
         script=str(Path(script).resolve()), script_args=list(args.script_args or []))
 
 
+def check_syntax(script: str) -> None:
+    """A program that cannot be compiled is refused before any process starts (every rank, and msrun's
+    scheduler, which runs the program too, would fail the same way at once)."""
+    try:
+        source = Path(script).read_bytes()
+    except OSError as exc:
+        raise LaunchError(f"cannot read {script}: {exc.strerror or exc}") from exc
+    try:
+        compile(source, script, "exec", dont_inherit=True)
+    except SyntaxError as exc:  # IndentationError and TabError too
+        where = ":".join(str(part) for part in (script, exc.lineno, exc.offset) if part is not None)
+        raise LaunchError(f"{where}: {type(exc).__name__}: {exc.msg}") from exc
+    except ValueError as exc:  # a NUL byte in the source
+        raise LaunchError(f"{script}: SyntaxError: {exc}") from exc
+
+
 def msrun_command(plan: LaunchPlan) -> list[str]:
     """msrun through this interpreter (the `msrun` script may belong to another Python)."""
     return [
-        sys.executable, "-c", "import sys; from mindspore.parallel.cluster.run import main; sys.exit(main())",
+        *child_command("--leader"),
+        "-c", "import sys; from mindspore.parallel.cluster.run import main; sys.exit(main())",
         f"--worker_num={plan.world_size}", f"--local_worker_num={plan.nproc}",
         f"--master_addr={plan.master_addr}", f"--master_port={plan.master_port}",
         f"--node_rank={plan.node_rank}", f"--log_dir={plan.log_dir}", "--join=True",
@@ -192,6 +288,11 @@ def msrun_command(plan: LaunchPlan) -> list[str]:
         "--tail_worker_log=99999",
         plan.script, *plan.script_args,
     ]
+
+
+def child_command(*args: str) -> list[str]:
+    """This interpreter, started through launch_child (parent-death signal, standard input; see there)."""
+    return [sys.executable, "-I", "-S", str(_CHILD_SCRIPT), *args]
 
 
 def uses_msrun(plan: LaunchPlan) -> bool:
@@ -218,12 +319,16 @@ def worker_environment(plan: LaunchPlan, environ=None) -> dict:
         shim_bin = Path(tempfile.mkdtemp(prefix="migrate-bin-"))
     shim_bin.mkdir(parents=True, exist_ok=True)
     python_shim = shim_bin / "python"
-    if not python_shim.exists():
-        # A script, not a symlink: a venv interpreter finds its site-packages from the path it
-        # was started by, which must stay sys.executable.
-        python_shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    # A script, not a symlink: a venv interpreter finds its site-packages from the path it was started
+    # by, which must stay sys.executable (launch_child execs that).
+    shim = "#!/bin/sh\nexec " + " ".join(shlex.quote(part) for part in child_command()) + ' "$@"\n'
+    if not python_shim.exists() or python_shim.read_text(errors="replace") != shim:
+        python_shim.write_text(shim)
         python_shim.chmod(0o755)
     env["PATH"] = f"{shim_bin}{os.pathsep}{env.get('PATH', '')}"
+    # For launch_child: msrun and the workers this process starts die with it; rank 0 reads its stdin.
+    env["MIGRATE_PARENT_PID"] = str(os.getpid())
+    env["MIGRATE_STDIN"] = f"/proc/{os.getpid()}/fd/0"
     env.setdefault("MS_RETRY_INTERVAL_LOWER", "1")   # cluster forms in ~1 s instead of ~3-10 s
     env.setdefault("MS_RETRY_INTERVAL_UPPER", "1")
     env.setdefault("GLOG_v", "3")                     # MindSpore's C++ warnings only with GLOG_v=2
@@ -381,6 +486,33 @@ class _LogStream:
             self.out.write(f"{self.prefix}{text}\n")
         if lines:
             self.out.flush()
+
+
+class _Signals:
+    """Records SIGINT, SIGTERM and SIGHUP while a job runs, for the supervision loop to act on.
+
+    Only recorded: the loop passes them on to the job (see `Supervisor._stop`). A signal this process
+    ignored when it started (``nohup``; a background job's SIGINT) stays ignored, as it would for
+    the job. Signals can only be handled in the main thread; elsewhere nothing is installed.
+    """
+
+    def __init__(self):
+        self.received: list = []
+        self._previous: dict = {}
+
+    def __enter__(self) -> "_Signals":
+        if threading.current_thread() is threading.main_thread():
+            for signum in _FORWARDED_SIGNALS:
+                if signal.getsignal(signum) is not signal.SIG_IGN:
+                    self._previous[signum] = signal.signal(signum, self._record)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+    def _record(self, signum, frame) -> None:
+        self.received.append(signum)
 
 
 @dataclass
@@ -608,13 +740,17 @@ class Supervisor:
         for local_rank in range(self.plan.nproc):
             rank = self.plan.global_rank(local_rank)
             with open(self._log_of(rank), "wb") as log:
-                process = subprocess.Popen([sys.executable, self.plan.script, *self.plan.script_args], stdout=log,
+                process = subprocess.Popen([*child_command(), self.plan.script, *self.plan.script_args], stdout=log,
                                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                            env=direct_worker_environment(self.plan, local_rank, env),
                                            start_new_session=True, cwd=os.getcwd())
             self.workers[rank] = _Worker(rank, process.pid, process=process)
 
     def run(self) -> int:
+        with _Signals() as signals:
+            return self._run(signals)
+
+    def _run(self, signals: _Signals) -> int:
         import subprocess
 
         env = worker_environment(self.plan)
@@ -633,6 +769,9 @@ class Supervisor:
         try:
             while True:
                 now = time.monotonic()
+                if signals.received:
+                    outcome = "signal"
+                    break
                 if len(self.workers) < self.plan.nproc:
                     self._discover_workers()
                 self._update_workers(now)
@@ -664,17 +803,61 @@ class Supervisor:
                     outcome = "timeout"
                     break
                 time.sleep(_POLL_SECONDS)
-        except KeyboardInterrupt:
-            outcome = "interrupted"
+        except KeyboardInterrupt:  # SIGINT met Python's own handler: ours could not be installed
+            signals.received.append(signal.SIGINT)
+            outcome = "signal"
         # Who was still running when the job ended (before the kill makes everyone "finished").
         self._running_at_end = sorted(w.rank for w in self.workers.values() if w.finished_at is None)
         if outcome in ("timeout", "failed"):
             self._dump_stacks(self._running_at_end)
+        if outcome == "signal":
+            self._stop(signals, streams)
         self._kill_everything()  # also strays of a node whose msrun already returned
         self._update_workers(time.monotonic())
         for stream in streams:
             stream.pump(final=True)
+        if outcome == "signal":
+            return self._report_signal(signals.received[0])
         return self._report(outcome, time.monotonic() - started)
+
+    def _stop(self, signals: _Signals, streams) -> None:
+        """Pass the signal the launcher received on to the job: first to every worker, which get
+        `_SIGNAL_GRACE_SECONDS` to exit (a program may save a checkpoint on SIGTERM), then to msrun and
+        its scheduler. What is still running after that is killed by `_kill_everything`. A second
+        signal cuts the wait short."""
+        signum = signals.received[0]
+        if self.msrun is not None:
+            # Paused while the workers act on the signal: msrun SIGKILLs every worker as soon as one of
+            # them exits, and if it died, so would they (their parent-death signal).
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.msrun.pid, signal.SIGSTOP)
+            self._discover_workers()  # the workers it had started by now, all of them
+        for worker in self.workers.values():
+            if worker.finished_at is not None:
+                continue
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(os.getpgid(worker.pid), signum)  # its group: the worker and what it started
+        deadline = time.monotonic() + _SIGNAL_GRACE_SECONDS
+        while time.monotonic() < deadline and len(signals.received) == 1:
+            self._update_workers(time.monotonic())
+            for stream in streams:
+                stream.pump()
+            if all(w.finished_at is not None for w in self.workers.values()):
+                break
+            time.sleep(_POLL_SECONDS)
+        if self.msrun is None or self.msrun.poll() is not None or len(signals.received) > 1:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.msrun.pid, signum)  # msrun's session: msrun and the scheduler
+            os.kill(self.msrun.pid, signal.SIGCONT)
+        with contextlib.suppress(Exception):
+            self.msrun.wait(timeout=_MSRUN_GRACE_SECONDS)
+
+    def _report_signal(self, signum: int) -> int:
+        with contextlib.suppress(OSError):  # after a SIGHUP the terminal may be gone
+            self.err.write(f"migrate run: received {signal.Signals(signum).name}; all ranks stopped\n")
+            self.err.flush()
+        return 128 + signum
 
     def _failures(self) -> list:
         """The ranks that failed by themselves, the first to fail first. A rank killed (SIGKILL) after
@@ -698,12 +881,31 @@ class Supervisor:
         ranks = list(ranks)
         return ("rank " if len(ranks) == 1 else "ranks ") + ", ".join(str(r) for r in ranks)
 
+    def _failures_never_seen(self) -> list:
+        """Ranks that failed before this launcher found them, from their logs: a rank that dies at once
+        (an error at import) can be reaped by msrun, which then ends the job, before it was ever seen.
+
+        Such a rank's log ends in the traceback it died of. msrun logs the pid and exit code of the
+        first failure only, and the pid of a rank never seen is unknown: the code is msrun's when a
+        single rank was never seen, else 1 (Python's exit code for an uncaught exception)."""
+        unseen = [rank for rank in (self.plan.global_rank(i) for i in range(self.plan.nproc))
+                  if rank not in self.workers]
+        seen_pids = {w.pid for w in self.workers.values()}
+        codes = [code for pid, code in self._exit_codes_from_msrun_log().items() if pid not in seen_pids]
+        known = codes[0] if len(unseen) == 1 and len(codes) == 1 else None
+        # Not added to self.workers: reported, never signalled (their pid is unknown, 0 here).
+        failed = [_Worker(rank, 0, exit_code=known or 1, finished_at=0.0)
+                  for rank in unseen if self._error_of(rank)]
+        if not failed and known is not None:
+            failed = [_Worker(unseen[0], 0, exit_code=known, finished_at=0.0)]
+        return failed
+
     def _report(self, outcome: str, elapsed: float) -> int:
         msrun_code = self.msrun.returncode if self.msrun is not None else 0
         failed = self._failures()
-        if outcome == "interrupted":
-            self.err.write("migrate run: interrupted; all ranks stopped\n")
-            return 130
+        if outcome in ("failed", "msrun-exited") and len(self.workers) < self.plan.nproc:
+            # Died before anything else happened, so before the failures seen: first.
+            failed = self._failures_never_seen() + failed
         if outcome == "timeout":
             running = self._running_at_end
             missing = sorted(set(self.plan.global_rank(i) for i in range(self.plan.nproc)) - set(self.workers))
@@ -752,7 +954,8 @@ class Supervisor:
             for rank in stopped:
                 if states[rank][0] is not None:
                     lines.append(f"migrate run: rank {rank} was still running, {states[rank][1]}; it was stopped")
-            lines.append("migrate run: the other ranks were stopped.")
+            if len(failed) < self.plan.nproc:
+                lines.append("migrate run: the other ranks were stopped.")
             if not (self.all_ranks or first.rank == 0 and self.plan.node_rank == 0):
                 lines.append(f"  last output of rank {first.rank}:\n{self._tail(first.rank)}")
             lines.append(f"  logs: {self.plan.log_dir}")
@@ -777,7 +980,11 @@ def run(args: argparse.Namespace) -> int:
     except LaunchError as exc:
         sys.stderr.write(f"migrate run: {exc}\n")
         return EXIT_LAUNCH_ERROR
-    plan.log_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        plan.log_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        sys.stderr.write(f"migrate run: cannot use {plan.log_dir} as the log directory: {exc.strerror or exc}\n")
+        return EXIT_LAUNCH_ERROR
     return Supervisor(plan, args.all_ranks, args.timeout).run()
 
 

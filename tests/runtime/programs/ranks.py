@@ -1,5 +1,6 @@
 """Small program for launcher tests: `ranks.py MODE`."""
 
+import signal
 import sys
 import time
 
@@ -19,5 +20,19 @@ if mode == "crash" and r == 1:
     raise RuntimeError("boom on rank 1")
 if mode == "hang" and r == 1:
     time.sleep(600)
+if mode == "sleep":  # until a signal ends the job
+    def stop(signum, frame):
+        print(f"rank {r} received {signal.Signals(signum).name}", flush=True)
+        sys.exit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop)
+    print(f"rank {r} sleeping", flush=True)
+    time.sleep(600)
+if mode == "stdin":
+    data = sys.stdin.read()
+    print(f"rank {r} read {len(data)} bytes", flush=True)
+    for line in data.splitlines():
+        print(f"rank {r} got {line!r}", flush=True)
 tfd.reduce("sum", np.float32(1.0))  # rank 0 waits here for a failed or hung rank 1
 print(f"rank {r} finished", flush=True)
