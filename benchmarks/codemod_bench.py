@@ -596,7 +596,7 @@ PROFILE_PARTS = [
     ("codegen of single nodes (code_for_node)", ("libcst/_nodes/module.py", "code_for_node")),
     ("final codegen (unchanged statements copied)", ("migrate/engine/_libcst_speed.py", "code")),
     ("rule templates filled", ("migrate/ops/base.py", "template_expression")),
-    ("CPython pre-parse (ast.parse)", ("migrate/engine/runner.py", "_python_ast")),
+    ("CPython pre-parse (ast.parse)", ("migrate/engine/source.py", "python_ast")),
     ("pruning, import table, flags on CPython's tree", ("migrate/engine/prune.py", "analyse")),
 ]
 
@@ -605,14 +605,14 @@ def profile(files: list[Path]) -> str:
     import cProfile
     import pstats
 
-    from migrate.engine import runner
+    from migrate.engine import runner, source
 
     index = runner.rule_index(runner.RuleSelection())
     datas = [(str(p), p.read_bytes()) for p in files]
     for path, data in datas[:3]:
         runner.convert_source(data, index, path)  # warm up imports
-    real = runner._on_deep_stack
-    runner._on_deep_stack = lambda fn, *a: fn(*a)  # profile on this thread
+    real = source.on_deep_stack
+    source.on_deep_stack = lambda fn, *a: fn(*a)  # profile on this thread
     try:
         prof = cProfile.Profile()
         start = time.perf_counter()
@@ -622,7 +622,7 @@ def profile(files: list[Path]) -> str:
         prof.disable()
         wall = time.perf_counter() - start
     finally:
-        runner._on_deep_stack = real
+        source.on_deep_stack = real
     stats = pstats.Stats(prof).stats
     total = sum(v[2] for v in stats.values())  # tottime: the profile's own total
     line_count = sum(d.count(b"\n") for _, d in datas)

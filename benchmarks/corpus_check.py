@@ -43,7 +43,8 @@ os.environ["MIGRATE_NO_FALLBACK"] = "1"
 
 from migrate.engine.aliases import shadowed_names  # noqa: E402
 from migrate.engine.paths import SKIP_DIRS  # noqa: E402
-from migrate.engine.runner import RuleSelection, convert_bytes, rule_index  # noqa: E402
+from migrate.engine.runner import RuleSelection, rule_index  # noqa: E402
+from migrate.filetypes import convert_file  # noqa: E402
 from migrate.notebook import NOTEBOOK_SUFFIX  # noqa: E402
 
 PROPERTIES = ("crash", "untouched", "parses", "idempotent", "pruning", "shadows")
@@ -72,11 +73,11 @@ _WHOLE = {"MIGRATE_NO_PRUNE": "1", "MIGRATE_FULL_SCOPE": "1"}
 def _convert(data: bytes, path: str, whole: bool = False):
     """The conversion a run makes (no size limit); ``whole``: of the whole file, with libcst's scope analysis."""
     if not whole:
-        return convert_bytes(data, rule_index(RuleSelection()), path, None)
+        return convert_file(data, rule_index(RuleSelection()), path, None)
     saved = {key: os.environ.get(key) for key in _WHOLE}
     os.environ.update(_WHOLE)
     try:
-        return convert_bytes(data, rule_index(RuleSelection()), path, None)
+        return convert_file(data, rule_index(RuleSelection()), path, None)
     finally:
         for key, value in saved.items():
             if value is None:

@@ -20,10 +20,10 @@ from migrate.engine.findings import NEEDS_PERSON
 from migrate.engine import cache as result_cache
 from migrate.engine.paths import Inputs, OutLayout, check_report_target, walk_inputs
 from migrate.engine.results import FileResult, RuleSelection
-from migrate.engine.runner import MAX_FILE_BYTES, atomic_write, rule_index, run_files
-from migrate.engine.writes import temporary_beside
+from migrate.engine.runner import MAX_FILE_BYTES, rule_index, run_files
+from migrate.engine.writes import atomic_write, temporary_beside
 from migrate.report import FORMATS, ReportBuilder, default_output, format_for, write_report
-from migrate.report.model import file_diff
+from migrate.filetypes import convert_file, file_diff
 from migrate.safe_io import display, open_regular
 from migrate.rules import RuleError, load_rules, rule_directories, selected
 
@@ -243,7 +243,7 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
         counts[result.status] += 1
         label = "error" if result.status == "failed" else result.status
         print(f"{display(result.path)}: {label}: {result.error}", file=sys.stderr)
-    for result in run_files(files, selection, jobs, progress, cache=cache, max_bytes=max_bytes):
+    for result in run_files(files, selection, jobs, progress, cache=cache, max_bytes=max_bytes, converter=convert_file):
         status = result.status
         if builder:
             builder.add(result)
@@ -273,7 +273,7 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
         if status == "failed":
             continue
         if result.changed:
-            lines_changed += result.count_changed_lines()
+            lines_changed += result.lines_changed
             if args.diff:
                 out.write(_diff(result, display(result.path)))
         if report_only:

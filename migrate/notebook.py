@@ -57,8 +57,7 @@ import warnings
 from dataclasses import dataclass
 from json.decoder import scanstring
 
-from migrate.safe_io import display
-from migrate.engine.findings import Finding
+from migrate.engine.findings import CellFinding, Finding  # noqa: F401  (CellFinding: notebooks' findings)
 from migrate.engine.paths import NOTEBOOK_SUFFIX
 
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
@@ -67,21 +66,6 @@ UTF8_BOM = "\ufeff"
 
 class NotebookError(ValueError):
     """A file that is not a notebook this tool can rewrite."""
-
-
-@dataclass(frozen=True, order=True)
-class CellFinding(Finding):
-    """A finding in a notebook: ``line``/``col`` are within cell ``cell`` (1-based).
-
-    ``file_line`` is the line of the ``.ipynb`` file that holds that source line,
-    for tools that only understand file lines (SARIF viewers, editors).
-    """
-
-    cell: int = 0
-    file_line: int = 0
-
-    def format(self) -> str:
-        return f"{display(self.path)}:cell {self.cell}:{self.line}:{self.col}: {self.rule} {self.message}"
 
 
 def is_notebook(path: str) -> bool:

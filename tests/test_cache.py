@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate import cli
+from migrate import cli, filetypes
 from migrate.engine import cache as result_cache
 from migrate.engine import runner
 from tests.cli_helpers import TF_SOURCE, pyproject, run_migrate, snapshot, write, write_rule
@@ -57,13 +57,14 @@ class Conversions:
 
     def __init__(self, monkeypatch) -> None:
         self.paths: list[str] = []
-        real = runner.convert_bytes
+        real = filetypes.convert_file
 
         def counting(data, index, path, *args, **kwargs):
             self.paths.append(os.path.basename(path))
             return real(data, index, path, *args, **kwargs)
 
-        monkeypatch.setattr(runner, "convert_bytes", counting)
+        monkeypatch.setattr(filetypes, "convert_file", counting)
+        monkeypatch.setattr(cli, "convert_file", counting)
 
 
 def run(capsys, *args) -> tuple[int, str, str]:

@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 
 from migrate import cli
-from migrate.engine import runner
+from migrate.engine import runner, source
 from migrate.engine.runner import RuleSelection, convert_source, rule_index
 from tests.cli_helpers import PLAIN_SOURCE, ROOT, TF_SOURCE, pyproject, run_migrate, temp_files, write
 
@@ -537,13 +537,13 @@ def test_conversions_share_one_deep_thread_and_give_back_results_and_errors():
         return threading.current_thread() if depth == 3000 else where(depth + 1)  # deeper than a default limit
 
     limit = sys.getrecursionlimit()
-    first, second = runner._on_deep_stack(where), runner._on_deep_stack(where)
+    first, second = source.on_deep_stack(where), source.on_deep_stack(where)
     assert first is second and first is not threading.current_thread() and first.daemon
     assert sys.getrecursionlimit() == limit  # raised only while a conversion runs
     with pytest.raises(ZeroDivisionError):
-        runner._on_deep_stack(lambda: 1 / 0)
-    assert runner._on_deep_stack(where) is first  # an error does not cost the thread
-    assert runner._on_deep_stack(runner._on_deep_stack, lambda: 7) == 7  # a call from there runs there
+        source.on_deep_stack(lambda: 1 / 0)
+    assert source.on_deep_stack(where) is first  # an error does not cost the thread
+    assert source.on_deep_stack(source.on_deep_stack, lambda: 7) == 7  # a call from there runs there
 
 
 def test_an_interrupt_stops_waiting_at_once_and_the_next_conversion_gets_a_new_thread():
@@ -554,17 +554,17 @@ def test_an_interrupt_stops_waiting_at_once_and_the_next_conversion_gets_a_new_t
         release.wait(10)
         return threading.current_thread()
 
-    before = runner._on_deep_stack(threading.current_thread)
+    before = source.on_deep_stack(threading.current_thread)
     handler = signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C as a user's terminal sends it
     try:
         timer = threading.Timer(0.2, lambda: os.kill(os.getpid(), signal.SIGINT))
         timer.start()
         t0 = time.monotonic()
         with pytest.raises(KeyboardInterrupt):
-            runner._on_deep_stack(slow)
+            source.on_deep_stack(slow)
     finally:
         signal.signal(signal.SIGINT, handler)
     assert started.is_set() and time.monotonic() - t0 < 5
     release.set()
-    after = runner._on_deep_stack(threading.current_thread)
+    after = source.on_deep_stack(threading.current_thread)
     assert after is not before and after.is_alive()

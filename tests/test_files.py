@@ -9,7 +9,7 @@ import stat
 import pytest
 
 from migrate import cli
-from migrate.engine import paths, runner
+from migrate.engine import paths, runner, writes
 from migrate.engine.codemod import MigrateCommand
 from tests.cli_helpers import PLAIN_SOURCE, TF_SOURCE, pyproject, run_migrate, snapshot, temp_files, write
 from tests.helpers import convert
@@ -310,7 +310,7 @@ def test_atomic_write_replaces_the_file_by_rename(tmp_path):
     f = write(tmp_path / "a.py", b"old\n", mode=0o751)
     hard = tmp_path / "hard.py"
     os.link(f, hard)
-    runner.atomic_write(str(f), b"new\n", expected=b"old\n")
+    writes.atomic_write(str(f), b"new\n", expected=b"old\n")
     assert f.read_bytes() == b"new\n"
     # A new inode took the name: a reader holding the old file never saw half of the new one.
     assert hard.read_bytes() == b"old\n"
@@ -326,7 +326,7 @@ def test_atomic_write_failure_leaves_original_and_no_temp(tmp_path, monkeypatch)
 
     monkeypatch.setattr(runner.os, "replace", fail)
     with pytest.raises(OSError):
-        runner.atomic_write(str(f), b"new\n", expected=b"old\n")
+        writes.atomic_write(str(f), b"new\n", expected=b"old\n")
     assert f.read_bytes() == b"old\n"
     assert not temp_files(tmp_path)
 
@@ -358,7 +358,7 @@ def test_ctrl_c_during_a_write_takes_effect_after_it_and_leaves_no_temp_file(tmp
     if when != "temp file made":
         monkeypatch.setattr(runner.os, "replace", replace)
     with pytest.raises(KeyboardInterrupt):
-        runner.atomic_write(str(f), b"new\n", expected=b"old\n")
+        writes.atomic_write(str(f), b"new\n", expected=b"old\n")
     assert f.read_bytes() == (b"old\n" if when == "write fails" else b"new\n")
     assert not temp_files(tmp_path)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
@@ -366,7 +366,7 @@ def test_ctrl_c_during_a_write_takes_effect_after_it_and_leaves_no_temp_file(tmp
 
 def test_atomic_write_refuses_a_file_deleted_since_it_was_read(tmp_path):
     with pytest.raises(OSError, match="deleted"):
-        runner.atomic_write(str(tmp_path / "gone.py"), b"new\n", expected=b"old\n")
+        writes.atomic_write(str(tmp_path / "gone.py"), b"new\n", expected=b"old\n")
     assert not (tmp_path / "gone.py").exists()
     assert not temp_files(tmp_path)
 
@@ -374,7 +374,7 @@ def test_atomic_write_refuses_a_file_deleted_since_it_was_read(tmp_path):
 def test_atomic_write_refuses_a_file_changed_since_it_was_read(tmp_path):
     f = write(tmp_path / "a.py", b"edited meanwhile\n")
     with pytest.raises(OSError, match="changed"):
-        runner.atomic_write(str(f), b"new\n", expected=b"old\n")
+        writes.atomic_write(str(f), b"new\n", expected=b"old\n")
     assert f.read_bytes() == b"edited meanwhile\n"
 
 
@@ -382,7 +382,7 @@ def test_atomic_write_refuses_a_read_only_file(tmp_path):
     f = write(tmp_path / "a.py", b"old\n", mode=0o444)
     try:
         with pytest.raises(OSError, match="read-only"):
-            runner.atomic_write(str(f), b"new\n", expected=b"old\n")
+            writes.atomic_write(str(f), b"new\n", expected=b"old\n")
         assert f.read_bytes() == b"old\n"
     finally:
         f.chmod(0o644)
@@ -532,7 +532,7 @@ def test_jobs_2_gives_the_same_output_as_jobs_1(project):
 def test_results_arrive_with_their_changed_lines_counted(tmp_path, jobs):
     """The changed-line count is made where the file converts (a worker, with --jobs 2): the
     caller only adds the counts up. Without a cache too."""
-    from migrate.report.model import changed_line_count
+    from migrate.filetypes import changed_line_count
 
     files = [str(write(tmp_path / f"m{i}.py", TF_SOURCE if i % 2 else "x = 1\n")) for i in range(4)]
     results = list(runner.run_files(files, runner.RuleSelection(), jobs=jobs))

@@ -121,6 +121,27 @@ def test_a_directory_link_out_of_the_tree_is_copied_as_a_link_and_never_written_
     assert (tmp_path / "outside" / "secret.py").read_text() == TF_SOURCE
 
 
+def test_out_inside_an_input_must_be_new_or_a_copy_this_tool_made(tmp_path):
+    """A directory of sources inside the tree is no place for the copy: its files would be left out of
+    the conversion and written over (r0/a.py onto the user's r0/sub/a.py)."""
+    write(tmp_path / "r0" / "a.py", TF_SOURCE)
+    write(tmp_path / "r0" / "sub" / "a.py", PLAIN_SOURCE)
+    before = tree_state(tmp_path)
+    proc = run_migrate("convert", "r0", "--out", "r0/sub", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert only_error(proc).startswith("error: --out r0/sub is a directory of the input r0 and holds files this tool "
+                                       "did not write (r0/sub/a.py)")
+    assert tree_state(tmp_path) == before
+    # A new directory inside the tree is fine, again and again, and is no source afterwards.
+    for _ in range(2):
+        proc = run_migrate("convert", "r0", "--out", "r0/converted", cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "r0" / "converted" / ".migrate-out").is_file()
+    assert (tmp_path / "r0" / "converted" / "a.py").read_text().startswith(CONVERTED_HEAD)
+    check = run_migrate("check", "r0", cwd=tmp_path)
+    assert "converted" not in check.stdout and "r0/a.py:3:12: TFD101" in check.stdout
+
+
 @pytest.mark.parametrize("command", [
     ("report", "rp", "-o", "rp/a.py"),
     ("report", "rp", "-o", "rp/skip_me.py"),          # an excluded source is still an input

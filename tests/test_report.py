@@ -21,7 +21,8 @@ from migrate.notebook import convert_notebook
 from migrate.report import build_report, format_for, render
 from migrate.report.html import markdown_block, script_json
 from migrate.report.json_report import schema
-from migrate.report.model import changed_line_count, count_changed_lines, file_diff
+from migrate.engine.diff import count_changed_lines
+from migrate.filetypes import changed_line_count, file_diff
 from migrate.rules import Example, Rule, load_rules
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -36,7 +36,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from migrate import __version__
-from migrate.engine.findings import Finding
+from migrate.engine.findings import CellFinding, Finding
 from migrate.engine.writes import temporary_beside
 from migrate.rules import rule_files
 
@@ -168,8 +168,6 @@ def _finding_from_json(d: dict, path: str) -> Finding:
     if kind == "Finding":
         return Finding(**d)
     if kind == "CellFinding":
-        from migrate.notebook import CellFinding
-
         return CellFinding(**d)
     raise ValueError(f"unknown finding type {kind!r}")
 
@@ -220,7 +218,7 @@ class Cache:
             converted = body if meta["stored"] else (data if status in ("unchanged", "skipped") else b"")
             findings = [_finding_from_json(dict(d), path) for d in meta["findings"]]
             return FileResult(path, status, findings=findings, error=meta["error"], original=data, converted=converted,
-                              lines_changed=meta.get("lines"))
+                              lines_changed=meta.get("lines") or 0)
         except Exception:  # noqa: BLE001 - a damaged entry is a miss, whatever is wrong with it
             return None
 

@@ -17,13 +17,13 @@ import libcst as cst
 from libcst import ParserSyntaxError
 from libcst.codemod import CodemodContext, SkipFile, SkipReason, TransformFailure, TransformSkip, TransformSuccess
 
-from migrate.engine import runner
 from migrate.engine.aliases import import_aliases
 from migrate.engine.codemod import MigrateCommand, RuleIndex, mentions_any
 from migrate.engine.findings import Finding, one_line
 from migrate.engine.prune import MIN_LINES, ImportTable, Pruned, analyse
 from migrate.engine.results import FileResult
-from migrate.engine.runner import _DANGLING_CONTINUATION, _python_ast, detect_encoding
+from migrate.engine import source
+from migrate.engine.source import DANGLING_CONTINUATION, detect_encoding, python_ast
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 
 
@@ -76,7 +76,7 @@ def _set_aside_tail(text: str) -> tuple[str, str]:
     back as ``x = 1\n  # b\n``). Neither holds anything a rule converts.
     """
     # (The pattern ends at the end of the text; searched only there, not tried at every position.)
-    dangling = _DANGLING_CONTINUATION.search(text) if text.endswith("\\\r\n") else None
+    dangling = DANGLING_CONTINUATION.search(text) if text.endswith("\\\r\n") else None
     body, tail = (text[: dangling.start()], dangling.group()) if dangling else (text, "")
     # Walk back from the end over comment and blank lines (only the end of the file is read).
     cut, indented = len(body), False
@@ -135,7 +135,7 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
     except UnicodeDecodeError as exc:
         return FileResult(path, "failed", error=f"not valid {exc.encoding} text (byte {exc.start}); file left as it was", original=data)
     # A file that is not Python 3 is an error whether or not a rule could match, as with any linter.
-    tree, error = _python_ast(text, path)
+    tree, error = python_ast(text, path)
     if error:
         return FileResult(path, "failed", error=error, original=data)
     if not mentions_any(text, index):
@@ -223,7 +223,7 @@ def _convert_text(body: str, index: RuleIndex, path: str, pruned: Pruned | None,
     command = MigrateCommand(CodemodContext(filename=path, full_module_name=None), index, path, pruned, table,
                              exports="__all__" in body, shortcuts=shortcuts, aliases=aliases)
     try:
-        result = runner._on_deep_stack(_transform, command, pruned.text if pruned is not None else body)
+        result = source.on_deep_stack(_transform, command, pruned.text if pruned is not None else body)
     except Exception as exc:  # noqa: BLE001 - libcst reports most errors as TransformFailure, not all
         result = TransformFailure(error=exc, traceback_str="")
     return result, command

@@ -35,3 +35,18 @@ class Finding:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True, order=True)
+class CellFinding(Finding):
+    """A finding in a notebook: ``line``/``col`` are within cell ``cell`` (1-based).
+
+    ``file_line`` is the line of the ``.ipynb`` file that holds that source line,
+    for tools that only understand file lines (SARIF viewers, editors).
+    """
+
+    cell: int = 0
+    file_line: int = 0
+
+    def format(self) -> str:
+        return f"{display(self.path)}:cell {self.cell}:{self.line}:{self.col}: {self.rule} {self.message}"

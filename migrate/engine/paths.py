@@ -184,8 +184,8 @@ def walk_inputs(
             keep = []
             for d in sorted(dirs):
                 full = os.path.join(root, d)
-                if d in SKIP_DIRS or ids.of(full) in pruned:
-                    continue
+                if d in SKIP_DIRS or ids.of(full) in pruned or os.path.lexists(os.path.join(full, OUT_MARKER)):
+                    continue  # (a converted copy left inside the tree by --out is not a source)
                 if os.path.islink(full):  # os.walk does not enter it; --out copies the link
                     if others and not _names_a_root(full, roots):
                         found.others.append((os.path.normpath(full), "link"))
@@ -213,6 +213,13 @@ def discover(
     """The source files under ``paths`` and results for what was passed over (see :func:`walk_inputs`)."""
     found = walk_inputs(paths, exclude, base, prune)
     return found.files, found.passed_over
+
+
+# Left in an --out directory inside an input directory: the next run knows the directory for a
+# copy of its own (left out of the conversion, written over), not a directory of sources.
+OUT_MARKER = ".migrate-out"
+OUT_MARKER_TEXT = ("This directory holds a converted copy written by `migrate convert --out`.\n"
+                   "The next run into it writes over its files; the conversion of the tree around it leaves it out.\n")
 
 
 def _names_a_root(link: str, roots: list[str]) -> bool:
@@ -246,6 +253,7 @@ class OutLayout:
         self._bases = bases
         self.dests: dict[str, tuple[str, str]] = {}  # destination -> (input, "convert" | "file" | "link")
         self.entry_dests: dict[Entry, tuple[str, str]] = {}  # the same, by identity, where its directory exists
+        self.inside_input = False  # --out is inside an input directory (marked as this tool's, see OUT_MARKER)
         self._made: set[str] = set()
 
     def shown(self, dest: str) -> str:
@@ -284,6 +292,18 @@ class OutLayout:
                 raise ConfigError(f"--out {shown} holds the input {display(root)}{how}: the copy would be written "
                                   "among the sources; name a directory outside the inputs (or one inside an input "
                                   "directory, which the conversion leaves out)")
+            if os.path.isdir(root) and _within(layout.out_real, real):
+                # Inside an input directory, --out is left out of the conversion: fine for a copy this
+                # tool made (it leaves OUT_MARKER there), not for a directory of the user's own.
+                layout.inside_input = True
+                if os.path.isdir(out) and not os.path.lexists(os.path.join(out, OUT_MARKER)):
+                    held = sorted(os.listdir(out))
+                    if held:
+                        some = ", ".join(display(os.path.join(os.path.normpath(out), n)) for n in held[:3])
+                        raise ConfigError(f"--out {shown} is a directory of the input {display(root)} and holds files "
+                                          f"this tool did not write ({some}{', ...' if len(held) > 3 else ''}): the "
+                                          "conversion would leave them out and could write over them; name a new "
+                                          "directory, or empty this one")
         items = [(p, "convert") for p in inputs.files] + list(inputs.others)
         for path, kind in items:
             dest = layout.destination(path)
@@ -342,7 +362,12 @@ class OutLayout:
         directory = os.path.dirname(dest)
         if directory in self._made:
             return
-        os.makedirs(self.out, exist_ok=True)
+        if not self._made:
+            os.makedirs(self.out, exist_ok=True)
+            marker = os.path.join(self.out, OUT_MARKER)
+            if self.inside_input and not os.path.lexists(marker):
+                with open(marker, "w", encoding="utf-8") as handle:
+                    handle.write(OUT_MARKER_TEXT)
         rel = os.path.relpath(directory, self.out)
         current = self.out
         for part in ([] if rel == "." else rel.split(os.sep)):

@@ -24,16 +24,8 @@ class FileResult:
     error: str = ""
     original: bytes = b""
     converted: bytes = b""
-    lines_changed: int | None = None  # lines a unified diff shows removed or added (when changed)
+    lines_changed: int = 0  # lines its unified diff shows removed or added, counted by the converter
 
     @property
     def changed(self) -> bool:
         return self.status == "changed"
-
-    def count_changed_lines(self) -> int:
-        """The lines a unified diff of the file shows removed or added; counted once, then kept (and cached)."""
-        if self.lines_changed is None:
-            from migrate.report.model import changed_line_count
-
-            self.lines_changed = changed_line_count(self.path, self.original, self.converted) if self.changed else 0
-        return self.lines_changed

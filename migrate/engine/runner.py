@@ -14,32 +14,19 @@ written whole or not at all, whatever happens to a worker.
 
 from __future__ import annotations
 
-import ast
 import gc
-import io
 import os
-import queue
-import re
 import signal
-import stat
-import sys
-import threading
-import tokenize
-import warnings
 from collections import deque
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterator
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from migrate.engine.cache import Cache
-from migrate.engine.paths import NOTEBOOK_SUFFIX
+from migrate.engine.diff import python_changed_lines
 from migrate.engine.results import FileResult, RuleSelection
-from migrate.safe_io import read_source
-from migrate.engine.writes import temporary_beside
-from migrate.notebook import convert_notebook
+from migrate.engine.source import detect_encoding
 from migrate.rules import load_rules, select_rules
+from migrate.safe_io import read_source
 
 if TYPE_CHECKING:  # libcst and the engine load with the first file converted: a cached run needs neither
     from migrate.engine.codemod import RuleIndex
@@ -55,21 +42,15 @@ MAX_FILE_BYTES = 1_000_000
 # line twice the most. So the statements handed to libcst may hold at most one node per this
 # many bytes of max-file-size: about 167,000 for 1 MB, about 1 GB.
 BYTES_PER_NODE = 6
-# Conversions run on a thread with a deep stack and a raised recursion limit: libcst's
-# native parser and its visitors recurse once per nesting level, and on a default 8 MB
-# stack a long `a and b and ...` chain (which CPython accepts) crashes the process.
-# Deeper than the limit allows is a clean "failed" result.
-CONVERT_STACK_BYTES = 512 * 1024 * 1024
-CONVERT_RECURSION_LIMIT = 12_000
-
-
 @dataclass(frozen=True)
 class RunOptions:
-    """Everything a worker needs besides the path; picklable."""
+    """Everything a worker needs besides the path; picklable (``converter`` is a module-level
+    function, ``(data, index, path, max_bytes) -> FileResult`` with its changed lines counted)."""
 
     selection: RuleSelection = RuleSelection()
     cache: Cache | None = None
     max_bytes: int | None = MAX_FILE_BYTES
+    converter: Callable[..., FileResult] | None = None
 
 
 _INDEX_CACHE: dict[RuleSelection, RuleIndex] = {}
@@ -85,104 +66,9 @@ def rule_index(selection: RuleSelection) -> RuleIndex:
     return index
 
 
-def detect_encoding(data: bytes) -> str:
-    """The source encoding as Python reads it: BOM, then a coding cookie, then UTF-8."""
-    encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-    return encoding
-
-
-_DANGLING_CONTINUATION = re.compile(r"(?:(?<=[\r\n])|\A)[ \t\f]*\\\r\n\Z")
-
-
-def _python_ast(text: str, path: str) -> tuple[ast.Module | None, str | None]:
-    """CPython's tree of the file, or its own message for a file that is not Python 3
-    (clearer than a parser's token list)."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # `1(2)`, invalid escapes: the user's business, not a conversion's
-            return compile(text, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True), None
-    except SyntaxError as exc:
-        return None, f"cannot parse: line {exc.lineno}, column {exc.offset}: {exc.msg}"
-    except ValueError as exc:  # null bytes, on some Python versions
-        return None, f"cannot parse: {exc}"
-    except (MemoryError, RecursionError):  # CPython's parser gives up on extreme nesting
-        return None, "cannot parse: too deeply nested for Python's parser"
-
-
-class _Job:
-    __slots__ = ("fn", "args", "ok", "value", "done")
-
-    def __init__(self, fn, args) -> None:
-        self.fn, self.args, self.ok, self.value, self.done = fn, args, False, None, threading.Event()
-
-    def run(self) -> None:
-        try:
-            self.value, self.ok = self.fn(*self.args), True
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
-            self.value = exc
-        finally:
-            self.done.set()
-
-
-class _DeepWorker(threading.Thread):
-    """The thread conversions run on, kept for the next one: a new thread's deep stack is
-    mapped afresh, and touching it again cost about a millisecond per file."""
-
-    def __init__(self) -> None:
-        super().__init__(name="migrate-convert", daemon=True)
-        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
-
-    def run(self) -> None:
-        while (job := self.jobs.get()) is not None:
-            job.run()
-
-
-def _on_deep_stack(fn, *args):
-    """``fn(*args)`` on a thread with a deep stack and a raised recursion limit.
-
-    Exceptions come back to the caller; an interrupt (Ctrl-C) stops waiting at once (the
-    thread is a daemon and writes nothing; it is not used again). One call at a time: a
-    call from another thread waits for the one running.
-    """
-    if threading.current_thread() is _DEEP["worker"]:
-        return fn(*args)  # already there
-    with _DEEP_CALL:
-        worker = _DEEP["worker"]
-        if worker is None or not worker.is_alive():
-            # The stack size is process-wide and read when a thread starts (the call lock
-            # keeps two callers from setting it at once).
-            old_stack = threading.stack_size()
-            try:
-                threading.stack_size(CONVERT_STACK_BYTES)
-            except (ValueError, RuntimeError):  # a platform without settable stacks: the caller's own
-                return fn(*args)
-            try:
-                worker = _DeepWorker()
-                worker.start()
-            finally:
-                threading.stack_size(old_stack)
-            _DEEP["worker"] = worker
-        # The recursion limit is process-wide too: raised while a conversion runs there and
-        # put back after, so code on ordinary stacks still stops at RecursionError, not a crash.
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, CONVERT_RECURSION_LIMIT))
-        job = _Job(fn, args)
-        try:
-            worker.jobs.put(job)
-            job.done.wait()
-        except BaseException:
-            _DEEP["worker"] = None  # it finishes the job on its own and stops there
-            worker.jobs.put(None)
-            raise
-        finally:
-            sys.setrecursionlimit(limit)
-    if job.ok:
-        return job.value
-    raise job.value
-
-
-_DEEP_CALL = threading.Lock()  # one conversion at a time on the deep thread
-_DEEP: dict = {"worker": None}
+def node_budget(max_bytes: int | None) -> int | None:
+    """The syntax nodes a file may hand libcst, for a ``max-file-size`` (see :data:`BYTES_PER_NODE`)."""
+    return None if max_bytes is None else max(1, max_bytes // BYTES_PER_NODE)
 
 
 def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", pruning: bool | int = True,
@@ -194,16 +80,22 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
 
 
 def convert_bytes(data: bytes, index: RuleIndex, path: str, max_bytes: int | None = MAX_FILE_BYTES) -> FileResult:
-    """Convert a file's bytes: a notebook (``.ipynb``) cell by cell, anything else as Python source."""
-    max_nodes = None if max_bytes is None else max(1, max_bytes // BYTES_PER_NODE)
-    if path.endswith(NOTEBOOK_SUFFIX):
-        return convert_notebook(data, index, path, max_nodes)  # outputs make notebooks big: their bytes are not limited
+    """Convert a Python file's bytes, within ``max_bytes`` and its :func:`node_budget`."""
+    max_nodes = node_budget(max_bytes)
     if max_bytes is not None and len(data) > max_bytes and _needs_parse(data, index):
         return FileResult(
             path, "failed", original=data,
             error=f"too large to convert ({len(data):,} bytes; max-file-size is {max_bytes:,}); file left as it was",
         )
     return convert_source(data, index, path, max_nodes=max_nodes)
+
+
+def convert_python_file(data: bytes, index: RuleIndex, path: str, max_bytes: int | None = MAX_FILE_BYTES) -> FileResult:
+    """:func:`convert_bytes` with the changed lines counted: a run's converter for Python files
+    alone (the command line gives :func:`migrate.filetypes.convert_file`, notebooks too)."""
+    result = convert_bytes(data, index, path, max_bytes)
+    result.lines_changed = python_changed_lines(result.original, result.converted) if result.changed else 0
+    return result
 
 
 def _needs_parse(data: bytes, index: RuleIndex) -> bool:
@@ -228,16 +120,15 @@ def _convert_path(args: tuple[str, RuleSelection | RunOptions]) -> FileResult:
         if hit is not None:
             return hit
     try:
-        result = convert_bytes(data, rule_index(options.selection), path, options.max_bytes)
+        result = (options.converter or convert_python_file)(data, rule_index(options.selection), path, options.max_bytes)
     except RecursionError:
         return FileResult(path, "failed", error="too deeply nested to convert; file left as it was", original=data)
     except MemoryError:
         return FileResult(path, "failed", error="out of memory while converting; file left as it was", original=data)
     except Exception as exc:  # noqa: BLE001 - one file's crash must not end the run
         return FileResult(path, "failed", error=f"internal error ({type(exc).__name__}: {exc}); file left as it was", original=data)
-    # Counted here, in the worker: the summary only adds the counts up (and the cache keeps
-    # them, so a second run need not diff again).
-    result.count_changed_lines()
+    # The changed lines were counted by the converter, here in the worker: the summary only adds
+    # them up (and the cache keeps them, so a second run need not diff again).
     if cache is not None and _deterministic(result):
         cache.put(result, data)
     return result
@@ -288,8 +179,10 @@ def run_files(
     *,
     cache: Cache | None = None,
     max_bytes: int | None = MAX_FILE_BYTES,
+    converter: Callable[..., FileResult] | None = None,
 ) -> Iterator[FileResult]:
-    """Results in the order of ``files``, whatever ``jobs`` is.
+    """Results in the order of ``files``, whatever ``jobs`` is; each file converted by
+    ``converter`` (see :class:`RunOptions`; Python source by default).
 
     With ``jobs > 1`` files go to worker processes in small chunks (a few per worker
     in flight, so results stream and an interrupt stops within a chunk). Results
@@ -299,7 +192,7 @@ def run_files(
     """
     if cache is None:
         rule_index(selection)  # fail early (and once) on a bad rule set; with a cache, the caller has loaded the rules
-    options = RunOptions(selection, cache, max_bytes)
+    options = RunOptions(selection, cache, max_bytes, converter)
     jobs = worker_count(jobs, len(files))
     if jobs <= 1:
         # What is alive now (libcst's classes, the rules) is read by every conversion and is
@@ -376,70 +269,3 @@ def _run_pool(chunks: deque, options: RunOptions, jobs: int) -> Iterator[FileRes
             pool.shutdown(wait=True, cancel_futures=True)
         if not broken:
             return
-
-
-def is_writable(path: str | Path, st: os.stat_result | None = None) -> bool:
-    """Whether the file may be rewritten: the user can write it and it is not marked read-only.
-
-    The mode bits are checked as well as access(2) because root may write anything,
-    and a rename replaces a read-only file as easily as any other: a file someone
-    made read-only is left alone.
-    """
-    st = st or os.stat(path)
-    return os.access(path, os.W_OK) and bool(st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
-
-
-def _read_only_what(path: Path) -> str:
-    try:
-        if os.statvfs(path).f_flag & os.ST_RDONLY:
-            return "file system"
-    except (OSError, AttributeError):
-        pass
-    return "file"
-
-
-def atomic_write(path: str, data: bytes, expected: bytes | None = None, mode: int | None = None,
-                 durable: bool = True) -> None:
-    """Write through a temporary file in the same directory and a rename.
-
-    A reader sees the old file or the new one, never half of either. The file keeps
-    its mode (and owner, where allowed); a new file gets ``mode`` or 0o644. With
-    ``durable`` the data reaches the disk before the rename, so a power cut cannot
-    leave an empty file in place of a user's source; a copy written beside an
-    untouched source (``--out``) can do without.
-
-    ``expected`` marks an in-place rewrite of a file read earlier: refuse if the file
-    is read-only, or no longer holds those bytes (changed or deleted meanwhile) —
-    the newer content wins, nothing is lost. Errors are ``OSError`` whose message
-    does not repeat the path.
-    """
-    target = Path(path)
-    try:
-        st: os.stat_result | None = target.stat()
-    except FileNotFoundError:
-        st = None
-    if expected is not None:
-        if st is None:
-            raise OSError("deleted while converting; nothing written")
-        if not is_writable(target, st):
-            raise OSError(f"{_read_only_what(target)} is read-only; left as it was")
-        current = read_source(path)
-        if current == data:
-            return  # another run wrote the same conversion meanwhile: done
-        if current != expected:
-            raise OSError("changed while converting; left as it is now")
-    if mode is None:
-        mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
-    with temporary_beside(target) as (fd, tmp):
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            if durable:
-                fh.flush()
-                os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
-            try:
-                os.chown(tmp, st.st_uid, st.st_gid)
-            except PermissionError:
-                pass  # only root may give a file away; the content still matters more
-        os.replace(tmp, target)

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import tempfile
 import threading
 from contextlib import contextmanager
 from pathlib import Path
+
+from migrate.safe_io import read_source
 
 
 @contextmanager
@@ -59,3 +62,70 @@ class _InterruptAfter:
             if self.got:  # (also over a write's error: the interrupt is what the user asked for)
                 self.old(signal.SIGINT, None)  # default_int_handler raises KeyboardInterrupt here
         return False
+
+
+def is_writable(path: str | Path, st: os.stat_result | None = None) -> bool:
+    """Whether the file may be rewritten: the user can write it and it is not marked read-only.
+
+    The mode bits are checked as well as access(2) because root may write anything,
+    and a rename replaces a read-only file as easily as any other: a file someone
+    made read-only is left alone.
+    """
+    st = st or os.stat(path)
+    return os.access(path, os.W_OK) and bool(st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def _read_only_what(path: Path) -> str:
+    try:
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return "file system"
+    except (OSError, AttributeError):
+        pass
+    return "file"
+
+
+def atomic_write(path: str, data: bytes, expected: bytes | None = None, mode: int | None = None,
+                 durable: bool = True) -> None:
+    """Write through a temporary file in the same directory and a rename.
+
+    A reader sees the old file or the new one, never half of either. The file keeps
+    its mode (and owner, where allowed); a new file gets ``mode`` or 0o644. With
+    ``durable`` the data reaches the disk before the rename, so a power cut cannot
+    leave an empty file in place of a user's source; a copy written beside an
+    untouched source (``--out``) can do without.
+
+    ``expected`` marks an in-place rewrite of a file read earlier: refuse if the file
+    is read-only, or no longer holds those bytes (changed or deleted meanwhile) —
+    the newer content wins, nothing is lost. Errors are ``OSError`` whose message
+    does not repeat the path.
+    """
+    target = Path(path)
+    try:
+        st: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        st = None
+    if expected is not None:
+        if st is None:
+            raise OSError("deleted while converting; nothing written")
+        if not is_writable(target, st):
+            raise OSError(f"{_read_only_what(target)} is read-only; left as it was")
+        current = read_source(path)
+        if current == data:
+            return  # another run wrote the same conversion meanwhile: done
+        if current != expected:
+            raise OSError("changed while converting; left as it is now")
+    if mode is None:
+        mode = stat.S_IMODE(st.st_mode) if st is not None else 0o644
+    with temporary_beside(target) as (fd, tmp):
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        if st is not None and (st.st_uid, st.st_gid) != (os.geteuid(), os.getegid()):
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except PermissionError:
+                pass  # only root may give a file away; the content still matters more
+        os.replace(tmp, target)

@@ -36,7 +36,7 @@ def write_report(report: Report, path: str, fmt: str, root: str | None = None) -
     import os
     import sys
 
-    from migrate.engine.runner import atomic_write
+    from migrate.engine.writes import atomic_write
 
     text = render(report, fmt, root)
     # Every path in it is shown as text already (migrate.engine.display); the error handler

@@ -10,15 +10,15 @@ the same place (a behaviour worth reading after a conversion) and are counted ap
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterable
 
-from migrate import __version__
+from migrate import __version__, notebook
 from migrate.safe_io import display
 from migrate.engine.findings import Finding
+from migrate.engine.diff import count_changed_lines, decode_source
+from migrate.filetypes import file_diff, is_notebook
 from migrate.rules import Rule
 
 OCCURRENCE_STATUSES = ("converted", "runtime", "manual")
@@ -103,56 +103,6 @@ def finding_cell(f: Finding) -> int:
     return getattr(f, "cell", 0) or 0
 
 
-def decode_source(data: bytes) -> str:
-    """Source bytes as text, the way Python reads them (BOM, coding cookie, else UTF-8)."""
-    from migrate.engine.runner import detect_encoding
-
-    try:
-        encoding = detect_encoding(data)
-    except SyntaxError:
-        encoding = "utf-8"
-    try:
-        return data.decode(encoding, "replace")
-    except LookupError:
-        return data.decode("utf-8", "replace")
-
-
-def file_diff(path: str, original: bytes, converted: bytes) -> str:
-    """The unified diff of one file; a notebook's is per changed code cell."""
-    from migrate import notebook
-
-    label = Path(path).as_posix()
-    if notebook.is_notebook(path):
-        return notebook.unified_diff(original, converted, label)
-    old, new = _source_lines(original), _source_lines(converted)
-    if old and not old[-1].endswith(("\n", "\r")):
-        old[-1] += "\n\\ No newline at end of file\n"
-    if new and not new[-1].endswith(("\n", "\r")):
-        new[-1] += "\n\\ No newline at end of file\n"
-    return "".join(difflib.unified_diff(old, new, f"a/{label}", f"b/{label}"))
-
-
-def changed_line_count(path: str, original: bytes, converted: bytes) -> int:
-    """``count_changed_lines(file_diff(path, original, converted))``, without writing the diff
-    out: the lines removed or added in the same line matching the diff is made from."""
-    from migrate import notebook
-
-    if notebook.is_notebook(path):
-        return count_changed_lines(file_diff(path, original, converted))
-    # file_diff's "No newline at end of file" marker, added to a last line without a line end,
-    # makes no two lines equal that were not, nor the reverse: the matching is the same.
-    matcher = difflib.SequenceMatcher(None, _source_lines(original), _source_lines(converted))
-    return sum((i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal")
-
-
-def _source_lines(data: bytes) -> list[str]:
-    return decode_source(data).splitlines(keepends=True)
-
-
-def count_changed_lines(diff: str) -> int:
-    return sum(1 for line in diff.splitlines() if line[:1] in "+-" and not line.startswith(("+++ ", "--- ")))
-
-
 def _windows(lines_wanted: Iterable[int], total: int) -> list[tuple[int, int]]:
     """Merged [first, last] line windows with context around each wanted line."""
     out: list[list[int]] = []
@@ -173,14 +123,12 @@ def _clip(line: str) -> str:
 
 
 def excerpts_for(path: str, original: bytes, findings: list[Finding]) -> list[Excerpt]:
-    from migrate import notebook
-
     if not findings or not original:
         return []
     by_cell: dict[int, set[int]] = {}
     for f in findings:
         by_cell.setdefault(finding_cell(f), set()).add(f.line)
-    if notebook.is_notebook(path):
+    if is_notebook(path):
         sources = {c.number: c.source for c in notebook.cell_sources(original)}
     else:
         sources = {0: decode_source(original)}
@@ -209,9 +157,7 @@ class ReportBuilder:
         self.summary = Summary()
 
     def add(self, result) -> FileReport:
-        """Add one :class:`~migrate.engine.runner.FileResult` (or anything shaped like it)."""
-        from migrate import notebook
-
+        """Add one :class:`~migrate.engine.results.FileResult` (or anything shaped like it)."""
         s = self.summary
         status = result.status
         if status == "skipped":
@@ -228,7 +174,7 @@ class ReportBuilder:
         entry = FileReport(
             path=display(result.path),
             fs_path=result.path,
-            kind="notebook" if notebook.is_notebook(result.path) else "python",
+            kind="notebook" if is_notebook(result.path) else "python",
             status=status,
             error=result.error,
             findings=findings,
