@@ -503,7 +503,7 @@ class Planner:
         roots = set()
         for action in (*self.plan.refs.values(), *self.plan.calls.values()):
             op = ops.REGISTRY[action.rule.operation]
-            if isinstance(op, ops.Flag) or not op.static:
+            if op.marks or not op.static:
                 continue  # reported, or kept with its object: the name is still read
             node = action.match
             while isinstance(node, cst.Attribute):
@@ -514,8 +514,8 @@ class Planner:
 
     def _drop_feeders(self) -> None:
         """`cpu = tf.config.list_physical_devices("CPU")[0]`, read only by set-up calls that are removed, goes with them."""
-        removed = {s for s, a in self.plan.statements.items() if a.rule.operation == "remove_call"}
-        queries = [a for a in self.plan.refs.values() if isinstance(ops.REGISTRY[a.rule.operation], ops.FlagSetupQuery)]
+        removed = {s for s, a in self.plan.statements.items() if ops.REGISTRY[a.rule.operation].removes_statement}
+        queries = [a for a in self.plan.refs.values() if ops.REGISTRY[a.rule.operation].goes_with_readers]
         for action in queries if removed else []:
             stmt = self.statement_of(action.match)
             small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
@@ -572,7 +572,7 @@ class Planner:
                 continue
             node, rule, api = found
             op = ops.REGISTRY[rule.operation]
-            if isinstance(op, ops.Flag) or op.accepts(node, self.parent, rule.params):
+            if op.marks or op.accepts(node, self.parent, rule.params):
                 self.use_actions[node] = (rule, api)
 
     def _static_uses(self, target: cst.Name, kind: str) -> dict[cst.CSTNode, tuple[Rule, str]] | None:
@@ -596,7 +596,7 @@ class Planner:
                 continue
             node, rule, api = found
             op = ops.REGISTRY[rule.operation]
-            if isinstance(op, ops.Flag) or (not op.static and op.accepts(node, self.parent, rule.params)):
+            if op.marks or (not op.static and op.accepts(node, self.parent, rule.params)):
                 self.use_actions[node] = (rule, api)  # flagged or kept whether or not the object escapes
             if not op.static or not op.accepts(node, self.parent, rule.params) or self.suppresses(rule, node):
                 static = False  # a use left as it is needs the object
@@ -635,7 +635,7 @@ class Planner:
             return False
         if op.target == "call":
             self.plan.calls[action.node] = action
-            if op.name == "remove_call":
+            if op.removes_statement:
                 stmt = self.statement_of(action.node)
                 self.plan.statements[stmt] = action
         elif op.target == "with_item":
@@ -644,7 +644,7 @@ class Planner:
             self.plan.blocks[action.node] = action
         else:
             self.plan.refs[action.node] = action
-        if isinstance(op, ops.Flag):
+        if op.marks:
             stmt = self.statement_of(action.match)
             message = op.describe(action.rule.params, action.api) or action.rule.params["message"]
             self.plan.markers.setdefault(stmt, []).append(f"# migrate: {action.rule.id} {message}")
@@ -779,7 +779,7 @@ class _Assigner(cst.CSTVisitor):
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
         action = self.p.plan.statements.get(node)
-        if action is not None and action.rule.operation != "remove_call":
+        if action is not None and not ops.REGISTRY[action.rule.operation].removes_statement:
             self.p.finding(action)
             return False  # the statement is replaced whole
         return True
@@ -829,7 +829,7 @@ class _Assigner(cst.CSTVisitor):
         refused = None
         for rule, suffix in p.index.candidates(qual):
             op = ops.REGISTRY[rule.operation]
-            if refused is not None and isinstance(op, ops.FlagUnmapped):
+            if refused is not None and op.fallback:
                 break  # the rule that matched says better why the use stays as it is
             if op.target == "block":
                 return self._plan_block(rule, op, node, qual)
@@ -852,7 +852,7 @@ class _Assigner(cst.CSTVisitor):
         action = Action(rule, target, node, api, suffix, status=rule.status)
         if self.p.add(action) and op.target in ("call", "decorator"):
             self.dropped.update(op.dropped(target, rule.params))
-        if op.name != "remove_call":
+        if not op.removes_statement:  # (the rewrite says what went, where it goes)
             self.p.finding(action, op.describe(rule.params, api))
 
     def _plan_block(self, rule: Rule, op, node: cst.CSTNode, api: str) -> bool:
@@ -1108,7 +1108,7 @@ class Rewriter(cst.CSTTransformer):
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         action = self.plan.calls.get(original)
-        new = updated if action is None or action.rule.operation == "remove_call" else self._apply(action, original, updated)
+        new = updated if action is None or ops.REGISTRY[action.rule.operation].removes_statement else self._apply(action, original, updated)
         return self._realign(original, new)
 
     def _realign(self, original: cst.Call, new):
@@ -1159,15 +1159,16 @@ class Rewriter(cst.CSTTransformer):
         self._current = action
         self._removed(original)
         op = ops.REGISTRY[action.rule.operation]
-        if op.name in ("remove_call", "flag_setup_query"):
+        if op.removes_statement or op.goes_with_readers:
             text = " ".join(self.p.code(original.body[0]).split())
             if len(text) > 60:
                 text = text[:57] + "..."
-            comments = [*_comments_of(original.body, original.trailing_whitespace), f"# migrate: {action.rule.id} removed `{text}`: {action.rule.params['reason']}"]
+            reason = op.removal_reason(action.rule.params)
+            comments = [*_comments_of(original.body, original.trailing_whitespace), f"# migrate: {action.rule.id} removed `{text}`: {reason}"]
             self.removed[id(updated)] = (updated, comments)
-            self.p.finding(action, f"removed `{text}`: {action.rule.params['reason']}")
+            self.p.finding(action, f"removed `{text}`: {reason}")
             return updated
-        if op.name != "construct_strategy":
+        if op.target != "statement":
             # A tracked binding whose every use was rewritten; its comments stay.
             self.removed[id(updated)] = (updated, _comments_of(original.body, original.trailing_whitespace))
             return updated

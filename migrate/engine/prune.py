@@ -498,7 +498,7 @@ class _Pruner:
         return order
 
     def is_query(self, qual: str) -> bool:
-        return any(rule.operation == "flag_setup_query" for rule, _ in self.index.candidates(qual))
+        return any(ops.REGISTRY[rule.operation].goes_with_readers for rule, _ in self.index.candidates(qual))
 
     def has_relevant_with(self, body: list[ast.stmt], into_functions: bool = True) -> bool:
         """Whether ``body`` holds a ``with`` whose items are relevant (in nested functions too, if asked)."""
@@ -530,7 +530,7 @@ class _Pruner:
                 while isinstance(up := parents.get(chain), ast.Attribute) and up.value is chain:
                     chain, qual = up, normalize(f"{qual}.{up.attr}")
                 candidates = self.index.candidates(qual) if qual.split(".")[0] in self.index.roots else ()
-                if candidates and not isinstance(ops.REGISTRY[candidates[0][0].operation], ops.FlagUnmapped):
+                if candidates and not ops.REGISTRY[candidates[0][0].operation].fallback:
                     return False
         return True
 
@@ -663,7 +663,7 @@ class _Pruner:
             if not candidates:
                 continue
             rule = candidates[0][0]
-            if not isinstance(ops.REGISTRY[rule.operation], ops.FlagUnmapped):
+            if not ops.REGISTRY[rule.operation].fallback:
                 return None
             holder = parents.get(chain)
             while not isinstance(holder, ast.stmt):

@@ -233,12 +233,26 @@ class Operation:
     ``static`` says whether a use of a tracked object (a strategy variable) through
     this operation can be rewritten away; if any use cannot, the object is kept and
     handled at run time instead.
+
+    The engine never asks an operation's name; it asks these:
+      * ``marks`` – the match stays as it is and is marked for a person (a ``# migrate:``
+        comment and a finding; :meth:`describe` says what they read);
+      * ``fallback`` – it marks what no other rule maps: when a rule that matched refused
+        the same use, that rule's refusal says better why the use stays;
+      * ``removes_statement`` – the statement holding the matched call goes whole, a comment
+        (:meth:`removal_reason`) in its place;
+      * ``goes_with_readers`` – a binding of the match (``cpu = ...``) whose every reader is a
+        statement that goes away goes with them, :meth:`removal_reason` in its place.
     """
 
     name: str = ""
     target: str = "reference"
     static: bool = True
     params: dict[str, Param] = {}
+    marks: bool = False
+    fallback: bool = False
+    removes_statement: bool = False
+    goes_with_readers: bool = False
 
     def validate_params(self, params: dict[str, Any]) -> None:
         for key in params:
@@ -264,6 +278,10 @@ class Operation:
     def accepts(self, node: cst.CSTNode, parent: Callable[[cst.CSTNode], cst.CSTNode | None], params: dict[str, Any]) -> bool:
         """Can this operation rewrite ``node`` (the matched reference) where it stands?"""
         return True
+
+    def removal_reason(self, params: dict[str, Any]) -> str:
+        """The comment's reason where a statement goes (``removes_statement``, ``goes_with_readers``)."""
+        return params["reason"]
 
     def refusal(self, params: dict[str, Any]) -> str:
         """Why a match was left as it is, when :meth:`accepts` said no (shown to a person)."""

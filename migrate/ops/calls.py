@@ -168,6 +168,7 @@ class RemoveCall(Operation):
 
     name = "remove_call"
     target = "call"
+    removes_statement = True
     params = {"reason": Param(str, required=True, doc="why the call is not needed any more")}
 
     def accepts(self, node, parent, params) -> bool:

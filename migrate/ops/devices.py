@@ -14,6 +14,7 @@ from migrate.ops.names import Flag
 
 class FlagSetupQuery(Flag):
     name = "flag_setup_query"
+    goes_with_readers = True
     params = {
         "message": Param(str, required=True, doc="what a person has to do with a query whose value is used"),
         "reason": Param(str, required=True, doc="the comment left where a binding read only by removed set-up calls goes away"),

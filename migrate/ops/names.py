@@ -75,6 +75,7 @@ class Flag(Operation):
     name = "flag"
     target = "reference"
     static = False
+    marks = True
     params = {
         "message": Param(str, required=True, doc="what a person has to do"),
         "to": Param(str, doc="also rename the reference (e.g. to the migrate.runtime equivalent)"),

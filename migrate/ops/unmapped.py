@@ -33,6 +33,7 @@ class FlagUnmapped(Flag):
     """Leave the code as it is; one finding per use, naming the MindSpore counterpart from a table."""
 
     name = "flag_unmapped"
+    fallback = True
     params = {
         "message": Param(str, required=True, doc="what a finding says when the tables know nothing of the name"),
         "counterparts": Param(dict, required=True, doc="TF name (tf.x.y) → MindSpore name; every name must exist in MindSpore"),
