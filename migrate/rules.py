@@ -89,6 +89,8 @@ class Rule:
     returns: str | None = None
     path: str = ""
     match_strings: tuple[str, ...] = field(default=())
+    # fact -> the matched names it holds of (``keras_model: [tensorflow.keras.Sequential]``)
+    facts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # The rule file's own bytes, hashed with its place (area/name): what the result cache keys on.
     digest: str = field(default="", compare=False, repr=False)
 
@@ -117,7 +119,11 @@ _FIELDS: dict[str, tuple[type | tuple[type, ...], bool]] = {
     "links": (list, False),
     "examples": (list, True),
     "returns": (str, False),
+    "facts": (dict, False),
 }
+# What a rule may declare the APIs it matches to be, for the conversions that depend on the code
+# around them (see migrate.engine.facts).
+FACTS = ("keras_model", "gradient_tape")
 
 
 def _check_str_list(path: Path, key: str, value: list, pattern: re.Pattern | None = None) -> tuple[str, ...]:
@@ -181,6 +187,17 @@ def parse_rule(data: Any, path: Path, area: str) -> Rule:
             raise RuleError(path, f"imports[{i}]", f"{text!r} must be 'import a.b [as c]' or 'from a.b import c [as d]'") from None
 
     links = _check_str_list(path, "links", data.get("links", []))
+    facts = {}
+    for fact, names in (data.get("facts") or {}).items():
+        if fact not in FACTS:
+            raise RuleError(path, "facts", f"{fact!r} is not a fact (known: {', '.join(FACTS)})")
+        if not isinstance(names, list):
+            raise RuleError(path, f"facts.{fact}", "must be a list of the rule's matched names")
+        facts[fact] = _check_str_list(path, f"facts.{fact}", names, QUALNAME_PATTERN)
+        prefixes = tuple(m[:-1] for m in match if m.endswith(".*"))  # `a.b.*` -> `a.b.`
+        stray = [n for n in facts[fact] if n not in match and not n.startswith(prefixes)]
+        if stray:
+            raise RuleError(path, f"facts.{fact}", f"{stray[0]!r} is not one of the names the rule matches")
     examples = []
     for i, ex in enumerate(data["examples"]):
         where = f"examples[{i}]"
@@ -212,6 +229,7 @@ def parse_rule(data: Any, path: Path, area: str) -> Rule:
         returns=data.get("returns"),
         path=str(path),
         match_strings=match_strings,
+        facts=facts,
     )
 
 

@@ -54,6 +54,10 @@ BAD_FIELDS = {
     "example-not-a-mapping": ({"examples": ["before"]}, "examples[0]", "must be a mapping"),
     "example-without-after": ({"examples": [{"before": "x\n"}]}, "examples[0]", "'before' and 'after'"),
     "only-unchanged-examples": ({"examples": [{"unchanged": "x\n"}]}, "examples", "at least one before/after pair"),
+    "facts-not-a-mapping": ({"facts": ["keras_model"]}, "facts", "must be a dict, not list"),
+    "unknown-fact": ({"facts": {"keras_fit": ["legacy.sync"]}}, "facts", "'keras_fit' is not a fact (known: keras_model, gradient_tape)"),
+    "fact-of-a-name-not-matched": ({"facts": {"keras_model": ["legacy.other"]}}, "facts.keras_model", "'legacy.other' is not one of the names the rule matches"),
+    "fact-names-not-a-list": ({"facts": {"gradient_tape": "legacy.sync"}}, "facts.gradient_tape", "must be a list"),
 }
 
 

@@ -40,6 +40,7 @@ from libcst.metadata import Assignment, MetadataWrapper, QualifiedNameSource, Sc
 
 from migrate import ops
 from migrate.engine.aliases import AddedImports, aliased, bound_name
+from migrate.engine.facts import NO_FACTS, Facts, LazyFacts
 from migrate.engine.findings import Finding, one_line
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 from migrate.rules import Rule
@@ -83,7 +84,10 @@ class RuleIndex:
         self._by_prefix: dict[str, list[Rule]] = {}
         self.strings: dict[str, Rule] = {}
         self.returns: dict[str, str] = {}
+        facts: dict[str, set[str]] = {}
         for rule in rules:
+            for fact, names in rule.facts.items():
+                facts.setdefault(fact, set()).update(normalize(n) for n in names)
             for name in rule.exact_matches:
                 self.exact.setdefault(name, rule)
                 self.named.setdefault(name, []).append(rule)
@@ -94,6 +98,8 @@ class RuleIndex:
                 self._by_prefix.setdefault(prefix, []).append(rule)
             for literal in rule.match_strings:
                 self.strings.setdefault(literal, rule)
+        # What rules declare the APIs they match to be (see migrate.engine.facts).
+        self.fact_names: dict[str, frozenset[str]] = {fact: frozenset(names) for fact, names in facts.items()}
         self.prefixes.sort(key=lambda p: -len(p[0]))
         self.roots = {name.split(".")[0] for name in list(self.exact) + [p for p, _ in self.prefixes]}
         # Other spellings of a matched namespace (`keras` for `tensorflow.keras`) are roots too.
@@ -162,7 +168,7 @@ class Planner:
     """Decides, on the original tree, which rule rewrites which node."""
 
     def __init__(self, module: cst.Module, wrapper, index: RuleIndex, path: str,
-                 facts: ops.FileFacts | None = None, names_set_aside: frozenset[str] = frozenset(), table=None,
+                 facts: Facts | LazyFacts | None = None, names_set_aside: frozenset[str] = frozenset(), table=None,
                  source: str | None = None) -> None:
         self.module = module
         self.index = index
@@ -188,7 +194,8 @@ class Planner:
         self.imports: list[cst.Import | cst.ImportFrom] = []
         self.use_actions: dict[cst.CSTNode, tuple[Rule, str]] = {}
         self.plan = Plan()
-        self.facts = facts or ops.FileFacts()
+        self.facts = facts or NO_FACTS  # where the file trains with Keras fit or a tape
+        self.original_line = lambda line: line  # a line of the module libcst sees -> the file's
         # Identifiers of statements the runner set aside (see migrate.engine.prune): a new
         # name must not collide with them either. A set, or what finds it when first asked.
         self._names_set_aside = names_set_aside
@@ -688,7 +695,7 @@ class _Declares(cst.CSTVisitor):
 
 
 class _Collector(cst.CSTVisitor):
-    """First pass: aliases, objects made by tracked constructors, and whole-file facts."""
+    """First pass: aliases, objects made by tracked constructors, and the calls used as receivers."""
 
     def __init__(self, planner: Planner) -> None:
         self.p = planner
@@ -745,15 +752,9 @@ class _Collector(cst.CSTVisitor):
             self.p.producers.append((None, node.value, node))
 
     def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "fit":
-            self.p.facts.uses_keras_fit = True
         parent = self.p.parent(node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
             self.p.chained.append(node)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value == "GradientTape":
-            self.p.facts.uses_gradient_tape = True
 
 
 class _Assigner(cst.CSTVisitor):
@@ -958,8 +959,10 @@ class Rewriter(cst.CSTTransformer):
     # -- ops' view of the engine ------------------------------------------------------
 
     @property
-    def facts(self) -> ops.FileFacts:
-        return self.p.facts
+    def facts(self) -> ops.ScopeFacts:
+        """What the code around the current rewrite does (its function's, or the file's)."""
+        line, _ = self.p.line_col(self._current.match)
+        return self.p.facts.at(self.p.original_line(line))
 
     def code(self, node: cst.CSTNode) -> str:
         try:
@@ -1498,8 +1501,10 @@ class MigrateCommand(_FreshTree, CodemodCommand):
     METADATA_DEPENDENCIES = ()  # positions and scopes: on demand (Planner.positions, Planner.scopes)
 
     def __init__(self, context: CodemodContext, index: RuleIndex, path: str = "<string>", pruned=None, table=None,
-                 exports: bool = True, shortcuts: bool = True, aliases: Mapping[str, str] | None = None) -> None:
+                 exports: bool = True, shortcuts: bool = True, aliases: Mapping[str, str] | None = None,
+                 facts: Facts | LazyFacts | None = None) -> None:
         super().__init__(context)
+        self.facts = facts  # migrate.engine.facts.Facts of the whole file (None: none found)
         # Names an added import binds that the file uses for something else -> the name it
         # binds instead (migrate.engine.aliases.import_aliases; None: not worked out, none).
         self.aliases = aliases or {}
@@ -1531,13 +1536,13 @@ class MigrateCommand(_FreshTree, CodemodCommand):
             return self._transform(tree)
 
     def _transform(self, tree: cst.Module) -> cst.Module:
-        facts, aside = None, frozenset()
+        aside = frozenset()
         if self.pruned is not None:
-            facts = ops.FileFacts(uses_keras_fit=self.pruned.uses_keras_fit, uses_gradient_tape=self.pruned.uses_gradient_tape)
             aside = lambda: self.pruned.names  # noqa: E731 - only a tape's new names need them
-        planner = Planner(tree, self.context.wrapper, self.index, self.path, facts, aside, self.table, self.source)
+        planner = Planner(tree, self.context.wrapper, self.index, self.path, self.facts, aside, self.table, self.source)
         if self.pruned is not None:
             planner.reads_aside = frozenset(self.pruned.reads)
+            planner.original_line = self.pruned.original_line
         planner.exports = self.exports
         plan = planner.run()
         self.positions = planner._positions  # (when the planner made them: the final code copies what did not change)

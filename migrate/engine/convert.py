@@ -19,6 +19,7 @@ from libcst.codemod import CodemodContext, SkipFile, SkipReason, TransformFailur
 
 from migrate.engine.aliases import import_aliases
 from migrate.engine.codemod import MigrateCommand, RuleIndex, mentions_any
+from migrate.engine.facts import LazyFacts
 from migrate.engine.findings import Finding, one_line
 from migrate.engine.prune import MIN_LINES, ImportTable, Pruned, analyse
 from migrate.engine.results import FileResult
@@ -141,17 +142,15 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
     if not mentions_any(text, index):
         return FileResult(path, "unchanged", original=data, converted=data)
     body, tail = _set_aside_tail(text)
-    pruned = table = None
     if pruning is False or os.environ.get("MIGRATE_NO_PRUNE"):
         min_lines = None
     else:
         min_lines = MIN_LINES if pruning is True else max(pruning, 0)
     scope_shortcut = scope_shortcut and not os.environ.get("MIGRATE_FULL_SCOPE")
-    if min_lines is not None or scope_shortcut:
-        try:
-            pruned, table = analyse(body, tree, index, min_lines)
-        except RecursionError:  # a tree too deep to walk here is converted whole (and fails cleanly there)
-            pruned = table = None
+    try:
+        pruned, table, facts = analyse(body, tree, index, min_lines)
+    except RecursionError:  # a tree too deep to walk here is converted whole (and fails cleanly there)
+        pruned = table = facts = None
     # A file cannot hold many more syntax nodes than characters: most are never counted.
     if max_nodes is not None and len(body) > max_nodes // 2 and (pruned is None or pruned.needs_planner):
         nodes = _libcst_nodes(tree, pruned)
@@ -168,7 +167,7 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
         # with the statements set aside (libcst would give the rest back as it is).
         result, command = TransformSuccess(code=pruned.text, warning_messages=[]), None
     else:
-        result, command = _convert_text(body, index, path, pruned, table, scope_shortcut, aliases)
+        result, command = _convert_text(body, index, path, pruned, table, scope_shortcut, aliases, facts)
     if pruned is not None:
         restored = pruned.restore(result.code) if isinstance(result, TransformSuccess) else None
         if restored is not None:
@@ -177,7 +176,7 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
             # A placeholder moved, or the pruned module failed: the whole file decides. (The
             # tests set MIGRATE_NO_FALLBACK: there a failure is the file's, not hidden by a retry.)
             pruned = None
-            result, command = _convert_text(body, index, path, None, table, scope_shortcut, aliases)
+            result, command = _convert_text(body, index, path, None, table, scope_shortcut, aliases, facts)
     if isinstance(result, TransformFailure):
         exc = result.error
         if isinstance(exc, ParserSyntaxError):
@@ -219,9 +218,9 @@ def _libcst_nodes(tree: ast.Module, pruned: Pruned | None) -> int:
 
 
 def _convert_text(body: str, index: RuleIndex, path: str, pruned: Pruned | None, table: ImportTable | None = None,
-                  shortcuts: bool = True, aliases: dict[str, str] | None = None):
+                  shortcuts: bool = True, aliases: dict[str, str] | None = None, facts: LazyFacts | None = None):
     command = MigrateCommand(CodemodContext(filename=path, full_module_name=None), index, path, pruned, table,
-                             exports="__all__" in body, shortcuts=shortcuts, aliases=aliases)
+                             exports="__all__" in body, shortcuts=shortcuts, aliases=aliases, facts=facts)
     try:
         result = source.on_deep_stack(_transform, command, pruned.text if pruned is not None else body)
     except Exception as exc:  # noqa: BLE001 - libcst reports most errors as TransformFailure, not all

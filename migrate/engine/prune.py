@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 
 from migrate import ops
 from migrate.engine.aliases import Bindings, import_binding
+from migrate.engine.facts import LazyFacts, find_facts
 from migrate.engine.codemod import TYPE_HINT_CALLS, WORD, normalize, one_line_per_rule
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 
@@ -72,8 +73,6 @@ class Pruned:
     runs: dict[int, tuple[str, str]]  # placeholder number -> (indent, original lines)
     line_map: list[int]  # line in ``text`` (1-based; index 0 unused) -> line in the original
     set_aside: list[ast.stmt] = field(default_factory=list)  # CPython's nodes of the statements set aside
-    uses_keras_fit: bool = False
-    uses_gradient_tape: bool = False
     # Statements set aside whose only matches are flag-only rules (see ``_Pruner.flags``):
     # their findings (line, col, rule, api, message, on original lines), and the matched
     # imports they read, which must stay imported.
@@ -231,12 +230,14 @@ class ImportTable:
     bindings: Bindings | None = field(default=None, compare=False)
 
 
-def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINES) -> tuple[Pruned | None, ImportTable | None]:
-    """:func:`prune` (not tried when ``min_lines`` is None), and the file's import table
-    (None when names need the full scope analysis)."""
+def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINES
+            ) -> tuple[Pruned | None, ImportTable | None, LazyFacts]:
+    """:func:`prune` (not tried when ``min_lines`` is None), the file's import table (None when
+    names need the full scope analysis), and where it trains with Keras fit or a tape."""
     lines = _LINE.findall(text)
     pruner = _Pruner(text, lines, tree, index)
     pruner.grow()
+    facts = pruner.facts()
     quals = pruner.import_table()
     relevant = frozenset(pruner.relevant - pruner.only_with_names())
     bound_once = frozenset(n for n in relevant if pruner.bindings[n] == 1 and n not in pruner.imported)
@@ -246,8 +247,8 @@ def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINE
     else:
         table = ImportTable(quals, pruner.sole_imports, True, relevant, pruner.static_aliases, bound_once, pruner.name_bindings())
     if min_lines is None or PLACEHOLDER in text or len(lines) < min_lines or _mixed_newlines(text):
-        return None, table
-    return pruner.run(), table
+        return None, table, facts
+    return pruner.run(), table, facts
 
 
 def _mixed_newlines(text: str) -> bool:
@@ -267,7 +268,7 @@ class _Pruner:
         self.types: dict[str, set[str]] = {}
         self.assigns: list[tuple[list[str], ast.expr]] = []
         self.pinned: set[int] = set()  # lines that hold a string a rule matches
-        self.fit = self.tape = False
+        self.tape = False
         self.bindings: Counter[str] = Counter()  # how often each name is bound anywhere in the file
         self.with_names: set[str] = set()  # made relevant only as `with … as` names
         self.withs: list[ast.With | ast.AsyncWith] = []
@@ -333,8 +334,6 @@ class _Pruner:
                     self.top_aliases.append((node.targets[0].id, node.value, node.lineno))
             elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _holds_any(node.value, strings):
                 self.pinned.update(range(node.lineno, node.end_lineno + 1))
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fit":
-                self.fit = True
             elif isinstance(node, (ast.With, ast.AsyncWith)):
                 self.withs.append(node)
         self.tape = "GradientTape" in text and "GradientTape" in identifiers(order)
@@ -463,6 +462,12 @@ class _Pruner:
                     self.with_names |= bound - self.relevant
                     self.relevant |= bound
                     changed = True
+
+    def facts(self) -> LazyFacts:
+        """Where the file trains with Keras fit or a tape, names resolved as here (migrate.engine.facts);
+        found when first asked."""
+        tree, names = self.tree, self.index.fact_names
+        return LazyFacts(lambda: find_facts(tree, names, lambda node: self.qual_of(node, instances=False)))
 
     def qual_of(self, node: ast.expr, instances: bool = True) -> set[str]:
         if isinstance(node, ast.Name):
@@ -775,8 +780,7 @@ class _Pruner:
         for i in range(at, len(self.lines) + 1):
             out.append(self.lines[i - 1])
             line_map.append(i)
-        return Pruned("".join(out), runs, line_map, self.cut, self.fit, self.tape, self.flagged, self.reads,
-                      self.planner_has_work())
+        return Pruned("".join(out), runs, line_map, self.cut, self.flagged, self.reads, self.planner_has_work())
 
 
 def _holds_any(value: str, strings) -> bool:

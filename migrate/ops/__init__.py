@@ -5,7 +5,7 @@ A rule file says ``operation: <name>`` and gives the parameters; the code is her
 
 from __future__ import annotations
 
-from migrate.ops.base import FileFacts, Operation, Param, binds_tightly, import_aliases, parenthesized
+from migrate.ops.base import ScopeFacts, Operation, Param, binds_tightly, import_aliases, parenthesized
 from migrate.ops.calls import CallTemplate, RemoveCall, RunToCall, alone_on_its_line
 from migrate.ops.keep import KeepCall
 from migrate.ops.decorators import RemoveDecorator
@@ -37,5 +37,5 @@ REGISTRY: dict[str, Operation] = {
     )
 }
 
-__all__ = ["REGISTRY", "FileFacts", "Flag", "FlagSetupQuery", "FlagUnmapped", "Operation", "Param", "alone_on_its_line",
+__all__ = ["REGISTRY", "ScopeFacts", "Flag", "FlagSetupQuery", "FlagUnmapped", "Operation", "Param", "alone_on_its_line",
            "binds_tightly", "import_aliases", "parenthesized"]

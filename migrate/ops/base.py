@@ -201,7 +201,7 @@ class Param:
 class RewriteContext(Protocol):
     """What the engine offers an operation while it rewrites one node."""
 
-    facts: "FileFacts"
+    facts: "ScopeFacts"
 
     def code(self, node: cst.CSTNode) -> str: ...
 
@@ -210,12 +210,13 @@ class RewriteContext(Protocol):
     def note(self, node: cst.CSTNode, message: str, status: str = "info") -> None: ...
 
 
-@dataclass
-class FileFacts:
-    """Whole-file observations some operations depend on (computed once per file)."""
+@dataclass(frozen=True)
+class ScopeFacts:
+    """What the code around a rewrite does, as far as an operation depends on it (see
+    migrate.engine.facts): whether the scope trains with Keras ``fit``, or with a tape."""
 
-    uses_keras_fit: bool = False
-    uses_gradient_tape: bool = False
+    keras_fit: bool = False
+    gradient_tape: bool = False
 
 
 class Operation:

@@ -130,7 +130,7 @@ class ConstructStrategy(Operation):
         context = [f"parallel_mode=ms.ParallelMode.{mode}"]
         if mode == "DATA_PARALLEL":
             # TF sums replica gradients (the loss is scaled by the global batch); Keras fit averages.
-            mean = ctx.facts.uses_keras_fit and not ctx.facts.uses_gradient_tape
+            mean = ctx.facts.keras_fit and not ctx.facts.gradient_tape
             context.append(f"gradients_mean={mean}")
             if params.get("parameter_broadcast", True):
                 context.append("parameter_broadcast=True")
