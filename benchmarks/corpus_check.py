@@ -38,11 +38,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-# A failure converting the pruned module is a crash here, not retried on the whole file.
-os.environ["MIGRATE_NO_FALLBACK"] = "1"
-
 from migrate.engine.aliases import shadowed_names  # noqa: E402
 from migrate.engine.paths import SKIP_DIRS  # noqa: E402
+from migrate.engine.results import ConvertOptions  # noqa: E402
 from migrate.engine.runner import RuleSelection, rule_index  # noqa: E402
 from migrate.filetypes import convert_file  # noqa: E402
 from migrate.notebook import NOTEBOOK_SUFFIX  # noqa: E402
@@ -67,23 +65,14 @@ def _compiles(data: bytes, path: str) -> bool:
             return False
 
 
-_WHOLE = {"MIGRATE_NO_PRUNE": "1", "MIGRATE_FULL_SCOPE": "1"}
+# An engine error is the file's failure here (a run would convert the file whole and say so).
+_PRUNED = ConvertOptions(fallback=False)
+_WHOLE = ConvertOptions(pruning=False, scope_shortcut=False, fallback=False)
 
 
 def _convert(data: bytes, path: str, whole: bool = False):
     """The conversion a run makes (no size limit); ``whole``: of the whole file, with libcst's scope analysis."""
-    if not whole:
-        return convert_file(data, rule_index(RuleSelection()), path, None)
-    saved = {key: os.environ.get(key) for key in _WHOLE}
-    os.environ.update(_WHOLE)
-    try:
-        return convert_file(data, rule_index(RuleSelection()), path, None)
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+    return convert_file(data, rule_index(RuleSelection()), path, None, _WHOLE if whole else _PRUNED)
 
 
 def _engine_failure(result, data: bytes, path: str) -> bool:

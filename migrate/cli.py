@@ -236,6 +236,7 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
     counts = {"changed": 0, "unchanged": 0, "skipped": 0, "failed": 0}
     needs_person = 0
     lines_changed = 0
+    engine_errors = 0  # conversions that recovered from a bug of the engine (see ConvertOptions.fallback)
     out = sys.stdout
     for result in passed_over:
         if builder:
@@ -270,6 +271,11 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
                     if builder:
                         builder.mark_failed(result.path, _error_text(exc))
         counts[status] += 1
+        if result.engine_error:
+            engine_errors += 1
+            progress.clear()
+            print(f"{display(result.path)}: engine error: {result.engine_error} (a bug of migrate's: please report it "
+                  "with this file)", file=sys.stderr)
         if status == "failed":
             continue
         if result.changed:
@@ -312,6 +318,7 @@ def cmd_convert(args, *, check_only: bool = False, report_only: bool = False) ->
             f"{counts['changed']} file(s) {verb}, {counts['unchanged']} unchanged, "
             f"{counts['skipped']} skipped, {counts['failed']} failed; {lines_changed} line(s) changed; "
             + (f"{needs_person} TF API use(s) found" if check_only else f"{needs_person} finding(s) need a person")
+            + (f"; {engine_errors} engine error(s), reported above" if engine_errors else "")
         )
         print(summary, file=sys.stderr)
     if counts["failed"]:

@@ -14,21 +14,22 @@ from migrate import notebook
 from migrate.engine import runner
 from migrate.engine.diff import count_changed_lines, python_changed_lines, python_diff
 from migrate.engine.paths import NOTEBOOK_SUFFIX
-from migrate.engine.results import FileResult
+from migrate.engine.results import ConvertOptions, FileResult
 
 
 def is_notebook(path: str) -> bool:
     return path.endswith(NOTEBOOK_SUFFIX)
 
 
-def convert_file(data: bytes, index, path: str, max_bytes: int | None = runner.MAX_FILE_BYTES) -> FileResult:
+def convert_file(data: bytes, index, path: str, max_bytes: int | None = runner.MAX_FILE_BYTES,
+                 options: ConvertOptions | None = None) -> FileResult:
     """Convert a file's bytes: a notebook cell by cell, anything else as Python source; the
     result's changed lines counted (in the worker that converted it, so the summary only adds)."""
     if is_notebook(path):
         # Outputs make notebooks big: their bytes are not limited, their code's syntax nodes are.
-        result = notebook.convert_notebook(data, index, path, runner.node_budget(max_bytes))
+        result = notebook.convert_notebook(data, index, path, runner.node_budget(max_bytes), options)
     else:
-        result = runner.convert_bytes(data, index, path, max_bytes)
+        result = runner.convert_bytes(data, index, path, max_bytes, options)
     result.lines_changed = changed_line_count(path, result.original, result.converted) if result.changed else 0
     return result
 

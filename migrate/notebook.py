@@ -557,7 +557,7 @@ def _map_error(message: str, segments: list[_Segment]) -> str:
     return _LINE_IN_MESSAGE.sub(repl, message)
 
 
-def convert_notebook(data: bytes, index, path: str = "<notebook>", max_nodes: int | None = None):
+def convert_notebook(data: bytes, index, path: str = "<notebook>", max_nodes: int | None = None, options=None):
     """Convert a notebook's bytes; a :class:`~migrate.engine.runner.FileResult` as for a .py file.
     ``max_nodes`` bounds its code as a .py file's (outputs make notebooks big: bytes say little)."""
     from migrate.engine.results import FileResult
@@ -573,12 +573,13 @@ def convert_notebook(data: bytes, index, path: str = "<notebook>", max_nodes: in
     if not segments:
         return FileResult(path, "unchanged", original=data, converted=data)
     # A BOM pins the module's encoding to UTF-8, whatever a coding comment in the first cell says.
-    result = convert_source(b"\xef\xbb\xbf" + code.encode("utf-8"), index, path, max_nodes=max_nodes)
+    result = convert_source(b"\xef\xbb\xbf" + code.encode("utf-8"), index, path, options, max_nodes)
     if result.status == "failed":
         return FileResult(path, "failed", error=_map_error(result.error, segments), original=data)
     findings = _cell_findings(nb, segments, result.findings)
     if result.status != "changed":
-        return FileResult(path, result.status, findings=findings, error=result.error, original=data, converted=data)
+        return FileResult(path, result.status, findings=findings, error=result.error, original=data, converted=data,
+                          engine_error=result.engine_error)
     try:
         sources = _split(result.converted.decode("utf-8-sig"), segments, boundary, placeholder)
     except NotebookError as exc:
@@ -586,7 +587,7 @@ def convert_notebook(data: bytes, index, path: str = "<notebook>", max_nodes: in
     new_text = _replace_sources(nb, sources)
     converted = (UTF8_BOM if nb.bom else "").encode("utf-8") + new_text.encode("utf-8")
     status = "changed" if converted != data else "unchanged"
-    return FileResult(path, status, findings=findings, original=data, converted=converted)
+    return FileResult(path, status, findings=findings, original=data, converted=converted, engine_error=result.engine_error)
 
 
 def _cell_findings(nb: Notebook, segments: list[_Segment], findings: list[Finding]) -> list[CellFinding]:

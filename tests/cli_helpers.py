@@ -40,7 +40,7 @@ def run_migrate(*args: str, cwd: Path, env: dict | None = None, timeout: float =
     """``python -m migrate ARGS`` in ``cwd``; the checkout is on PYTHONPATH (it is not installed)."""
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     full_env.pop("PYTHONSTARTUP", None)
-    return subprocess.run(
+    proc = subprocess.run(
         [sys.executable, "-m", "migrate", *args],
         cwd=cwd,
         env=full_env,
@@ -50,6 +50,9 @@ def run_migrate(*args: str, cwd: Path, env: dict | None = None, timeout: float =
         errors="replace",
         timeout=timeout,
     )
+    # A run recovers from an engine error (and reports it); a test must never pass on one.
+    assert ": engine error: " not in proc.stderr, proc.stderr
+    return proc
 
 
 def write(path: Path, content: str | bytes, mode: int | None = None) -> Path:

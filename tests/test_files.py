@@ -10,6 +10,7 @@ import pytest
 
 from migrate import cli
 from migrate.engine import paths, runner, writes
+from migrate.engine.results import ConvertOptions
 from migrate.engine.codemod import MigrateCommand
 from tests.cli_helpers import PLAIN_SOURCE, TF_SOURCE, pyproject, run_migrate, snapshot, temp_files, write
 from tests.helpers import convert
@@ -165,7 +166,7 @@ def test_comment_and_blank_lines_after_the_last_statement_come_back_as_they_were
     for crlf in (False, True):
         body = "import tensorflow as tf\n\nstrategy = tf.distribute.MirroredStrategy()\n"
         text = (body + end).replace("\n", "\r\n") if crlf else body + end
-        result = convert_source(text.encode(), rule_index(RuleSelection()), "t.py", pruning=pruning)
+        result = convert_source(text.encode(), rule_index(RuleSelection()), "t.py", ConvertOptions(pruning=pruning))
         out = result.converted.decode()
         assert result.changed and "init()" in out
         assert out.endswith(end.replace("\n", "\r\n") if crlf else end), repr(out[-60:])
@@ -218,7 +219,7 @@ def test_rule_that_crashes_fails_only_its_file(tmp_path, monkeypatch, capsys):
 def test_unexpected_exception_outside_the_codemod_becomes_a_result(tmp_path, monkeypatch):
     f = write(tmp_path / "a.py", TF_SOURCE)
 
-    def explode(data, index, path="<string>", **options):
+    def explode(data, index, path="<string>", *options):
         raise KeyError("x")
 
     monkeypatch.setattr(runner, "convert_source", explode)
@@ -634,3 +635,28 @@ def test_a_message_quoting_code_that_spans_lines_is_one_line(source, quoted):
     if "tape" in source:  # the refusal is also a comment above the tape
         assert f"    # migrate: TFD701 not converted: the tape is used other than in one `tape.gradient(...)` call {quoted}\n" in out
     assert convert(out)[0] == out
+
+
+def test_an_engine_error_is_converted_whole_and_reported_never_hidden(tmp_path, monkeypatch, capsys):
+    """When the conversion of the file with statements set aside fails, a run converts the file
+    whole (the output stays right) and reports the engine error; strict, the file fails."""
+    from migrate.engine import convert, prune
+
+    source = "import tensorflow as tf\n" + "".join(f"X{i} = {i}\n" for i in range(50)) + \
+        "strategy = tf.distribute.MirroredStrategy()\n"
+    f = write(tmp_path / "a.py", source)
+    expected = convert.convert_source(source.encode(), runner.rule_index(runner.RuleSelection()), "a.py").converted
+    monkeypatch.setattr(prune.Pruned, "restore", lambda self, code: None)  # as if a placeholder moved
+
+    strict = convert.convert_source(source.encode(), runner.rule_index(runner.RuleSelection()), "a.py",
+                                    ConvertOptions(fallback=False))
+    assert strict.status == "failed" and strict.error.startswith("engine error: converting the file with statements "
+                                                                 "set aside failed (a statement set aside did not come back")
+    monkeypatch.setattr(convert, "DEFAULT_OPTIONS", ConvertOptions())  # a run's own
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["convert", "a.py", "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    assert f.read_bytes() == expected
+    assert "a.py: engine error: converting the file with statements set aside failed" in err
+    assert "a bug of migrate's: please report it" in err
+    assert err.rstrip().endswith("; 1 engine error(s), reported above")

@@ -48,6 +48,7 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 from migrate.engine.aliases import shadowed_names
+from migrate.engine.results import ConvertOptions
 from migrate.engine.runner import FileResult, RuleSelection, convert_source, rule_index
 from tests.helpers import ReadsBackAsBuilt
 
@@ -110,7 +111,7 @@ def check_properties(data: bytes, path: str = "fuzz.py") -> FileResult:
     assert again.converted == out, "a second run changed the output"
     # Setting statements aside (migrate.engine.prune) changes the speed, never the result.
     for pruning, shortcut in ((0, True), (False, False)):
-        other = convert_source(data, _index(), path, pruning=pruning, scope_shortcut=shortcut)
+        other = convert_source(data, _index(), path, ConvertOptions(pruning=pruning, scope_shortcut=shortcut))
         assert (other.status, other.converted, other.findings) == (result.status, result.converted, result.findings), \
             f"pruning={pruning!r}, scope_shortcut={shortcut} gives another result"
     return result

@@ -243,12 +243,13 @@ SHAPING_IMPORTS = {
 
 @pytest.mark.parametrize("name", sorted(SHAPING_IMPORTS))
 def test_a_tape_in_a_file_whose_imports_shape_scopes_converts_as_with_the_whole_analysis(name):
+    from migrate.engine.results import ConvertOptions
     from migrate.engine.runner import RuleSelection, convert_source, rule_index
 
     index = rule_index(RuleSelection())
     data = SHAPING_IMPORTS[name].encode()
-    fast = convert_source(data, index, "t.py", pruning=0)
-    plain = convert_source(data, index, "t.py", pruning=False, scope_shortcut=False)
+    fast = convert_source(data, index, "t.py", ConvertOptions(pruning=0))
+    plain = convert_source(data, index, "t.py", ConvertOptions(pruning=False, scope_shortcut=False))
     assert (fast.status, fast.converted, fast.findings) == (plain.status, plain.converted, plain.findings)
 
 

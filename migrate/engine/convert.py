@@ -8,7 +8,6 @@ cache never loads it.
 from __future__ import annotations
 
 import ast
-import os
 from dataclasses import replace
 
 from migrate.engine import _libcst_speed  # (first: it imports libcst.matchers, which libcst.codemod needs)
@@ -22,7 +21,7 @@ from migrate.engine.codemod import MigrateCommand, RuleIndex, mentions_any
 from migrate.engine.facts import LazyFacts
 from migrate.engine.findings import Finding, one_line
 from migrate.engine.prune import MIN_LINES, ImportTable, Pruned, analyse
-from migrate.engine.results import FileResult
+from migrate.engine.results import ConvertOptions, FileResult
 from migrate.engine import source
 from migrate.engine.source import DANGLING_CONTINUATION, detect_encoding, python_ast
 from migrate.engine.suppression import is_suppressed, suppressed_lines
@@ -36,19 +35,23 @@ def _transform(command: MigrateCommand, code: str):
     re-parse with when imports are added: existing blocks get that indent spelled
     out and only *new* blocks use it without the form feed. And Ctrl-C is not turned
     into a result: it stops the run.
+
+    libcst's speed-ups (:mod:`migrate.engine._libcst_speed`) are on while it runs, for the
+    thread it runs on (the deep-stack one) and for nothing else.
     """
-    try:
-        tree = _libcst_speed.parse_module(code)
-        if "\f" in tree.default_indent:
-            tree = _without_form_feed_indent(tree)
-        else:
-            command.source = code  # the module's own code: no need to generate it again
-        new = command.transform_module(tree)
-        return TransformSuccess(code=_libcst_speed.code(new, command.positions), warning_messages=command.context.warnings)
-    except SkipFile as exc:
-        return TransformSkip(skip_reason=SkipReason.OTHER, skip_description=str(exc), warning_messages=command.context.warnings)
-    except Exception as exc:  # noqa: BLE001 - a result, as libcst gives it
-        return TransformFailure(error=exc, traceback_str="", warning_messages=command.context.warnings)
+    with _libcst_speed.speedups():
+        try:
+            tree = _libcst_speed.parse_module(code)
+            if "\f" in tree.default_indent:
+                tree = _without_form_feed_indent(tree)
+            else:
+                command.source = code  # the module's own code: no need to generate it again
+            new = command.transform_module(tree)
+            return TransformSuccess(code=_libcst_speed.code(new, command.positions), warning_messages=command.context.warnings)
+        except SkipFile as exc:
+            return TransformSkip(skip_reason=SkipReason.OTHER, skip_description=str(exc), warning_messages=command.context.warnings)
+        except Exception as exc:  # noqa: BLE001 - a result, as libcst gives it
+            return TransformFailure(error=exc, traceback_str="", warning_messages=command.context.warnings)
 
 
 class _SpellOutIndent(cst.CSTTransformer):
@@ -110,23 +113,19 @@ def _unsuppressed(findings: list[Finding], text: str) -> list[Finding]:
     return [f for f in findings if not is_suppressed(quiet, f.line, f.rule)]
 
 
-def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", pruning: bool | int = True,
-                   scope_shortcut: bool = True, max_nodes: int | None = None) -> FileResult:
+def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", options: ConvertOptions | None = None,
+                   max_nodes: int | None = None) -> FileResult:
     """Convert one file's bytes. Output bytes keep the input's encoding, BOM and newlines.
 
     Never raises for any input: every outcome is a result. CPython's own parser sees
     the text first, so input it rejects (including nesting that would crash libcst's
     parser) never reaches libcst.
 
-    ``pruning``: set aside statements no rule can reach (:mod:`migrate.engine.prune`) in
-    files of at least ``MIN_LINES`` lines (True), of at least that many lines (an int), or
-    never (False; also when ``MIGRATE_NO_PRUNE`` is set). ``scope_shortcut``: resolve names
-    from the file's import table (:class:`~migrate.engine.prune.ImportTable`), and remove the
-    imports a conversion left unused without RemoveImportsVisitor's own analysis when the
-    rewrite shows it (off with False or ``MIGRATE_FULL_SCOPE``). The output is the same every way.
-    Converting the pruned module can fail where the whole file would not (an engine error in
-    the set-aside statements' handling): the whole file is then converted, unless
-    ``MIGRATE_NO_FALLBACK`` is set (the tests set it, so no such error goes unseen).
+    ``options`` (:class:`~migrate.engine.results.ConvertOptions`) choose how; the output is
+    the same every way. Converting the pruned module can fail where the whole file would not
+    (an engine error in the handling of the statements set aside): with ``fallback`` the whole
+    file is then converted and the result says so (``engine_error``), else the file fails.
+    Library callers get :data:`DEFAULT_OPTIONS` (the test suite makes it strict).
     """
     try:
         encoding = detect_encoding(data)
@@ -142,11 +141,13 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
     if not mentions_any(text, index):
         return FileResult(path, "unchanged", original=data, converted=data)
     body, tail = _set_aside_tail(text)
-    if pruning is False or os.environ.get("MIGRATE_NO_PRUNE"):
+    options = options or DEFAULT_OPTIONS
+    pruning, scope_shortcut = options.pruning, options.scope_shortcut
+    engine_error = ""
+    if pruning is False:
         min_lines = None
     else:
         min_lines = MIN_LINES if pruning is True else max(pruning, 0)
-    scope_shortcut = scope_shortcut and not os.environ.get("MIGRATE_FULL_SCOPE")
     try:
         pruned, table, facts = analyse(body, tree, index, min_lines)
     except RecursionError:  # a tree too deep to walk here is converted whole (and fails cleanly there)
@@ -172,11 +173,18 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
         restored = pruned.restore(result.code) if isinstance(result, TransformSuccess) else None
         if restored is not None:
             result = TransformSuccess(code=restored, warning_messages=result.warning_messages)
-        elif not (isinstance(result, TransformFailure) and os.environ.get("MIGRATE_NO_FALLBACK")):
-            # A placeholder moved, or the pruned module failed: the whole file decides. (The
-            # tests set MIGRATE_NO_FALLBACK: there a failure is the file's, not hidden by a retry.)
+        else:
+            # A placeholder moved, or the pruned module failed. The whole file decides: if it
+            # converts, that was an engine error, which the run reports (strict, the tests: the
+            # file fails with it); if it fails too, that failure is the file's.
+            why = (_failure_message(result.error) if isinstance(result, TransformFailure)
+                   else "a statement set aside did not come back in its place")
             pruned = None
             result, command = _convert_text(body, index, path, None, table, scope_shortcut, aliases, facts)
+            if isinstance(result, TransformSuccess):
+                engine_error = f"converting the file with statements set aside failed ({why}); converted whole instead"
+                if not options.fallback:
+                    return FileResult(path, "failed", error=f"engine error: {engine_error}", original=data)
     if isinstance(result, TransformFailure):
         exc = result.error
         if isinstance(exc, ParserSyntaxError):
@@ -201,7 +209,8 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", prunin
         findings += [Finding(path, line, col, rule.id, rule.status, message, api, rule.maps_to)
                      for line, col, rule, api, message in pruned.flagged]
         findings.sort()
-    return FileResult(path, status, findings=_unsuppressed(findings, text), original=data, converted=converted)
+    return FileResult(path, status, findings=_unsuppressed(findings, text), original=data, converted=converted,
+                      engine_error=engine_error)
 
 
 def _libcst_nodes(tree: ast.Module, pruned: Pruned | None) -> int:
@@ -215,6 +224,11 @@ def _libcst_nodes(tree: ast.Module, pruned: Pruned | None) -> int:
         count += 1
         stack.extend(ast.iter_child_nodes(node))
     return count
+
+
+# What library callers get; the run's own options come from its caller. The test suite sets
+# fallback off here (tests/conftest.py), so an engine error is a failure there, never hidden.
+DEFAULT_OPTIONS = ConvertOptions()
 
 
 def _convert_text(body: str, index: RuleIndex, path: str, pruned: Pruned | None, table: ImportTable | None = None,

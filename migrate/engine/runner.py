@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 
 from migrate.engine.cache import Cache
 from migrate.engine.diff import python_changed_lines
-from migrate.engine.results import FileResult, RuleSelection
+from migrate.engine.results import ConvertOptions, FileResult, RuleSelection
 from migrate.engine.source import detect_encoding
 from migrate.rules import load_rules, select_rules
 from migrate.safe_io import read_source
@@ -71,15 +71,16 @@ def node_budget(max_bytes: int | None) -> int | None:
     return None if max_bytes is None else max(1, max_bytes // BYTES_PER_NODE)
 
 
-def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", pruning: bool | int = True,
-                   scope_shortcut: bool = True, max_nodes: int | None = None) -> FileResult:
+def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", options: ConvertOptions | None = None,
+                   max_nodes: int | None = None) -> FileResult:
     """Convert one file's bytes (see :func:`migrate.engine.convert.convert_source`)."""
     from migrate.engine.convert import convert_source as convert
 
-    return convert(data, index, path, pruning, scope_shortcut, max_nodes)
+    return convert(data, index, path, options, max_nodes)
 
 
-def convert_bytes(data: bytes, index: RuleIndex, path: str, max_bytes: int | None = MAX_FILE_BYTES) -> FileResult:
+def convert_bytes(data: bytes, index: RuleIndex, path: str, max_bytes: int | None = MAX_FILE_BYTES,
+                  options: ConvertOptions | None = None) -> FileResult:
     """Convert a Python file's bytes, within ``max_bytes`` and its :func:`node_budget`."""
     max_nodes = node_budget(max_bytes)
     if max_bytes is not None and len(data) > max_bytes and _needs_parse(data, index):
@@ -87,13 +88,14 @@ def convert_bytes(data: bytes, index: RuleIndex, path: str, max_bytes: int | Non
             path, "failed", original=data,
             error=f"too large to convert ({len(data):,} bytes; max-file-size is {max_bytes:,}); file left as it was",
         )
-    return convert_source(data, index, path, max_nodes=max_nodes)
+    return convert_source(data, index, path, options, max_nodes)
 
 
-def convert_python_file(data: bytes, index: RuleIndex, path: str, max_bytes: int | None = MAX_FILE_BYTES) -> FileResult:
+def convert_python_file(data: bytes, index: RuleIndex, path: str, max_bytes: int | None = MAX_FILE_BYTES,
+                        options: ConvertOptions | None = None) -> FileResult:
     """:func:`convert_bytes` with the changed lines counted: a run's converter for Python files
     alone (the command line gives :func:`migrate.filetypes.convert_file`, notebooks too)."""
-    result = convert_bytes(data, index, path, max_bytes)
+    result = convert_bytes(data, index, path, max_bytes, options)
     result.lines_changed = python_changed_lines(result.original, result.converted) if result.changed else 0
     return result
 
@@ -129,7 +131,7 @@ def _convert_path(args: tuple[str, RuleSelection | RunOptions]) -> FileResult:
         return FileResult(path, "failed", error=f"internal error ({type(exc).__name__}: {exc}); file left as it was", original=data)
     # The changed lines were counted by the converter, here in the worker: the summary only adds
     # them up (and the cache keeps them, so a second run need not diff again).
-    if cache is not None and _deterministic(result):
+    if cache is not None and _deterministic(result) and not result.engine_error:  # (reported every run)
         cache.put(result, data)
     return result
 
