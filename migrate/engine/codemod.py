@@ -129,6 +129,19 @@ class RuleIndex:
             return True
         return bool(self._roots and self._needles and self._roots.search(code) and self._needles.search(code))
 
+    def use_of(self, qualname: str) -> tuple[str, Rule | None]:
+        """What a use of ``qualname`` gets, as far as its name alone decides: ``("nothing", None)``
+        when no rule matches it, ``("mark", rule)`` when the first rule only marks what no other
+        rule maps (such a use needs no libcst: the pruner sets its statement aside and marks it
+        there, the planner marks it the same way), else ``("rewrite", None)``: the planner decides."""
+        if qualname.split(".")[0] not in self.roots:
+            return "nothing", None
+        found = self.candidates(qualname)
+        if not found:
+            return "nothing", None
+        rule = found[0][0]
+        return ("mark", rule) if ops.REGISTRY[rule.operation].fallback else ("rewrite", None)
+
     def candidates(self, qualname: str) -> list[tuple[Rule, str]]:
         """(rule, suffix) pairs, most specific first; the suffix is what a prefix rule keeps."""
         found = [(rule, "") for rule in self.named.get(qualname, ())]
@@ -653,7 +666,7 @@ class Planner:
             self.plan.refs[action.node] = action
         if op.marks:
             stmt = self.statement_of(action.match)
-            message = op.describe(action.rule.params, action.api) or action.rule.params["message"]
+            message = op.mark(action.rule.params, action.api)
             self.plan.markers.setdefault(stmt, []).append(f"# migrate: {action.rule.id} {message}")
         return True
 
@@ -825,8 +838,14 @@ class _Assigner(cst.CSTVisitor):
         if isinstance(node, cst.Name) and _is_binding_name(node, parent):
             return True
         qual, via_alias = p.resolve_ex(node, instances=False)
-        if qual is None or via_alias or qual.split(".")[0] not in p.index.roots:
+        if qual is None or via_alias:
             return True
+        use, marking = p.index.use_of(qual)
+        if use == "nothing":
+            return True
+        if use == "mark":  # decided by the name alone, as the pruner decides it
+            self._plan(marking, node, qual, "")
+            return False
         refused = None
         for rule, suffix in p.index.candidates(qual):
             op = ops.REGISTRY[rule.operation]

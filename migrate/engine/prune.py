@@ -494,6 +494,14 @@ class _Pruner:
                 return "query", set()
         return None, set()
 
+    def chain(self, name: ast.Name, qual: str) -> tuple[ast.expr, str]:
+        """The outermost attribute chain ``name`` starts (``tf.a.b`` of ``tf.a.b(x).c``) and its
+        qualified name, ``qual`` being the name's own: the planner decides on that chain."""
+        chain, parents = name, self.parents
+        while isinstance(up := parents.get(chain), ast.Attribute) and up.value is chain:
+            chain, qual = up, normalize(f"{qual}.{up.attr}")
+        return chain, qual
+
     def walk(self, node: ast.AST) -> list[ast.AST]:
         """``node`` and every node under it, in ``ast.walk``'s order."""
         order, at, kids = [node], 0, self.kids
@@ -524,18 +532,15 @@ class _Pruner:
         moves no statement, so the code around it need not be kept whole."""
         if any(line in self.pinned for line in range(node.lineno, _header_end(node) + 1)):
             return False
-        with_names, parents = self.only_with_names(), self.parents
+        with_names = self.only_with_names()
         for item in node.items:
             for sub in self.walk(item):
                 if not (isinstance(sub, ast.Name) and sub.id in self.relevant) or sub.id in with_names:
                     continue
                 if sub.id not in self.static:
                     return False
-                chain, qual = sub, normalize(next(iter(self.import_quals[sub.id])))
-                while isinstance(up := parents.get(chain), ast.Attribute) and up.value is chain:
-                    chain, qual = up, normalize(f"{qual}.{up.attr}")
-                candidates = self.index.candidates(qual) if qual.split(".")[0] in self.index.roots else ()
-                if candidates and not ops.REGISTRY[candidates[0][0].operation].fallback:
+                _, qual = self.chain(sub, normalize(next(iter(self.import_quals[sub.id]))))
+                if self.index.use_of(qual)[0] == "rewrite":
                     return False
         return True
 
@@ -656,19 +661,16 @@ class _Pruner:
             if name.id not in self.static and name.id not in aliases:
                 continue  # a `with … as` name: the planner resolves it to nothing
             alias = name.id in aliases
-            chain, qual = name, aliases[name.id] if alias else normalize(next(iter(self.import_quals[name.id])))
-            while isinstance(up := parents.get(chain), ast.Attribute) and up.value is chain:
-                chain, qual = up, normalize(f"{qual}.{up.attr}")
+            chain, qual = self.chain(name, aliases[name.id] if alias else normalize(next(iter(self.import_quals[name.id]))))
             if alias:
                 # The planner flags nothing through an alias, but calling one may make a tracked object.
                 if qual in index.returns:
                     return None
                 continue
-            candidates = index.candidates(qual) if qual.split(".")[0] in index.roots else ()
-            if not candidates:
+            use, rule = index.use_of(qual)
+            if use == "nothing":
                 continue
-            rule = candidates[0][0]
-            if not ops.REGISTRY[rule.operation].fallback:
+            if use == "rewrite":
                 return None
             holder = parents.get(chain)
             while not isinstance(holder, ast.stmt):
@@ -741,7 +743,7 @@ class _Pruner:
                 elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                     uses.update(WORD.findall(node.value))
             for holder, line, col, rule, qual in sorted(self.unit_flags.get(id(stmt), ()), key=lambda f: (f[1], f[2])):
-                message = ops.REGISTRY[rule.operation].describe(rule.params, qual) or rule.params["message"]
+                message = ops.REGISTRY[rule.operation].mark(rule.params, qual)
                 markers.setdefault(holder, []).append(f"# migrate: {rule.id} {message}")
                 self.flagged.append((line, col, rule, qual, message))
         # Matched imports these statements read are not listed in the placeholder (the planner

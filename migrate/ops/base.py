@@ -276,6 +276,10 @@ class Operation:
         """What the finding (and a flag's comment) says about one match of ``api``; None: the rule's summary."""
         return None
 
+    def mark(self, params: dict[str, Any], api: str) -> str:
+        """The text after ``# migrate: ID`` above a use this operation marks (``marks``)."""
+        return self.describe(params, api) or params["message"]
+
     def accepts(self, node: cst.CSTNode, parent: Callable[[cst.CSTNode], cst.CSTNode | None], params: dict[str, Any]) -> bool:
         """Can this operation rewrite ``node`` (the matched reference) where it stands?"""
         return True
