@@ -11,11 +11,11 @@ import os
 import shutil
 import stat
 import sys
-import textwrap
 from pathlib import Path
 
 from migrate import __version__
 from migrate.config import ConfigError, load_config
+from migrate.docs import explain
 from migrate.engine.findings import NEEDS_PERSON
 from migrate.engine import cache as result_cache
 from migrate.engine.paths import Inputs, OutLayout, check_report_target, walk_inputs
@@ -343,22 +343,7 @@ def cmd_rules(args) -> int:
         print(f"error: no rule named {', '.join(sorted(missing))} (see `migrate rules`)", file=sys.stderr)
         return EXIT_ERROR
     for r in found:
-        print(f"{r.id} {r.name} ({r.area}, {r.status})\n")
-        print(f"  {r.summary}\n")
-        print("  Matches:")
-        for m in r.match + r.match_strings:
-            print(f"    {m}")
-        print(f"\n  MindSpore: {r.maps_to}\n\n  Difference:")
-        print(textwrap.indent(r.difference, "    "))
-        for i, ex in enumerate(r.examples, 1):
-            if ex.after is None:
-                print(f"\n  Example {i} (left unchanged):\n" + textwrap.indent(ex.before.rstrip(), "    "))
-            else:
-                print(f"\n  Example {i}, before:\n" + textwrap.indent(ex.before.rstrip(), "    "))
-                print("  after:\n" + textwrap.indent(ex.after.rstrip(), "    "))
-        if r.links:
-            print("\n  Links:\n" + "\n".join(f"    {link}" for link in r.links))
-        print()
+        print(explain(r))
     return EXIT_OK
 
 
