@@ -105,6 +105,19 @@ FIT_CASES = {
         model.fit(x, y)
         recorder = GradientTape()
         """, [True]),
+    "a_function_the_scope_calls_counts": ("""
+        import tensorflow as tf
+
+        def train_small_model():
+            model = tf.keras.Sequential([tf.keras.layers.Dense(1)])
+            model.compile(optimizer="sgd", loss="mse")
+            model.fit(x, y)
+
+        def test_mirrored():
+            strategy = tf.distribute.MirroredStrategy()
+            with strategy.scope():
+                train_small_model()
+        """, [True]),
     "each_strategy_sees_its_own_function": ("""
         import tensorflow as tf
 
@@ -143,12 +156,19 @@ def test_a_fit_the_pruner_sets_aside_still_counts():
 
 
 def test_facts_are_found_by_the_innermost_function_holding_a_line():
-    facts = Facts(fits=[5], tapes=[12], functions=[(1, 8), (3, 6), (10, 14)])
+    facts = Facts(fits=[5], tapes=[12], functions=[(1, 8, "outer"), (3, 6, "inner"), (10, 14, "other")])
     assert facts.at(4).keras_fit and not facts.at(4).gradient_tape      # in (3, 6), which holds line 5
     assert facts.at(2).keras_fit                                        # (1, 8) holds (3, 6)
     assert facts.at(7) == facts.at(2)                                   # (1, 8) again
     assert facts.at(11).gradient_tape and not facts.at(11).keras_fit
     assert facts.at(9).keras_fit and facts.at(9).gradient_tape          # outside every function: the file
+
+
+def test_facts_follow_the_calls_of_functions_of_the_file():
+    facts = Facts(fits=[3], tapes=[], functions=[(1, 4, "train"), (6, 9, "main"), (11, 12, "unused")],
+                  calls=[(8, "train"), (12, "main")])
+    assert facts.at(7).keras_fit  # main calls train, which fits
+    assert not facts.at(11).gradient_tape
 
 
 def test_find_facts_resolves_names_it_is_given_only():

@@ -14,8 +14,9 @@ and which a tape is declared by rules (``facts: [keras_model]``, ``facts:
 Names resolve as the pruner resolves them (imports and the aliases of matched names,
 :meth:`migrate.engine.prune._Pruner.qual_of`), on CPython's tree of the whole file, so
 statements the pruner sets aside count too. Facts are kept per function: a strategy
-made in a function sees the uses in that function and the functions inside it (by their
-lines); one made at module level sees the whole file.
+made in a function sees the uses in that function, the functions inside it (by their
+lines) and the functions of the file it calls by name, and theirs (``with
+strategy.scope(): train(model)``); one made at module level sees the whole file.
 """
 
 from __future__ import annotations
@@ -27,25 +28,42 @@ from typing import Callable, Iterable
 from migrate.ops.base import ScopeFacts
 
 
-
 class Facts:
-    """Where in a file Keras ``fit`` and tapes are used, and the functions around them."""
+    """Where in a file Keras ``fit`` and tapes are used, its functions, and the calls of them."""
 
     def __init__(self, fits: Iterable[int] = (), tapes: Iterable[int] = (),
-                 functions: Iterable[tuple[int, int]] = ()) -> None:
+                 functions: Iterable[tuple[int, int, str]] = (), calls: Iterable[tuple[int, str]] = ()) -> None:
         self.fits, self.tapes = sorted(fits), sorted(tapes)
-        self.functions = sorted(functions)
+        self.functions = sorted(functions)  # (first line, last line, name)
+        self.calls = sorted(calls)  # (line, name of a function called by name)
 
     def at(self, line: int) -> ScopeFacts:
-        """The facts of the innermost function holding ``line`` (the whole file's outside any)."""
-        first, last = 1, float("inf")
-        for start, end in self.functions[: bisect_right([f[0] for f in self.functions], line)]:
+        """The facts of the innermost function holding ``line``, with the functions of the file it
+        calls (the whole file's outside any function)."""
+        scope = None
+        for start, end, name in self.functions[: bisect_right(self.functions, (line, float("inf"), ""))]:
             if start <= line <= end:
-                first, last = start, end  # functions nest or stand apart: a later start is deeper
+                scope = (start, end)  # functions nest or stand apart: a later start is deeper
+        if scope is None:
+            return ScopeFacts(bool(self.fits), bool(self.tapes))
+        ranges, todo, seen = [scope], [scope], set()
+        while todo:  # the functions called from the ranges so far, to a fixed point
+            first, last = todo.pop()
+            for _, name in self.calls[bisect_right(self.calls, (first - 1, "\uffff")): bisect_right(self.calls, (last, "\uffff"))]:
+                if name in seen:
+                    continue
+                seen.add(name)
+                for start, end, defined in self.functions:
+                    if defined == name:
+                        ranges.append((start, end))
+                        todo.append((start, end))
 
         def within(lines: list[int]) -> bool:
-            i = bisect_right(lines, first - 1)
-            return i < len(lines) and lines[i] <= last
+            for first, last in ranges:
+                i = bisect_right(lines, first - 1)
+                if i < len(lines) and lines[i] <= last:
+                    return True
+            return False
 
         return ScopeFacts(within(self.fits), within(self.tapes))
 
@@ -143,17 +161,21 @@ def find_facts(tree: ast.Module, fact_names: dict[str, frozenset[str]],
 
     fits: list[int] = []
     tapes_seen: list[int] = []
-    functions: list[tuple[int, int]] = []
+    functions: list[tuple[int, int, str]] = []
+    calls: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            functions.append((node.lineno, node.end_lineno or node.lineno))
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "fit":
-            if is_model(node.func.value):
+            functions.append((node.lineno, node.end_lineno or node.lineno, node.name))
+        elif isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "fit" and is_model(node.func.value):
                 fits.append(node.lineno)
+            elif isinstance(node.func, ast.Name):
+                calls.append((node.lineno, node.func.id))
         elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and tapes:
             if resolves_into(node, tapes):
                 tapes_seen.append(node.lineno)
-    return Facts(fits, tapes_seen, functions)
+    defined = {name for _, _, name in functions}
+    return Facts(fits, tapes_seen, functions, [c for c in calls if c[1] in defined])
 
 
 def _own_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
