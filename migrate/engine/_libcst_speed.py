@@ -1,5 +1,31 @@
-"""libcst costs paid once per class instead of once per visitor, or not at all.
+"""libcst costs paid once per class instead of once per visitor, or not at all, while a conversion runs.
 
+When the speed-ups apply
+------------------------
+Importing this module changes nothing in libcst. :func:`speedups` is a context manager the
+engine enters around each file's conversion, on the thread that converts it
+(:mod:`migrate.engine.convert`). While a thread is inside it, a few functions of libcst (listed
+below) are replaced by stand-ins; when the last one leaves, libcst's own functions are put
+back (the same objects). A run of many files holds them in from its first conversion to its
+end (:func:`held`, taken by :mod:`migrate.engine.runner` and by each worker process of a run),
+so that they are swapped once per run, not at every file. Each stand-in does exactly what
+libcst's function does unless the thread calling it is inside :func:`speedups`; the walks
+and the remembered scans below are, besides, only for visitor classes of libcst and of this
+package. So a visitor defined anywhere else, and any code on another thread, runs libcst's
+own code, during a conversion as before and after it.
+
+The speed-ups are on only when libcst's version is one of :data:`TESTED_LIBCST` (the ends of
+the range ``pyproject.toml`` allows, which CI runs the engine's tests under) and the
+environment variable ``MIGRATE_LIBCST_SPEEDUPS`` is not ``0`` (nor ``off``, ``false``, ``no``).
+Otherwise :func:`speedups` does nothing and plain libcst runs, with the same output. What the
+stand-ins need of libcst's internals is looked up the first time :func:`speedups` is entered,
+guarded: if a libcst release moved any of it, nothing is replaced. :func:`positions`,
+:func:`code` and :func:`parse_module` give libcst's own answers outside :func:`speedups`
+(PositionProvider, ``module.code``, ``cst.parse_module``), and :func:`methods_of` reads only
+public classes.
+
+What they do
+------------
 Every matcher-decoratable visitor (AddImportsVisitor, RemoveImportsVisitor and the
 gatherers they build) scans ``dir(self)`` three times when it is constructed, looking
 for methods carrying ``@m.visit``/``@m.leave``/``@m.call_if_inside`` matchers. libcst's
@@ -32,14 +58,22 @@ only callbacks are the module's (AddImportsVisitor's gatherer of the imports at 
 reads them all in its ``leave_Module``, after a walk of every node). And positions
 come from :class:`Positions`: libcst's PositionProvider works out a line and column after
 every token and makes position objects for every node; here codegen notes each node's
-first and last token, and only the nodes asked about get a position.
+first and last token, and only the nodes asked about get a position. Codegen enters a
+plain context manager around each parenthesizable expression instead of libcst's
+generator-based one, and the final code copies the tokens of statements left as they
+were (:func:`code`).
+
+The parser builds only valid nodes, yet each checks itself as it is made (libcst's
+``CSTNode.__post_init__``): :func:`parse_module` skips those checks for the nodes made by
+its own parse. The flag that says so is the parsing thread's own, so a node made on any
+other thread meanwhile is checked as always.
 
 ``libcst.matchers`` is imported here, before anything else of this package imports it, with
 dataclasses' class docstrings left as the class's name: the module makes about 175
 dataclasses, and Python renders each one's signature (its fields' long ``Union`` types)
-into a docstring nobody reads here, a tenth of a one-file run's time.
+into a docstring nobody reads here, a tenth of a one-file run's time. (Not when the
+speed-ups are switched off; the ``dataclasses`` module is itself again once the import is done.)
 
-If a libcst release renames what is patched here, nothing is patched and nothing changes.
 :class:`Positions` relies on libcst's codegen protocol (``before_codegen``,
 ``after_codegen``, ``record_syntactic_position``); the tests compare its positions, the
 walk's callbacks and the scope analysis with libcst's own on every fixture, so a libcst
@@ -52,8 +86,10 @@ import ast
 import dataclasses
 import inspect
 import linecache
+import os
 import re
 import textwrap
+import threading
 import weakref
 from bisect import bisect_right
 from collections.abc import Mapping
@@ -61,14 +97,19 @@ from itertools import accumulate
 from types import FunctionType
 
 import libcst as cst
-from libcst import _batched_visitor
-from libcst._maybe_sentinel import MaybeSentinel
-from libcst._nodes.base import CSTNode
-from libcst._nodes.expression import _BaseParenthesizedNode
-from libcst._nodes.internal import CodegenState
-from libcst._position import CodePosition, CodeRange
-from libcst._visitors import CSTVisitor
-from libcst.metadata import wrapper
+from libcst import CSTNode, CSTVisitor, MaybeSentinel
+from libcst.metadata import CodePosition, CodeRange, MetadataWrapper, PositionProvider
+
+# The libcst releases the speed-ups were tested with: the lowest and highest that
+# pyproject.toml allows (CI runs the engine's tests under both, with the speed-ups on and off).
+TESTED_LIBCST = ("1.8.1", "1.9.0")
+SWITCH = "MIGRATE_LIBCST_SPEEDUPS"
+_OFF = ("0", "off", "false", "no")
+
+
+def switched_on() -> bool:
+    """Whether ``MIGRATE_LIBCST_SPEEDUPS`` leaves the speed-ups on (it does unless it is ``0``)."""
+    return os.environ.get(SWITCH, "").strip().lower() not in _OFF
 
 
 class _Unsigned:
@@ -85,27 +126,232 @@ class _Unsigned:
 
 def _import_matchers():
     seen = getattr(dataclasses, "inspect", None)
-    if seen is inspect:
+    quick = seen is inspect and switched_on()
+    if quick:
         dataclasses.inspect = _Unsigned()
     try:
-        from libcst.matchers import _visitors
+        import libcst.matchers as matchers
     finally:
-        if seen is inspect:
+        if quick:
             dataclasses.inspect = inspect
-    return _visitors
+    return matchers
 
 
-_visitors = _import_matchers()
+_matchers = _import_matchers()
 
 _GATHERERS = ("_gather_matchers", "_gather_constructed_visit_funcs", "_gather_constructed_leave_funcs")
 _OURS = ("libcst.", "migrate.")
 
 
-def _patch(function, original):
-    """``function``, standing in for libcst's ``original``, marked so that installing twice patches once."""
+# -- switching the speed-ups on and off ------------------------------------------------------
+
+
+class _ThreadState(threading.local):
+    depth = 0  # how many speedups() this thread is inside
+    trusting = False  # this thread is inside parse_module: the nodes it makes skip their checks
+
+
+_here = _ThreadState()
+_lock = threading.Lock()
+_holders = 0  # threads inside speedups(), and runs inside held()
+_version: list[str | None] = []  # libcst's, once looked up
+_stand_ins: list[tuple] | None = None  # (owner, name, libcst's, ours) once looked up; [] when unusable
+_installed: list[tuple] = []  # (owner, name, what the owner itself held or _ABSENT, ours)
+_ABSENT = object()
+# Filled when the stand-ins are made (they need libcst's private CodegenState and batch visitor).
+_BATCHED: type | None = None
+_SpanState: type | None = None
+_ReusingState: type | None = None
+
+
+def libcst_version() -> str | None:
+    if not _version:
+        found = getattr(cst, "LIBCST_VERSION", None)
+        if not found or found == "unknown":
+            try:
+                from importlib.metadata import version
+
+                found = version("libcst")
+            except Exception:  # noqa: BLE001 - a vendored libcst: not a tested one
+                found = None
+        _version.append(found)
+    return _version[0]
+
+
+def _wanted() -> bool:
+    return switched_on() and libcst_version() in TESTED_LIBCST
+
+
+def available() -> bool:
+    """Whether :func:`speedups` would switch anything on: a tested libcst, not switched off,
+    whose internals are where the stand-ins expect them."""
+    return _wanted() and bool(_usable_stand_ins())
+
+
+def active() -> bool:
+    """Whether the calling thread is inside :func:`speedups` with the speed-ups on."""
+    return _here.depth > 0
+
+
+class _SpeedUps:
+    __slots__ = ("counted",)
+
+    def __enter__(self) -> _SpeedUps:
+        self.counted = False
+        if _here.depth:
+            _here.depth += 1
+            self.counted = True
+        elif _wanted() and _hold():
+            _here.depth = 1
+            self.counted = True
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self.counted:
+            self.counted = False
+            _here.depth -= 1
+            if not _here.depth:
+                _release()
+        return False
+
+
+def speedups() -> _SpeedUps:
+    """A context manager: the speed-ups on for the calling thread while inside (re-entrant;
+    entering in a thread already inside costs a counter). The first to enter puts the
+    stand-ins in, the last to leave puts libcst's own back (see :func:`held`)."""
+    return _SpeedUps()
+
+
+class _Held:
+    __slots__ = ("counted",)
+
+    def __enter__(self) -> _Held:
+        self.counted = _wanted() and _hold()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        if self.counted:
+            self.counted = False
+            _release()
+        return False
+
+
+def held() -> _Held:
+    """A context manager: the stand-ins stay in while inside, for a run of many files (one
+    swap of libcst's functions instead of two at every file: each swap costs every node class
+    its attribute caches, and from Python 3.13 on a class changed a thousand times is never
+    cached again). It switches the speed-ups on for no thread; :func:`speedups` does, around
+    each file."""
+    return _Held()
+
+
+def _hold() -> bool:
+    global _holders
+    with _lock:
+        if not _holders and not _install():
+            return False
+        _holders += 1
+        return True
+
+
+def _release() -> None:
+    global _holders
+    with _lock:
+        if _holders:  # (a hold taken before a fork and left in the child: see _after_fork_in_child)
+            _holders -= 1
+            if not _holders:
+                _uninstall()
+
+
+def _install() -> bool:
+    stand_ins = _usable_stand_ins()
+    if not stand_ins:
+        return False
+    for owner, name, original, ours in stand_ins:
+        # What the owner holds now must be what the stand-in was made from: if someone else
+        # replaced it since, theirs stays.
+        if getattr(owner, name, None) is original:
+            _installed.append((owner, name, owner.__dict__.get(name, _ABSENT), ours))
+            setattr(owner, name, ours)
+    return True
+
+
+def _uninstall() -> None:
+    while _installed:
+        owner, name, own, ours = _installed.pop()
+        if owner.__dict__.get(name) is not ours:
+            continue  # replaced again by someone else while ours was in: theirs stays
+        if own is _ABSENT:
+            delattr(owner, name)
+        else:
+            setattr(owner, name, own)
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has only the thread that forked: the other threads' holds did not come
+    along (nor may the lock, if one of them held it), and a run's hold is the parent's."""
+    global _lock, _holders
+    _lock = threading.Lock()
+    _holders = 1 if _here.depth else 0
+    if not _holders:
+        _uninstall()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _usable_stand_ins() -> list[tuple]:
+    global _stand_ins
+    if _stand_ins is None:
+        try:
+            _stand_ins = _make_stand_ins()
+        except Exception:  # noqa: BLE001 - an internal moved or changed: plain libcst, as documented
+            _stand_ins = []
+    return _stand_ins
+
+
+def _make_stand_ins() -> list[tuple]:
+    """(owner, attribute, libcst's value, its stand-in) for each speed-up. Raises when something
+    a stand-in needs is not where it was (a libcst that moved its internals)."""
+    global _BATCHED, _SpanState, _ReusingState
+    from libcst._batched_visitor import _BatchedCSTVisitor
+    from libcst._nodes.expression import _BaseParenthesizedNode
+    from libcst._nodes.internal import CodegenState
+    from libcst.matchers import _visitors as matcher_visitors
+    from libcst.metadata import wrapper
+
+    for node_class in (CSTNode, *_REUSABLE):
+        if not callable(getattr(node_class, "_visit_and_replace_children", None)):
+            raise AttributeError(f"{node_class.__name__} visits its children some other way")
+    span_state, reusing_state = _codegen_states(CodegenState)
+    # (own: the class's own attribute; otherwise what the class finds, inherited)
+    wanted = [(matcher_visitors, name, _remembering, True) for name in _GATHERERS]
+    wanted += [
+        (cst.BatchableCSTVisitor, "get_visitors", _visitor_names, True),
+        (wrapper, "_gen_batchable", _batch_or_nothing, True),
+        (CSTNode, "visit", lambda original: _read_only_visit(original, _BatchedCSTVisitor), True),
+        (CSTNode, "__post_init__", _checked_unless_parsing, True),
+        (_BaseParenthesizedNode, "_parenthesize",
+         lambda original: _plain_parenthesize(original, CodegenState, span_state, reusing_state), True),
+    ]
+    wanted += [(cls, "_codegen", _reusing, False) for cls in _REUSABLE]  # (each inherits CSTNode's: gets its own)
+    found = []
+    for owner, name, make, own in wanted:
+        original = owner.__dict__.get(name) if own else getattr(owner, name, None)
+        if not callable(original):
+            raise AttributeError(f"{owner.__name__}.{name} is not a function here")
+        ours = make(original)
+        if ours is not None:  # (None: libcst's reads otherwise than the stand-in reproduces)
+            found.append((owner, name, original, ours))
+    _BATCHED, _SpanState, _ReusingState = _BatchedCSTVisitor, span_state, reusing_state
+    return found
+
+
+def _stand_in(function, original):
+    """``function``, standing in for libcst's ``original`` (which it calls when not for it to act)."""
     function.__wrapped__ = original
     function.__doc__ = original.__doc__
-    function.migrate_remembers = True
     return function
 
 
@@ -113,6 +359,8 @@ def _remembering(original):
     found_nothing: set[type] = set()
 
     def gather(obj):
+        if not _here.depth:
+            return original(obj)
         cls = type(obj)
         if cls in found_nothing:
             return {}
@@ -121,7 +369,7 @@ def _remembering(original):
             found_nothing.add(cls)
         return result
 
-    return _patch(gather, original)
+    return _stand_in(gather, original)
 
 
 def _visitor_names(original):
@@ -129,37 +377,16 @@ def _visitor_names(original):
 
     def get_visitors(self):
         cls = type(self)
+        if not (_here.depth and cls.__module__.startswith(_OURS)):
+            return original(self)
         known = names.get(cls)
         if known is None:
             found = original(self)
-            if not cls.__module__.startswith(_OURS):
-                return found
             names[cls] = tuple(found)
             return found
         return {name: getattr(self, name) for name in known}
 
-    return _patch(get_visitors, original)
-
-
-def install() -> None:
-    """Patch what is here into libcst (once: installing again changes nothing)."""
-    for name in _GATHERERS:
-        _replace(_visitors, name, _remembering)
-    _replace(getattr(_batched_visitor, "BatchableCSTVisitor", None), "get_visitors", _visitor_names)
-    _replace(wrapper, "_gen_batchable", _batch_or_nothing)
-    _replace(CSTNode, "visit", _read_only_visit)
-    _replace(_BaseParenthesizedNode, "_parenthesize", _plain_parenthesize)
-    for cls in _REUSABLE:  # (they inherit CSTNode's `_codegen`: each gets its own)
-        _replace(cls, "_codegen", _reusing, inherited=True)
-
-
-def _replace(owner, name: str, make, inherited: bool = False) -> None:
-    """``owner.name`` becomes ``make(owner.name)``, unless it is missing (another libcst) or patched
-    already. A class's own attribute only, unless ``inherited`` (then what the class would find)."""
-    own = isinstance(owner, type) and not inherited
-    original = owner.__dict__.get(name) if own else getattr(owner, name, None)
-    if callable(original) and not getattr(original, "migrate_remembers", False):
-        setattr(owner, name, make(original))
+    return _stand_in(get_visitors, original)
 
 
 # -- read-only walks ---------------------------------------------------------------------------
@@ -272,11 +499,11 @@ _EVERY = _Every()
 _NEWLINES = re.compile(r"\r\n?|\n")  # as libcst's positions count lines
 # Statements whose generated text depends only on the statement and the indentation (an
 # `If` may be written as `elif`, a block's statements are what changes).
-_REUSABLE = frozenset({cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef, cst.For, cst.While, cst.With, cst.Try,
-                       cst.TryStar, cst.Match})
+_REUSABLE = frozenset(getattr(cst, name) for name in ("SimpleStatementLine", "FunctionDef", "ClassDef", "For", "While",
+                                                      "With", "Try", "TryStar", "Match") if hasattr(cst, name))
 _ATTRIBUTE_METHOD = re.compile(r"^(?:visit|leave)_([A-Za-z0-9]+)_(\w+)$")
-# libcst's modules that define a do-nothing `visit_<Node>_<field>` for every pair.
-_STUBS = ("libcst._typed_visitor", "libcst._visitors", "libcst._metadata_dependent", "builtins", "abc", "typing")
+# libcst's base visitors, which define a do-nothing `visit_<Node>_<field>` (and `visit_<Node>`) for everything.
+_STUBS = frozenset((*CSTVisitor.__mro__, *cst.CSTTransformer.__mro__))
 # Per visitor class (weakly: a class made inside a function is one per call).
 _class_hooks: "weakref.WeakKeyDictionary[type, frozenset[tuple[str, str]] | _Every]" = weakref.WeakKeyDictionary()
 _read_only: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
@@ -290,7 +517,7 @@ def _own_names(cls: type) -> set[str]:
     """Method names ``cls`` and its bases define, less libcst's do-nothing stubs for every node."""
     names: set[str] = set()
     for klass in cls.__mro__:
-        if klass.__module__ not in _STUBS:
+        if klass not in _STUBS:
             names.update(klass.__dict__)
     return names
 
@@ -299,14 +526,14 @@ def _own_names(cls: type) -> set[str]:
 # libcst's, and its matcher visitors' (which first check the method's matchers).
 _PLAIN_ATTRIBUTE_CALLBACKS = {
     (CSTVisitor.on_visit_attribute, CSTVisitor.on_leave_attribute),
-    (_visitors.MatcherDecoratableVisitor.on_visit_attribute, _visitors.MatcherDecoratableVisitor.on_leave_attribute),
+    (_matchers.MatcherDecoratableVisitor.on_visit_attribute, _matchers.MatcherDecoratableVisitor.on_leave_attribute),
 }
 
 
 def _attribute_hooks(visitor: CSTVisitor):
     """The (node type, field) pairs whose attribute callbacks may do something for ``visitor``."""
     cls = type(visitor)
-    if cls is _batched_visitor._BatchedCSTVisitor:  # its methods are its visitors' (remembered on it)
+    if cls is _BATCHED:  # its methods are its visitors' (remembered on it)
         hooks = visitor.__dict__.get("_migrate_hooks")
         if hooks is None:
             hooks = visitor.__dict__["_migrate_hooks"] = _pairs(visitor.visitor_methods)
@@ -352,10 +579,25 @@ def _module_only(visitor) -> bool:
             and all(name in _MODULE_CALLBACKS for name in visitor.visitor_methods))
 
 
+def _batch_is_ours(visitor) -> bool:
+    """Whether every callback of a batch of visitors is a method of libcst's or of this package's
+    (the metadata providers of the scope analysis are; a batch anyone else runs may not be)."""
+    ours = visitor.__dict__.get("_migrate_ours")
+    if ours is None:
+        try:
+            callbacks = [f for methods in visitor.visitor_methods.values() for f in methods]
+            callbacks += [f for f in (visitor.before_visit, visitor.after_leave) if f is not None]
+        except AttributeError:  # a batch made otherwise: libcst's own walk
+            callbacks = [None]
+        ours = visitor.__dict__["_migrate_ours"] = all(
+            type(getattr(f, "__self__", None)).__module__.startswith(_OURS) for f in callbacks)
+    return ours
+
+
 _MODULE_CALLBACKS = ("visit_Module", "leave_Module")
 _PLAIN_CALLBACKS = {
     (CSTVisitor.on_visit, CSTVisitor.on_leave),
-    (_visitors.MatcherDecoratableVisitor.on_visit, _visitors.MatcherDecoratableVisitor.on_leave),
+    (_matchers.MatcherDecoratableVisitor.on_visit, _matchers.MatcherDecoratableVisitor.on_leave),
 }
 _module_class: "weakref.WeakKeyDictionary[type, bool]" = weakref.WeakKeyDictionary()
 
@@ -373,8 +615,9 @@ def _reads_only_the_module(visitor: CSTVisitor) -> bool:
             and all(name in _MODULE_CALLBACKS for name in _own_names(cls) if name.startswith(("visit_", "leave_"))))
     if plain and _instance_callbacks(visitor):
         return False
-    if plain and isinstance(visitor, _visitors.MatcherDecoratableVisitor):
-        return not (visitor._extra_visit_funcs or visitor._extra_leave_funcs or visitor._matchers)
+    if plain and isinstance(visitor, _matchers.MatcherDecoratableVisitor):
+        # (Whatever of these a libcst does not have counts as something to call: walked whole.)
+        return not any(getattr(visitor, name, True) for name in ("_extra_visit_funcs", "_extra_leave_funcs", "_matchers"))
     return plain
 
 
@@ -409,7 +652,7 @@ def _own_methods(cls: type, prefix: str) -> dict[type, str] | None:
             continue
         for klass in cls.__mro__:  # the one getattr finds
             if name in klass.__dict__:
-                if klass.__module__ not in _STUBS:
+                if klass not in _STUBS:
                     if not isinstance(klass.__dict__[name], FunctionType):
                         return None
                     table.update(dict.fromkeys(node_classes, name))
@@ -422,7 +665,10 @@ _dispatch: "weakref.WeakKeyDictionary[type, tuple[dict, dict]]" = weakref.WeakKe
 
 def methods_of(cls: type) -> tuple[dict[type, str], dict[type, str]] | None:
     """The names of ``cls``'s own ``visit_<Node>`` and ``leave_<Node>`` methods, by node class
-    (None when one of them is something other than a plain function)."""
+    (None when one of them is something other than a plain function). Calling the method a
+    table names for a node, and nothing for a node it does not hold, is what libcst's
+    ``on_visit``/``on_leave`` do (they call a do-nothing stub there). Read from public classes
+    only: the same with the speed-ups on or off."""
     tables = _dispatch.get(cls, 0)
     if tables == 0:
         visits, leaves = _own_methods(cls, "visit_"), _own_methods(cls, "leave_")
@@ -455,15 +701,21 @@ def _callbacks(visitor: CSTVisitor):
     return (on_visit if plain_visit else visitor.on_visit), (on_leave if plain_leave else visitor.on_leave)
 
 
-def _read_only_visit(original):
+def _read_only_visit(original, batched: type):
     def visit(self, visitor):
         cls = type(visitor)
         read_only = _read_only.get(cls)
-        if read_only is None:
-            read_only = _read_only[cls] = CSTVisitor in cls.__mro__  # (an ABC's isinstance is slow for new classes)
-        if not read_only:
+        if read_only is None:  # (an ABC's isinstance is slow for new classes)
+            read_only = _read_only[cls] = CSTVisitor in cls.__mro__ and cls.__module__.startswith(_OURS)
+        if not (read_only and _here.depth):
             return original(self, visitor)
-        if (_module_only(visitor) if cls is _batched_visitor._BatchedCSTVisitor else _reads_only_the_module(visitor)):
+        if cls is batched:
+            if not _batch_is_ours(visitor):
+                return original(self, visitor)
+            module_only = _module_only(visitor)
+        else:
+            module_only = _reads_only_the_module(visitor)
+        if module_only:
             # Only the module's own callbacks (libcst's scope analysis walks the tree in its
             # visit_Module): no node below can call anything.
             visitor.on_visit(self)
@@ -472,22 +724,55 @@ def _read_only_visit(original):
         _walk(self, visitor, *_callbacks(visitor), _attribute_hooks(visitor))
         return self
 
-    return _patch(visit, original)
+    return _stand_in(visit, original)
 
 
 # -- metadata --------------------------------------------------------------------------------
 
 def _batch_or_nothing(original):
     def gen_batchable(wrapper, providers):
-        providers = list(providers)
-        if not providers:  # no batchable provider asked for: nothing to walk for
-            return {}
+        if _here.depth:
+            providers = list(providers)
+            if not providers:  # no batchable provider asked for: nothing to walk for
+                return {}
         return original(wrapper, providers)
 
-    return _patch(gen_batchable, original)
+    return _stand_in(gen_batchable, original)
 
 
-# libcst's `_parenthesize`, as this module reproduces it (not patched if it reads otherwise).
+# -- node checks -----------------------------------------------------------------------------
+
+def _checked_unless_parsing(original):
+    def __post_init__(self) -> None:
+        if not _here.trusting:
+            original(self)
+
+    return _stand_in(__post_init__, original)
+
+
+def parse_module(code: str) -> cst.Module:
+    """``cst.parse_module(code)``; inside :func:`speedups`, without each node checking itself
+    as the parser makes it.
+
+    libcst's nodes validate their fields in ``__post_init__`` (a ``Name`` is an identifier,
+    an operator has its spaces); the parser builds only valid nodes, and the checks cost
+    about a sixth of a parse (libcst's own comment there says as much). Only the nodes this
+    thread makes while it parses skip them: nodes made while rewriting, and nodes any other
+    thread makes meanwhile, are checked as always.
+    """
+    if not _here.depth:
+        return cst.parse_module(code)
+    trusting = _here.trusting
+    _here.trusting = True
+    try:
+        return cst.parse_module(code)
+    finally:
+        _here.trusting = trusting
+
+
+# -- codegen ---------------------------------------------------------------------------------
+
+# libcst's `_parenthesize`, as this module reproduces it (not replaced if it reads otherwise).
 _PARENTHESIZE_SOURCE = """\
     @contextmanager
     def _parenthesize(self, state: CodegenState) -> Generator[None, None, None]:
@@ -525,18 +810,23 @@ class _Parenthesized:
         return kind is not None  # (an error the position's context swallowed stays swallowed)
 
 
-def _plain_parenthesize(original):
+def _plain_parenthesize(original, plain_state: type, span_state: type, reusing_state: type):
+    """The stand-in, for libcst's plain codegen and this module's (a codegen state of anyone
+    else's, libcst's positions' among them, gets libcst's own); None for another libcst."""
     try:
         same = inspect.getsource(original.__wrapped__) == _PARENTHESIZE_SOURCE
     except (AttributeError, OSError, TypeError):
         same = False
     if not same:
-        return original  # another libcst: its own
+        return None
 
     def _parenthesize(self, state):
-        return _Parenthesized(self, state)
+        kind = type(state)
+        if kind is span_state or kind is reusing_state or (kind is plain_state and _here.depth):
+            return _Parenthesized(self, state)
+        return original(self, state)
 
-    return _patch(_parenthesize, original)
+    return _stand_in(_parenthesize, original)
 
 
 class _NoPosition:
@@ -574,46 +864,50 @@ class _Recording:
         return False
 
 
-class _SpanState(CodegenState):
-    """Codegen that notes where each node starts and ends as token indexes.
+def _codegen_states(codegen_state: type) -> tuple[type, type]:
+    """The codegen states of :class:`Positions` and :func:`code`, made on libcst's (private) one."""
 
-    libcst's position-recording state computes a line and column after every token and
-    makes position objects for every node; here each node costs two list operations, and
-    indexes become positions only for the nodes asked about (:class:`Positions`)."""
+    class _SpanState(codegen_state):
+        """Codegen that notes where each node starts and ends as token indexes.
 
-    def __init__(self, module) -> None:
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.spans: dict = {}
-        self.texts: dict = {}
-        self.stack: list[int] = []
+        libcst's position-recording state computes a line and column after every token and
+        makes position objects for every node; here each node costs two list operations, and
+        indexes become positions only for the nodes asked about (:class:`Positions`)."""
 
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-        return _Recording(self, node, start_node, end_node)
+        def __init__(self, module) -> None:
+            super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+            self.spans: dict = {}
+            self.texts: dict = {}
+            self.stack: list[int] = []
 
-    def before_codegen(self, node) -> None:
-        self.stack.append(len(self.tokens))
+        def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+            return _Recording(self, node, start_node, end_node)
 
-    def after_codegen(self, node) -> None:
-        start = self.stack.pop()
-        if type(node) in _REUSABLE:  # its whole text, and the indentation it was written at
-            self.texts[node] = (start, len(self.tokens), list(self.indent_tokens))
-        if node not in self.spans:  # a syntactic position recorded inside stays
-            self.spans[node] = (start, len(self.tokens))
+        def before_codegen(self, node) -> None:
+            self.stack.append(len(self.tokens))
 
-    def pop_trailing_newline(self) -> None:
-        pass  # positions are counted with it, as libcst counts them; the text is not used
+        def after_codegen(self, node) -> None:
+            start = self.stack.pop()
+            if type(node) in _REUSABLE:  # its whole text, and the indentation it was written at
+                self.texts[node] = (start, len(self.tokens), list(self.indent_tokens))
+            if node not in self.spans:  # a syntactic position recorded inside stays
+                self.spans[node] = (start, len(self.tokens))
 
+        def pop_trailing_newline(self) -> None:
+            pass  # positions are counted with it, as libcst counts them; the text is not used
 
-class _ReusingState(CodegenState):
-    """Codegen of a module made from another one: a statement of that module, written at the
-    same indentation, is written as the tokens it was generated as there (see :func:`code`)."""
+    class _ReusingState(codegen_state):
+        """Codegen of a module made from another one: a statement of that module, written at the
+        same indentation, is written as the tokens it was generated as there (see :func:`code`)."""
 
-    def __init__(self, module, positions: Positions) -> None:
-        super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
-        self.texts, self.source = positions._texts, positions._tokens
+        def __init__(self, module, positions: Positions) -> None:
+            super().__init__(default_indent=module.default_indent, default_newline=module.default_newline)
+            self.texts, self.source = positions._texts, positions._tokens
 
-    def record_syntactic_position(self, node, *, start_node=None, end_node=None):
-        return _NO_POSITION  # (libcst's records nothing either, through a generator)
+        def record_syntactic_position(self, node, *, start_node=None, end_node=None):
+            return _NO_POSITION  # (libcst's records nothing either, through a generator)
+
+    return _SpanState, _ReusingState
 
 
 def _reusing(original):
@@ -625,49 +919,37 @@ def _reusing(original):
                 return
         original(self, state, **kwargs)
 
-    return _patch(_codegen, original)
+    return _stand_in(_codegen, original)
 
 
-_VALIDATING = CSTNode.__post_init__  # libcst's: every node checks itself when made
-
-
-def _trusting(self) -> None:
-    pass
-
-
-def parse_module(code: str) -> cst.Module:
-    """``cst.parse_module(code)``, without each node checking itself as the parser makes it.
-
-    libcst's nodes validate their fields in ``__post_init__`` (a ``Name`` is an identifier,
-    an operator has its spaces); the parser builds only valid nodes, and the checks cost
-    about a sixth of a parse (libcst's own comment there says as much). Nodes made while
-    rewriting are checked as always. The check is restored to libcst's own, not to what
-    was there before, so an interleaved parse in another thread cannot leave it off.
-    """
-    if CSTNode.__post_init__ is not _VALIDATING and CSTNode.__post_init__ is not _trusting:
-        return cst.parse_module(code)  # (someone else changed it: leave it alone)
-    CSTNode.__post_init__ = _trusting
-    try:
-        return cst.parse_module(code)
-    finally:
-        CSTNode.__post_init__ = _VALIDATING
-
-
-def code(module, positions: Positions | None) -> str:
-    """``module.code``. When ``positions`` were made from a module the rewrite started from, its
-    statements left as they were (the same node objects, at the same indentation, with the
-    same defaults) are not generated again: their tokens are copied. Statements whose text
-    depends on where they stand (an ``if`` written as ``elif``) are always generated."""
-    if positions is None or (module.default_indent, module.default_newline) != positions._defaults:
+def code(module, positions: Mapping | None) -> str:
+    """``module.code``. Inside :func:`speedups`, when ``positions`` are :class:`Positions` made
+    from a module the rewrite started from, its statements left as they were (the same node
+    objects, at the same indentation, with the same defaults) are not generated again: their
+    tokens are copied. Statements whose text depends on where they stand (an ``if`` written as
+    ``elif``) are always generated."""
+    if not (_here.depth and isinstance(positions, Positions)) \
+            or (module.default_indent, module.default_newline) != positions._defaults:
         return module.code
     state = _ReusingState(module, positions)
     module._codegen(state)
     return "".join(state.tokens)
 
 
+# -- positions -------------------------------------------------------------------------------
+
+def positions(module: cst.Module) -> Mapping[CSTNode, CodeRange]:
+    """Every node of ``module`` and its position, as libcst's PositionProvider gives it: from
+    :class:`Positions` inside :func:`speedups`, from the provider itself outside."""
+    if _here.depth:
+        return Positions(module)
+    return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
 class Positions(Mapping):
     """Every node of a module and its :class:`~libcst.metadata.CodeRange`, as libcst's
-    :class:`~libcst.metadata.PositionProvider` gives it, made when asked for."""
+    :class:`~libcst.metadata.PositionProvider` gives it, made when asked for (only once
+    :func:`speedups` was entered: it needs a codegen state made on libcst's internals)."""
 
     def __init__(self, module) -> None:
         state = _SpanState(module)

@@ -45,8 +45,6 @@ from migrate.engine.findings import Finding, one_line
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 from migrate.rules import Rule
 
-_libcst_speed.install()
-
 # An identifier-like word of source text (names, and also words in strings and comments).
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Calls whose string arguments libcst's scope analysis may read as type hints.
@@ -227,7 +225,7 @@ class Planner:
     def positions(self):
         """Every node's position (as libcst's PositionProvider has it), computed the first time it is needed."""
         if self._positions is None:
-            self._positions = _libcst_speed.Positions(self.module)
+            self._positions = _libcst_speed.positions(self.module)
         return self._positions
 
     @property
@@ -1536,7 +1534,7 @@ class MigrateCommand(_FreshTree, CodemodCommand):
         self.pruned = pruned  # a migrate.engine.prune.Pruned when the module is a pruned one
         self.table = table  # a migrate.engine.prune.ImportTable, or None
         self.findings: list[Finding] = []
-        self.positions: _libcst_speed.Positions | None = None
+        self.positions: Mapping | None = None
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         new = super().transform_module(tree)

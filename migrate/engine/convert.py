@@ -35,19 +35,23 @@ def _transform(command: MigrateCommand, code: str):
     re-parse with when imports are added: existing blocks get that indent spelled
     out and only *new* blocks use it without the form feed. And Ctrl-C is not turned
     into a result: it stops the run.
+
+    libcst's speed-ups (:mod:`migrate.engine._libcst_speed`) are on while it runs, for the
+    thread it runs on (the deep-stack one) and for nothing else.
     """
-    try:
-        tree = _libcst_speed.parse_module(code)
-        if "\f" in tree.default_indent:
-            tree = _without_form_feed_indent(tree)
-        else:
-            command.source = code  # the module's own code: no need to generate it again
-        new = command.transform_module(tree)
-        return TransformSuccess(code=_libcst_speed.code(new, command.positions), warning_messages=command.context.warnings)
-    except SkipFile as exc:
-        return TransformSkip(skip_reason=SkipReason.OTHER, skip_description=str(exc), warning_messages=command.context.warnings)
-    except Exception as exc:  # noqa: BLE001 - a result, as libcst gives it
-        return TransformFailure(error=exc, traceback_str="", warning_messages=command.context.warnings)
+    with _libcst_speed.speedups():
+        try:
+            tree = _libcst_speed.parse_module(code)
+            if "\f" in tree.default_indent:
+                tree = _without_form_feed_indent(tree)
+            else:
+                command.source = code  # the module's own code: no need to generate it again
+            new = command.transform_module(tree)
+            return TransformSuccess(code=_libcst_speed.code(new, command.positions), warning_messages=command.context.warnings)
+        except SkipFile as exc:
+            return TransformSkip(skip_reason=SkipReason.OTHER, skip_description=str(exc), warning_messages=command.context.warnings)
+        except Exception as exc:  # noqa: BLE001 - a result, as libcst gives it
+            return TransformFailure(error=exc, traceback_str="", warning_messages=command.context.warnings)
 
 
 class _SpellOutIndent(cst.CSTTransformer):

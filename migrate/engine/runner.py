@@ -17,6 +17,7 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import sys
 from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterator
@@ -148,7 +149,29 @@ def _ignore_interrupts(selection: RuleSelection | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if selection is not None:
         rule_index(selection)  # built once per worker (already there when the worker was forked)
+    _SpeedupsHeld().take()  # never released: a worker lives for one run
     gc.freeze()  # as run_files does in one process: what every conversion reads is never garbage
+
+
+class _SpeedupsHeld:
+    """libcst's speed-ups (:mod:`migrate.engine._libcst_speed`) swapped in once for a run, not in
+    and out at every file (each swap costs every libcst node class its attribute caches). Taken
+    once libcst is loaded: a run whose every file comes from the cache never imports it."""
+
+    def __init__(self) -> None:
+        self.held = None
+
+    def take(self) -> None:
+        if self.held is None:
+            speed = sys.modules.get("migrate.engine._libcst_speed")
+            if speed is not None:
+                self.held = speed.held()
+                self.held.__enter__()
+
+    def release(self) -> None:
+        if self.held is not None:
+            self.held.__exit__(None, None, None)
+            self.held = None
 
 
 def _convert_chunk(tasks: list[tuple[str, RunOptions]]) -> list[FileResult]:
@@ -203,13 +226,16 @@ def run_files(
         ours = gc.get_freeze_count() == 0
         if ours:
             gc.freeze()
+        speedups = _SpeedupsHeld()
         try:
             for path in files:
+                speedups.take()
                 result = _convert_path((path, options))
                 if progress:
                     progress()
                 yield result
         finally:
+            speedups.release()
             if ours:
                 gc.unfreeze()
         return
