@@ -714,7 +714,7 @@ def test_the_parentheses_stand_in_is_for_plain_codegen_on_this_thread_only():
 def test_the_rewriter_dispatches_every_method_it_has():
     """The Rewriter calls its visit_/leave_ methods from tables and ignores attribute callbacks:
     the tables hold every one of its methods, and it has no visit_<Node>_<field> method."""
-    from migrate.engine import codemod
+    from migrate.engine import rewriter as codemod
 
     names = {n for klass in codemod.Rewriter.__mro__ if klass.__module__.startswith("migrate.") for n in vars(klass)}
     callbacks = {n for n in names if n.startswith(("visit_", "leave_"))}

@@ -426,7 +426,7 @@ def test_imports_left_unused_are_removed_as_removeimportsvisitor_would(text, way
     monkeypatch.setattr(RemoveImportsVisitor, "transform_module",
                         lambda self, tree: runs.append(type(self).__name__) or original(self, tree))
     fast = convert_source(text.encode(), index, "t.py", ConvertOptions(pruning=0))
-    assert runs == {"known": ["_RemoveKnownUnused"], "kept": [], "full": ["RemoveImportsVisitor"]}[way]
+    assert runs == {"known": ["RemoveKnownUnused"], "kept": [], "full": ["RemoveImportsVisitor"]}[way]
     assert fast.converted == assert_same(text.encode(), index).converted
     if way == "known":
         assert "from tensorflow" not in fast.converted.decode()
@@ -435,10 +435,10 @@ def test_imports_left_unused_are_removed_as_removeimportsvisitor_would(text, way
 
 
 def test_attribute_objects_are_reads_outside_import_statements():
-    from migrate.engine.codemod import _attribute_objects
+    from migrate.engine.imports import attribute_objects
 
     module = cst.parse_module("import tf.a\nfrom tf.b import c\nfrom np import linalg\nx = np.ones(2)\ny = ms.x.y\ndef f(a: jax.Array): pass\n")
-    assert _attribute_objects(module, {"tf", "np", "ms", "jax", "a"}) == {"np", "ms", "jax"}
+    assert attribute_objects(module, {"tf", "np", "ms", "jax", "a"}) == {"np", "ms", "jax"}
 
 
 ALIASED = '''\
@@ -598,7 +598,7 @@ def test_static_references_agree_with_libcsts_scope_analysis(case, index):
 
 def test_static_references_answer_without_scope_analysis():
     """Not vacuous: a strategy bound once in a function is decided without libcst's scope analysis."""
-    from migrate.engine import codemod
+    from migrate.engine import planner as codemod
 
     source = _ONE_STRATEGY.format(body=_STRATEGY_USES["used_after"]).encode()
     asked = []

@@ -263,7 +263,7 @@ def test_a_functions_own_scope_analysis_ties_what_the_modules_does(path):
     import libcst as cst
     from libcst.metadata import FunctionScope, MetadataWrapper, ScopeProvider
 
-    from migrate.engine import codemod
+    from migrate.engine import passes, planner as codemod
 
     text = SHAPING_IMPORTS[path] if isinstance(path, str) else path.read_text(encoding="utf-8")
     module = cst.parse_module(text)
@@ -279,7 +279,7 @@ def test_a_functions_own_scope_analysis_ties_what_the_modules_does(path):
     functions += [s for c in module.body if isinstance(c, cst.ClassDef) for s in c.body.body if isinstance(s, cst.FunctionDef)]
     compared = 0
     for function in functions:
-        declares = codemod._Declares()
+        declares = passes.Declares()
         function.visit(declares)
         if declares.found:
             continue  # such functions get the whole module's analysis
@@ -299,7 +299,7 @@ def test_a_functions_own_scope_analysis_ties_what_the_modules_does(path):
 @pytest.mark.parametrize("declaration", ["global total", "nonlocal total"])
 def test_a_function_that_declares_a_name_is_examined_with_the_modules_analysis(declaration):
     """`global`/`nonlocal` bind a name outside the function: the whole module's analysis decides."""
-    from migrate.engine import codemod
+    from migrate.engine import planner as codemod
 
     source = STEP.replace("    features, targets = inputs\n", f"    features, targets = inputs\n    {declaration}\n")
     if declaration.startswith("nonlocal"):

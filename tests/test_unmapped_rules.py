@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from migrate.engine.codemod import RuleIndex
+from migrate.engine.index import RuleIndex
 from migrate.rules import load_rules
 from tests.helpers import convert
 

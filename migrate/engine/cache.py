@@ -43,7 +43,7 @@ from migrate.rules import rule_files
 FORMAT = 1
 MAGIC = b"migrate-cache\n"
 # The files whose code decides a result; any edit to them is a new key space.
-ENGINE_SOURCES = ("engine", "ops", "notebook.py", "rules.py", "__init__.py")
+ENGINE_SOURCES = ("engine", "ops", "notebook.py", "filetypes.py", "safe_io.py", "rules.py", "__init__.py")
 CACHEABLE = ("changed", "unchanged", "skipped", "failed")
 
 

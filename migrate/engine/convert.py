@@ -17,7 +17,8 @@ from libcst import ParserSyntaxError
 from libcst.codemod import CodemodContext, SkipFile, SkipReason, TransformFailure, TransformSkip, TransformSuccess
 
 from migrate.engine.aliases import import_aliases
-from migrate.engine.codemod import MigrateCommand, RuleIndex, mentions_any
+from migrate.engine.codemod import MigrateCommand
+from migrate.engine.index import RuleIndex, mentions_any
 from migrate.engine.facts import LazyFacts
 from migrate.engine.findings import Finding, one_line
 from migrate.engine.prune import MIN_LINES, ImportTable, Pruned, analyse

@@ -52,7 +52,8 @@ from dataclasses import dataclass, field
 from migrate import ops
 from migrate.engine.aliases import Bindings, import_binding
 from migrate.engine.facts import LazyFacts, find_facts
-from migrate.engine.codemod import TYPE_HINT_CALLS, WORD, normalize, one_line_per_rule
+from migrate.engine.index import TYPE_HINT_CALLS, WORD, normalize
+from migrate.engine.rewriter import one_line_per_rule
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 
 PLACEHOLDER = "__migrate_pruned_"
@@ -201,7 +202,7 @@ def variable_names(statements: list[ast.stmt]) -> set[str]:
 def prune(text: str, tree: ast.Module, index, min_lines: int = MIN_LINES) -> Pruned | None:
     """``text`` with the statements no rule can reach replaced by placeholders, or None when nothing is gained.
 
-    ``tree`` is CPython's tree of ``text``; ``index`` the run's :class:`~migrate.engine.codemod.RuleIndex`.
+    ``tree`` is CPython's tree of ``text``; ``index`` the run's :class:`~migrate.engine.index.RuleIndex`.
     """
     return analyse(text, tree, index, min_lines)[0]
 

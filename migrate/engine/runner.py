@@ -30,7 +30,7 @@ from migrate.rules import load_rules, select_rules
 from migrate.safe_io import read_source
 
 if TYPE_CHECKING:  # libcst and the engine load with the first file converted: a cached run needs neither
-    from migrate.engine.codemod import RuleIndex
+    from migrate.engine.index import RuleIndex
 
 # A file a rule may match is parsed into a full syntax tree: past this size it is reported,
 # not converted (``max-file-size`` in [tool.migrate]).
@@ -60,7 +60,7 @@ _INDEX_CACHE: dict[RuleSelection, RuleIndex] = {}
 def rule_index(selection: RuleSelection) -> RuleIndex:
     index = _INDEX_CACHE.get(selection)
     if index is None:
-        from migrate.engine.codemod import RuleIndex
+        from migrate.engine.index import RuleIndex
 
         rules = select_rules(load_rules(selection.extra_dirs), selection.select, selection.ignore)
         index = _INDEX_CACHE[selection] = RuleIndex(rules)

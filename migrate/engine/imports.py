@@ -1,0 +1,184 @@
+"""The imports a conversion adds and removes, through libcst's AddImportsVisitor and
+RemoveImportsVisitor, each run once at the end, reading only what they act on."""
+
+from __future__ import annotations
+
+import importlib
+from contextlib import contextmanager
+from dataclasses import replace
+
+# Before libcst.codemod, which imports libcst.matchers: migrate.engine._libcst_speed imports it
+# the quick way (without rendering ~175 dataclass signatures nobody reads).
+importlib.import_module("migrate.engine._libcst_speed")
+
+import libcst as cst  # noqa: E402
+from libcst.codemod import CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.helpers import get_full_name_for_node
+from libcst.metadata import MetadataWrapper
+
+from migrate.engine.index import WORD
+
+
+class NamesAndWords(cst.CSTVisitor):
+    """See :func:`names_and_words` (one class for every call: a class made per call costs more than its walk)."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.reads: set[str] = set()
+        self.skip: set[int] = set()  # attribute and keyword names: no read
+
+    def visit_Attribute(self, n: cst.Attribute) -> None:
+        self.skip.add(id(n.attr))
+
+    def visit_Arg(self, n: cst.Arg) -> None:
+        if n.keyword is not None:
+            self.skip.add(id(n.keyword))
+
+    def visit_Name(self, n: cst.Name) -> None:
+        self.names.add(n.value)
+        if id(n) not in self.skip:
+            self.reads.add(n.value)
+
+    def visit_SimpleString(self, n: cst.SimpleString) -> None:
+        self.reads.update(WORD.findall(n.value))
+
+    def visit_FormattedStringText(self, n: cst.FormattedStringText) -> None:
+        self.reads.update(WORD.findall(n.value))
+
+
+class AttributeObjects(cst.CSTVisitor):
+    """See :func:`attribute_objects`."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+        self.found: set[str] = set()
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if type(node.value) is cst.Name and node.value.value in self.names:
+            self.found.add(node.value.value)
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False  # `import a.b` binds, `from a.b import c` names a module: neither reads `a`
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+
+def attribute_objects(module: cst.Module, names: set[str]) -> set[str]:
+    """Which of ``names`` ``module`` reads as the object of an attribute (``tf`` of ``tf.x``)."""
+    if not names:
+        return set()
+    visitor = AttributeObjects(names)
+    module.visit(visitor)
+    return visitor.found
+
+
+def names_and_words(node) -> tuple[set[str], set[str]]:
+    """The names in ``node`` (a node or a FlattenSentinel); and the names it may read (not
+    the ``b`` of ``a.b``, nor keywords) with the words of its strings."""
+    visitor = NamesAndWords()
+    for n in node.nodes if isinstance(node, cst.FlattenSentinel) else [node]:
+        n.visit(visitor)
+    return visitor.names, visitor.reads
+
+
+def aliases_of(node: cst.Import | cst.ImportFrom) -> list[cst.ImportAlias]:
+    return [] if isinstance(node.names, cst.ImportStar) else list(node.names)
+
+
+def import_key(node: cst.Import | cst.ImportFrom, alias: cst.ImportAlias) -> tuple:
+    """What a RemoveImportsVisitor request for ``alias`` names: (module, object, alias)."""
+    if isinstance(node, cst.Import):
+        return (alias.evaluated_name, None, alias.evaluated_alias)
+    module = get_full_name_for_node(node.module) if node.module is not None else None
+    return ("." * len(node.relative) + (module or ""), alias.evaluated_name, alias.evaluated_alias)
+
+
+class FreshTree:
+    """Metadata without MetadataWrapper's defensive deep copy of the module.
+
+    The copy guards against one node object standing at two places in a hand-built
+    tree. The codemod's input comes straight from the parser, and AddImportsVisitor
+    reads no metadata, so for them the copy (a third of the cost of a parse) buys
+    nothing. RemoveImportsVisitor, which does resolve scopes on the rewritten tree,
+    keeps it.
+    """
+
+    @contextmanager
+    def _handle_metadata_reference(self, module: cst.Module):
+        old = self.context.wrapper
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        with self.resolve(wrapper):
+            self.context = replace(self.context, wrapper=wrapper)
+            try:
+                yield wrapper.module
+            finally:
+                self.context = replace(self.context, wrapper=old)
+
+
+class AddImports(FreshTree, AddImportsVisitor):
+    """AddImportsVisitor reading only what it acts on: the imports at the top of the module.
+
+    It finds the imports before the first other statement, extends those ``from``
+    imports and inserts new ones after them; nothing below the module's top-level
+    statements matters to it, so its two passes stop there instead of walking every
+    expression of the module.
+    """
+
+    def visit_Module(self, node: cst.Module) -> None:
+        # Its gatherer reads the imports before the first other statement (after a docstring
+        # or `__strict__` line): it is given just those, not the module to walk whole.
+        body = list(node.body)
+        start = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and not is_import_line(body[0]) else 0
+        end = next((i for i in range(start, len(body)) if not is_import_line(body[i])), len(body))
+        super().visit_Module(node.with_changes(body=body[:end]))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.ImportFrom):
+            super().on_visit(node)
+            return False  # its leave_ImportFrom rebuilds the names; nothing below calls anything
+        if isinstance(node, cst.Module) or (isinstance(node, cst.SimpleStatementLine) and is_import_line(node)):
+            return super().on_visit(node)
+        return False
+
+
+class RemoveKnownUnused(FreshTree, RemoveImportsVisitor):
+    """RemoveImportsVisitor told which of the requested imports nothing reads any more.
+
+    :meth:`Rewriter.schedule_unused_imports` knows it when every read of an import was
+    inside a node the pass replaced, and no replacement reads the name again: then the
+    visitor's own analysis of the converted module (scope, qualified names, string
+    annotations, ``__all__``) could only agree, and it is skipped. Its removal code runs
+    as it is, on the top-level import lines that hold those imports.
+    """
+
+    METADATA_DEPENDENCIES = ()
+
+    @classmethod
+    def get_inherited_dependencies(cls):
+        return frozenset()  # RemoveImportsVisitor's analysis is what this class does without
+
+    def __init__(self, context: CodemodContext, unused: dict) -> None:
+        super().__init__(context)
+        self.known = unused
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._unused_imports = dict(self.known)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            super().on_visit(node)
+            return False  # its leave_Import/leave_ImportFrom read the names; nothing below calls anything
+        if isinstance(node, cst.Module) or is_import_line(node):
+            return super().on_visit(node)
+        return False
+
+
+def top_level_aliases(module: cst.Module) -> set[cst.ImportAlias]:
+    return {alias for statement in module.body if is_import_line(statement) for small in statement.body
+            if isinstance(small, (cst.Import, cst.ImportFrom)) for alias in aliases_of(small)}
+
+
+def is_import_line(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)

@@ -1,0 +1,123 @@
+"""Rules by what they match: exact names, name prefixes and string literals, and what a use
+of a name gets (the one decision the pruner and the planner share, :meth:`RuleIndex.use_of`)."""
+
+from __future__ import annotations
+
+import re
+
+from migrate import ops
+from migrate.engine.aliases import AddedImports
+from migrate.rules import Rule
+
+
+# An identifier-like word of source text (names, and also words in strings and comments).
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Calls whose string arguments libcst's scope analysis may read as type hints.
+TYPE_HINT_CALLS = frozenset({"cast", "TypeVar", "NewType"})
+
+# Spellings of the same TF 2 API: `import tensorflow.compat.v2 as tf` is `tensorflow`.
+# Keras is one API under four names: `tf.keras`, Keras 3's `keras` (what `tf.keras` is
+# from TF 2.16 on), Keras 2's `tf_keras`, and `tf.compat.v1.keras`.
+NORMALIZE_PREFIXES = (
+    ("tensorflow.compat.v2.", "tensorflow."),
+    ("tensorflow._api.v2.", "tensorflow."),
+    ("tensorflow.compat.v1.keras.", "tensorflow.keras."),
+    ("keras.", "tensorflow.keras."),
+    ("tf_keras.", "tensorflow.keras."),
+)
+
+
+def normalize(qualname: str) -> str:
+    for old, new in NORMALIZE_PREFIXES:
+        if qualname.startswith(old) or qualname + "." == old:
+            return new + qualname[len(old):] if qualname.startswith(old) else new[:-1]
+    return qualname
+
+
+class RuleIndex:
+    """Rules by what they match: exact names, name prefixes (``a.b.*``) and string literals."""
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.rules = rules
+        self.exact: dict[str, Rule] = {}
+        # Every rule for a name, in rule order: the first that can rewrite a use takes it
+        # (`@tf.function` and `tf.function(fn)` are two rules for one name).
+        self.named: dict[str, list[Rule]] = {}
+        self.prefixes: list[tuple[str, Rule]] = []
+        self._by_prefix: dict[str, list[Rule]] = {}
+        self.strings: dict[str, Rule] = {}
+        self.returns: dict[str, str] = {}
+        facts: dict[str, set[str]] = {}
+        for rule in rules:
+            for fact, names in rule.facts.items():
+                facts.setdefault(fact, set()).update(normalize(n) for n in names)
+            for name in rule.exact_matches:
+                self.exact.setdefault(name, rule)
+                self.named.setdefault(name, []).append(rule)
+                if rule.returns:
+                    self.returns.setdefault(name, rule.returns)
+            for prefix in rule.prefix_matches:
+                self.prefixes.append((prefix, rule))
+                self._by_prefix.setdefault(prefix, []).append(rule)
+            for literal in rule.match_strings:
+                self.strings.setdefault(literal, rule)
+        # What rules declare the APIs they match to be (see migrate.engine.facts).
+        self.fact_names: dict[str, frozenset[str]] = {fact: frozenset(names) for fact, names in facts.items()}
+        self.prefixes.sort(key=lambda p: -len(p[0]))
+        self.roots = {name.split(".")[0] for name in list(self.exact) + [p for p, _ in self.prefixes]}
+        # Other spellings of a matched namespace (`keras` for `tensorflow.keras`) are roots too.
+        matched = list(self.exact) + [p + "." for p, _ in self.prefixes]
+        self.roots |= {old.split(".")[0] for old, new in NORMALIZE_PREFIXES if any(m.startswith(new) for m in matched)}
+        # Words a file must contain for any rule to match in it: the last name of every
+        # matched API (`MirroredStrategy`, `distribute` for `tensorflow.distribute.*`).
+        # Methods of tracked objects need no word of their own: their constructor has one.
+        instance_types = tuple(t + "." for t in set(self.returns.values()))
+        needles = {name.rsplit(".", 1)[-1] for name in list(self.exact) + [p for p, _ in self.prefixes] if not name.startswith(instance_types)}
+        # A prefix rule covering a whole namespace (`tensorflow.*`) also covers its other spellings (`keras.*`).
+        needles |= {old.rstrip(".").rsplit(".", 1)[-1] for old, new in NORMALIZE_PREFIXES if any(new.startswith(p + ".") for p, _ in self.prefixes)}
+        self._needles = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, needles)))) if needles else None
+        self._roots = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, self.roots)))) if self.roots else None
+
+    @property
+    def added_imports(self) -> AddedImports:
+        """The imports the rules may add, by the name each binds (see migrate.engine.aliases)."""
+        found = self.__dict__.get("_added_imports")
+        if found is None:
+            found = self._added_imports = AddedImports.of(self.rules)
+        return found
+
+    def may_match(self, code: str) -> bool:
+        """Cheap pre-filter: without these words no rule can match, so no scope analysis is needed."""
+        if any(s in code for s in self.strings):
+            return True
+        return bool(self._roots and self._needles and self._roots.search(code) and self._needles.search(code))
+
+    def use_of(self, qualname: str) -> tuple[str, Rule | None]:
+        """What a use of ``qualname`` gets, as far as its name alone decides: ``("nothing", None)``
+        when no rule matches it, ``("mark", rule)`` when the first rule only marks what no other
+        rule maps (such a use needs no libcst: the pruner sets its statement aside and marks it
+        there, the planner marks it the same way), else ``("rewrite", None)``: the planner decides."""
+        if qualname.split(".")[0] not in self.roots:
+            return "nothing", None
+        found = self.candidates(qualname)
+        if not found:
+            return "nothing", None
+        rule = found[0][0]
+        return ("mark", rule) if ops.REGISTRY[rule.operation].fallback else ("rewrite", None)
+
+    def candidates(self, qualname: str) -> list[tuple[Rule, str]]:
+        """(rule, suffix) pairs, most specific first; the suffix is what a prefix rule keeps."""
+        found = [(rule, "") for rule in self.named.get(qualname, ())]
+        # Prefix rules by dictionary look-ups on the name's own prefixes, longest first:
+        # the cost grows with the name's depth, not with the number of rules.
+        end = qualname.rfind(".")
+        while end > 0:
+            prefix = qualname[:end]
+            found += [(rule, qualname[end:]) for rule in self._by_prefix.get(prefix, ())]
+            end = qualname.rfind(".", 0, end)
+        return found
+
+
+def mentions_any(code: str, index: RuleIndex) -> bool:
+    """Cheap pre-filter: a file that cannot match any rule needs no parse and no scope analysis."""
+    return index.may_match(code)

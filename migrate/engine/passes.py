@@ -1,0 +1,255 @@
+"""The planner's two walks over the tree: the first collects aliases, tracked objects' bindings
+and receivers; the second gives each reference, call, scope and statement its action."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from migrate.engine import _libcst_speed  # (first: it imports libcst.matchers, which libcst.codemod needs)
+
+import libcst as cst
+
+from migrate import ops
+from migrate.engine.index import TYPE_HINT_CALLS, WORD
+from migrate.engine.plan import Action
+from migrate.rules import Rule
+
+
+class Declares(cst.CSTVisitor):
+    """Whether a tree holds a ``global`` or ``nonlocal`` statement."""
+
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.found = True
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.found = True
+
+
+class Collector(cst.CSTVisitor):
+    """First pass: aliases, objects made by tracked constructors, and the calls used as receivers."""
+
+    def __init__(self, planner) -> None:  # a migrate.engine.planner.Planner
+        self.p = planner
+        self._stack: list[cst.CSTNode] = []
+        self._hints: list[cst.CSTNode] = []  # annotations, subscripts and cast/TypeVar/NewType calls open here
+        self._visits, self._leaves = _libcst_speed.methods_of(type(self))
+
+    # Parents are recorded on this walk: libcst's ParentNodeProvider would take a walk of its own.
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.p.parents[node] = self._stack[-1]
+        self._stack.append(node)
+        if self.p.table is not None:
+            kind = type(node)
+            if kind is cst.Name:
+                self.p.names_by_value.setdefault(node.value, []).append(node)
+            elif kind is cst.Annotation or kind is cst.Subscript or (kind is cst.Call and _hint_call(node)):
+                self._hints.append(node)
+            elif kind is cst.SimpleString or kind is cst.FormattedStringText:
+                if self._hints:
+                    self.p.hint_words.update(WORD.findall(node.value))
+                if kind is cst.SimpleString and _may_match_string(node, self.p.index.strings):
+                    self.p.strings.append(node)
+        name = self._visits.get(type(node))  # CSTVisitor.on_visit, looking up only methods it has
+        return name is None or getattr(self, name)(node) is not False
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        name = self._leaves.get(type(original_node))
+        if name is not None:
+            getattr(self, name)(original_node)
+        self._stack.pop()
+        if self._hints and self._hints[-1] is original_node:
+            self._hints.pop()
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.p.imports.append(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.p.imports.append(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Name):
+            return
+        target = node.targets[0].target
+        if self.p.table is not None:
+            self.p.bound_targets[target.value] = target
+        if isinstance(node.value, (cst.Name, cst.Attribute)):
+            self.p.aliases[target] = node.value
+        elif isinstance(node.value, cst.Call):
+            self.p.producers.append((target, node.value, node))
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        if isinstance(node.value, cst.Call):
+            self.p.producers.append((None, node.value, node))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        parent = self.p.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            self.p.chained.append(node)
+
+
+class Assigner(cst.CSTVisitor):
+    """Second pass: give each reference, call, scope and statement its action."""
+
+    def __init__(self, planner) -> None:  # a migrate.engine.planner.Planner
+        self.p = planner
+        self.dropped: set[cst.Arg] = set()
+        self.blocks: list[tuple] = []  # (rule, operation, node, api) of each structural rewrite found
+        self.work = planner.planning_work()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.work is not None and node not in self.work:
+            return False  # nothing below can be planned
+        name = _ASSIGNER_VISITS.get(type(node))  # CSTVisitor.on_visit, looking up only methods it has
+        return name is None or getattr(self, name)(node) is not False
+
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        action = self.p.plan.statements.get(node)
+        if action is not None and not ops.REGISTRY[action.rule.operation].removes_statement:
+            self.p.finding(action)
+            return False  # the statement is replaced whole
+        return True
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        strings = self.p.index.strings
+        if not _may_match_string(node, strings):
+            return
+        rule = strings.get(_string_value(node))
+        if rule is not None:
+            action = Action(rule, node, node, repr(_string_value(node)), status=rule.status)
+            self.p.add(action)
+            self.p.finding(action)
+
+    def visit_Name(self, node: cst.Name) -> bool:
+        return self._reference(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        if not self._reference(node):
+            use = self.p.use_actions.get(node)
+            if use is not None and not ops.REGISTRY[use[0].operation].static:
+                self._visit(node.value)  # the use stays, so its receiver does: what is in it is converted
+            return False
+        self._visit(node.value)  # the attribute's own name is not a reference
+        return False
+
+    def _visit(self, node: cst.CSTNode) -> None:
+        if self.work is None or node in self.work:
+            node.visit(self)
+
+    def _reference(self, node: cst.Name | cst.Attribute) -> bool:
+        """Plan ``node``; False when it is rewritten whole (its children need nothing)."""
+        p = self.p
+        use = p.use_actions.get(node)
+        if use is not None:
+            rule, api = use
+            self._plan(rule, node, api, "")
+            return False
+        parent = p.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            return True  # the outermost attribute decides
+        if isinstance(node, cst.Name) and _is_binding_name(node, parent):
+            return True
+        qual, via_alias = p.resolve_ex(node, instances=False)
+        if qual is None or via_alias:
+            return True
+        use, marking = p.index.use_of(qual)
+        if use == "nothing":
+            return True
+        if use == "mark":  # decided by the name alone, as the pruner decides it
+            self._plan(marking, node, qual, "")
+            return False
+        refused = None
+        for rule, suffix in p.index.candidates(qual):
+            op = ops.REGISTRY[rule.operation]
+            if refused is not None and op.fallback:
+                break  # the rule that matched says better why the use stays as it is
+            if op.target == "block":
+                return self._plan_block(rule, op, node, qual)
+            # A statement rule is reached only when the object escaped: a fallback rule takes it.
+            if op.target not in ("statement", "with_item") and op.accepts(node, p.parent, rule.params):
+                self._plan(rule, node, qual, suffix)
+                return False
+            refused = refused or rule
+        if refused is not None:
+            p.refuse(refused, node, qual)
+        return True
+
+    def _plan(self, rule: Rule, node: cst.CSTNode, api: str, suffix: str) -> None:
+        op = ops.REGISTRY[rule.operation]
+        target = self.p.parent(node) if op.target in ("call", "with_item", "decorator") else node
+        if op.target == "decorator" and isinstance(target, cst.Call):
+            target = self.p.parent(target)  # `@tf.function(jit_compile=True)`: the Decorator holding the call
+        if op.target == "with_item":
+            target = self.p.parent(target)  # the WithItem holding `<strategy>.scope()`
+        action = Action(rule, target, node, api, suffix, status=rule.status)
+        if self.p.add(action) and op.target in ("call", "decorator"):
+            self.dropped.update(op.dropped(target, rule.params))
+        if not op.removes_statement:  # (the rewrite says what went, where it goes)
+            self.p.finding(action, op.describe(rule.params, api))
+
+    def _plan_block(self, rule: Rule, op, node: cst.CSTNode, api: str) -> bool:
+        """A structural rewrite of the statements around ``node`` (a tape and its gradient): examined
+        once the walk is over (:meth:`plan_blocks`), when what the plan rewrites in them is known."""
+        self.blocks.append((rule, op, node, api))
+        return False
+
+    def plan_blocks(self) -> None:
+        """Each structural rewrite found in the walk, or a refusal naming why not."""
+        for rule, op, node, api in self.blocks:
+            found = op.examine(self.p, node, rule.params)
+            if isinstance(found, str):
+                self.p.refuse(rule, node, api, found)
+                continue
+            if self.p.suppresses(rule, node):
+                continue
+            for statement in op.statements(found):
+                self.p.add(Action(rule, statement, node, api, status=rule.status, detail=found))
+            self.p.finding(Action(rule, node, node, api, status=rule.status))
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        return node not in self.dropped  # left out of the rewrite: nothing in it is converted
+
+
+def _may_match_string(node: cst.SimpleString, strings: Mapping[str, Rule]) -> bool:
+    """Whether the literal ``node`` may be one a rule matches. Without an escape, a literal's
+    value is its text between the quotes: one that does not hold a matched string cannot be one
+    (and is not evaluated)."""
+    return "\\" in node.value or any(literal in node.value for literal in strings)
+
+
+def _hint_call(node: cst.Call) -> bool:
+    """``cast(...)``, ``TypeVar(...)``, ``NewType(...)``: libcst's scope analysis may read their strings as type hints."""
+    func = node.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name in TYPE_HINT_CALLS
+
+
+def _string_value(node: cst.SimpleString) -> str:
+    try:
+        return node.evaluated_value if isinstance(node.evaluated_value, str) else ""
+    except Exception:  # noqa: BLE001 - odd literals (bytes, bad escapes) simply match nothing
+        return ""
+
+
+def _is_binding_name(node: cst.Name, parent: cst.CSTNode | None) -> bool:
+    """Names that introduce a binding or a keyword rather than read one."""
+    if isinstance(parent, (cst.FunctionDef, cst.ClassDef, cst.Param, cst.Arg, cst.Global, cst.Nonlocal, cst.ImportAlias, cst.AsName)):
+        if isinstance(parent, cst.Arg):
+            return parent.keyword is node
+        return parent.name is node if isinstance(parent, cst.Param) else True  # (a default, `f(x=y)`'s `y`, is read)
+    if isinstance(parent, cst.AssignTarget) or (isinstance(parent, (cst.AnnAssign, cst.AugAssign)) and parent.target is node):
+        return True
+    return False
+
+
+
+_ASSIGNER_VISITS, _ = _libcst_speed.methods_of(Assigner)
