@@ -78,6 +78,15 @@ FIT_CASES = {
             model = tf.keras.applications.ResNet50(weights=None)
         model.fit(x, y)
         """, [True]),
+    "a_model_from_another_module_compiled_then_fit": ("""
+        import tensorflow as tf
+        import resnet_model
+        strategy = tf.distribute.MirroredStrategy()
+        with strategy.scope():
+            model = resnet_model.ResNet50(num_classes=10)
+            model.compile(optimizer="sgd", loss="sparse_categorical_crossentropy")
+        model.fit(dataset, epochs=2)
+        """, [True]),
     "scikit_learn_fit_says_nothing": ("""
         import tensorflow as tf
         from sklearn.linear_model import LinearRegression

@@ -9,7 +9,9 @@ and which a tape is declared by rules (``facts: [keras_model]``, ``facts:
 * a tape: a name or attribute that resolves to a ``gradient_tape`` API;
 * Keras ``fit``: a ``.fit(...)`` call on a model: a call of a ``keras_model`` API or of a
   class of the file derived from one, a name bound to such a call (``model = ...``), or an
-  attribute of ``self`` bound to one in its class (``self.model = ...``).
+  attribute of ``self`` bound to one in its class (``self.model = ...``); or on a name (or
+  ``self`` attribute) the file also calls ``compile(...)`` on, Keras's training protocol,
+  for a model made in another module.
 
 Names resolve as the pruner resolves them (imports and the aliases of matched names,
 :meth:`migrate.engine.prune._Pruner.qual_of`), on CPython's tree of the whole file, so
@@ -159,6 +161,12 @@ def find_facts(tree: ast.Module, fact_names: dict[str, frozenset[str]],
         model_names, self_models = names, attributes
         factories |= made
 
+    # A model made in another module (`model = resnet_model.ResNet50()`) is known by Keras's
+    # training protocol: `compile(...)` then `fit(...)` on the same name (scikit-learn's
+    # estimators, for one, have no `compile`).
+    compiled = {key for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "compile"
+                and (key := _receiver_key(node.func.value)) is not None}
     fits: list[int] = []
     tapes_seen: list[int] = []
     functions: list[tuple[int, int, str]] = []
@@ -167,7 +175,8 @@ def find_facts(tree: ast.Module, fact_names: dict[str, frozenset[str]],
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.append((node.lineno, node.end_lineno or node.lineno, node.name))
         elif isinstance(node, ast.Call):
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "fit" and is_model(node.func.value):
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "fit" and (
+                    is_model(node.func.value) or _receiver_key(node.func.value) in compiled):
                 fits.append(node.lineno)
             elif isinstance(node.func, ast.Name):
                 calls.append((node.lineno, node.func.id))
@@ -176,6 +185,15 @@ def find_facts(tree: ast.Module, fact_names: dict[str, frozenset[str]],
                 tapes_seen.append(node.lineno)
     defined = {name for _, _, name in functions}
     return Facts(fits, tapes_seen, functions, [c for c in calls if c[1] in defined])
+
+
+def _receiver_key(node: ast.expr) -> tuple[str, str] | None:
+    """A receiver as a key: a name (``model``), or an attribute of ``self`` (``self.model``)."""
+    if isinstance(node, ast.Name):
+        return "name", node.id
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return "self", node.attr
+    return None
 
 
 def _own_returns(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.Return]:
