@@ -19,7 +19,9 @@ on large TensorFlow code bases. For each file, in this process (the tree is only
   status, output or findings than converting the whole file with libcst's scope analysis;
 - ``shadows``: an import the conversion added binds a name the file used for something
   else (``from mindspore import ops`` over TensorFlow's ``ops``), which every later use of
-  that name would then mean.
+  that name would then mean;
+- ``mixes``: a call left TensorFlow is given something an import the conversion added
+  binds (``tf.Variable(0, dtype=ms.int64)``): TensorFlow would receive a MindSpore value.
 
 Prints one line per file that breaks a property (the property, the path, what differs)
 and a summary; exits 1 if any property broke, 0 if none.
@@ -39,13 +41,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from migrate.engine.aliases import shadowed_names  # noqa: E402
+from migrate.engine.tfvalues import mixed_calls  # noqa: E402
 from migrate.engine.paths import SKIP_DIRS  # noqa: E402
 from migrate.engine.results import ConvertOptions  # noqa: E402
 from migrate.engine.runner import RuleSelection, rule_index  # noqa: E402
 from migrate.filetypes import convert_file  # noqa: E402
 from migrate.notebook import NOTEBOOK_SUFFIX  # noqa: E402
 
-PROPERTIES = ("crash", "untouched", "parses", "idempotent", "pruning", "shadows")
+PROPERTIES = ("crash", "untouched", "parses", "idempotent", "pruning", "shadows", "mixes")
 
 
 def _compiles(data: bytes, path: str) -> bool:
@@ -98,9 +101,13 @@ def check_file(path: str) -> list[tuple[str, str]]:
     elif first.status == "changed" and not path.endswith(NOTEBOOK_SUFFIX):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            taken = shadowed_names(ast.parse(data), ast.parse(out))
+            before, after = ast.parse(data), ast.parse(out)
+            taken = shadowed_names(before, after)
+            mixed = mixed_calls(before, after)
         if taken:
             broken.append(("shadows", f"an added import takes {', '.join(sorted(taken))} from the file's own code"))
+        if mixed:
+            broken.append(("mixes", f"a call left TensorFlow is given MindSpore: {mixed[0][:120]}"))
     again = _convert(out, path)
     if again.status == "failed" or again.converted != out:
         broken.append(("idempotent", again.error if again.status == "failed" else "a second run changes the output"))

@@ -38,7 +38,7 @@ from tensorflow.python.framework import ops
 
 def f(x):
     y = ops.convert_to_tensor(x)
-    return tf.identity(ops.convert_to_tensor(y))
+    return tf.identity(x + ops.EPSILON)
 """
 
 
@@ -53,7 +53,7 @@ def test_an_added_import_takes_another_name_where_the_file_binds_it():
     assert "from mindspore import ops as ms_ops\n" in out
     assert "from tensorflow.python.framework import ops\n" in out
     # The rule's own name is the alias; the file's code put into the template keeps the file's `ops`.
-    assert "    return ms_ops.identity(ops.convert_to_tensor(y))\n" in out
+    assert "    return ms_ops.identity(x + ops.EPSILON)\n" in out
     assert "    y = ops.convert_to_tensor(x)\n" in out
 
 
@@ -69,7 +69,7 @@ def test_the_files_own_import_of_the_module_under_another_name_is_reused():
     code = TF_OPS + "from mindspore import ops as mso\n"
     assert added_aliases(code) == {"ops": "mso"}
     out = convert(code)
-    assert "    return mso.identity(ops.convert_to_tensor(y))\n" in out
+    assert "    return mso.identity(x + ops.EPSILON)\n" in out
     assert "ms_ops" not in out
 
 

@@ -44,7 +44,7 @@ def test_a_tree_that_keeps_every_property(corpus_check, tree, capsys, jobs):
     lines = sum(p.read_bytes().count(b"\n") for p in tree.rglob("*") if p.is_file() and ".venv" not in p.parts)
     assert capsys.readouterr().out.splitlines() == [
         f"6 file(s), {lines:,} line(s): 0 break a property (crash 0, untouched 0, parses 0, idempotent 0, pruning 0, "
-        f"shadows 0)"]
+        f"shadows 0, mixes 0)"]
 
 
 def test_each_broken_property_is_named_with_its_file(corpus_check, tree, capsys, monkeypatch):
@@ -57,7 +57,7 @@ def test_each_broken_property_is_named_with_its_file(corpus_check, tree, capsys,
         if whole and path.endswith("one_device.py"):
             result.converted = result.converted + b"# whole\n"
         if path.endswith("keras_fit_in_scope.py") and b"import numpy as tf" not in data:  # both ways, once
-            result.converted = result.converted + b"import numpy as tf\n"
+            result.converted = result.converted + b"import numpy as tf\nimport tensorflow as tfk\ntfk.cast(1, ms.float32)\n"
         return result
 
     monkeypatch.setattr(corpus_check, "_convert", drifting)
@@ -69,8 +69,9 @@ def test_each_broken_property_is_named_with_its_file(corpus_check, tree, capsys,
     assert f"pruning: {scope}: the whole-file conversion gives another output" in lines
     fit = str(tree / "pkg" / "keras_fit_in_scope.py")
     assert f"shadows: {fit}: an added import takes tf from the file's own code" in lines
+    assert f"mixes: {fit}: a call left TensorFlow is given MindSpore: tfk.cast(1, ms.float32)" in lines
     assert lines[-1].startswith("6 file(s), ") and lines[-1].endswith(
-        ": 3 break a property (crash 0, untouched 1, parses 0, idempotent 1, pruning 2, shadows 1)"), lines[-1]
+        ": 3 break a property (crash 0, untouched 1, parses 0, idempotent 2, pruning 2, shadows 1, mixes 1)"), lines[-1]
 
 
 def test_not_a_directory_is_exit_2(corpus_check, tmp_path, capsys):

@@ -48,6 +48,7 @@ from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 from migrate.engine.aliases import shadowed_names
+from migrate.engine.tfvalues import mixed_calls
 from migrate.engine.results import ConvertOptions
 from migrate.engine.runner import FileResult, RuleSelection, convert_source, rule_index
 from tests.helpers import ReadsBackAsBuilt
@@ -106,6 +107,8 @@ def check_properties(data: bytes, path: str = "fuzz.py") -> FileResult:
     if result.status == "changed":
         taken = shadowed_names(_tree(data), _tree(out))
         assert not taken, f"an added import takes {sorted(taken)} from the file's own code"
+        mixed = mixed_calls(_tree(data), _tree(out))
+        assert not mixed, f"a call that stays TensorFlow is given MindSpore: {mixed[0]}"
     again = convert(out, path)
     assert again.status != "failed", again.error
     assert again.converted == out, "a second run changed the output"

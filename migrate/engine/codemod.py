@@ -39,6 +39,7 @@ from migrate.engine.facts import Facts, LazyFacts
 from migrate.engine.findings import Finding
 from migrate.engine.index import RuleIndex
 from migrate.engine.planner import Planner
+from migrate.engine.tfvalues import NO_KEPT_CALLS, KeptCalls
 from migrate.engine.rewriter import Rewriter
 
 
@@ -50,8 +51,9 @@ class MigrateCommand(FreshTree, CodemodCommand):
 
     def __init__(self, context: CodemodContext, index: RuleIndex, path: str = "<string>", pruned=None, table=None,
                  exports: bool = True, shortcuts: bool = True, aliases: Mapping[str, str] | None = None,
-                 facts: Facts | LazyFacts | None = None) -> None:
+                 facts: Facts | LazyFacts | None = None, kept: KeptCalls | None = None) -> None:
         super().__init__(context)
+        self.kept = kept  # migrate.engine.tfvalues.KeptCalls: the calls that stay TensorFlow
         self.facts = facts  # migrate.engine.facts.Facts of the whole file (None: none found)
         # Names an added import binds that the file uses for something else -> the name it
         # binds instead (migrate.engine.aliases.import_aliases; None: not worked out, none).
@@ -88,6 +90,7 @@ class MigrateCommand(FreshTree, CodemodCommand):
         if self.pruned is not None:
             aside = lambda: self.pruned.names  # noqa: E731 - only a tape's new names need them
         planner = Planner(tree, self.context.wrapper, self.index, self.path, self.facts, aside, self.table, self.source)
+        planner.kept = self.kept or NO_KEPT_CALLS
         if self.pruned is not None:
             planner.reads_aside = frozenset(self.pruned.reads)
             planner.original_line = self.pruned.original_line

@@ -20,6 +20,7 @@ from migrate.engine.aliases import import_aliases
 from migrate.engine.codemod import MigrateCommand
 from migrate.engine.index import RuleIndex, mentions_any
 from migrate.engine.facts import LazyFacts
+from migrate.engine.tfvalues import KeptCalls
 from migrate.engine.findings import Finding, one_line
 from migrate.engine.prune import MIN_LINES, ImportTable, Pruned, analyse
 from migrate.engine.results import ConvertOptions, FileResult
@@ -150,9 +151,9 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", option
     else:
         min_lines = MIN_LINES if pruning is True else max(pruning, 0)
     try:
-        pruned, table, facts = analyse(body, tree, index, min_lines)
+        pruned, table, facts, kept = analyse(body, tree, index, min_lines)
     except RecursionError:  # a tree too deep to walk here is converted whole (and fails cleanly there)
-        pruned = table = facts = None
+        pruned = table = facts = kept = None
     # A file cannot hold many more syntax nodes than characters: most are never counted.
     if max_nodes is not None and len(body) > max_nodes // 2 and (pruned is None or pruned.needs_planner):
         nodes = _libcst_nodes(tree, pruned)
@@ -169,7 +170,7 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", option
         # with the statements set aside (libcst would give the rest back as it is).
         result, command = TransformSuccess(code=pruned.text, warning_messages=[]), None
     else:
-        result, command = _convert_text(body, index, path, pruned, table, scope_shortcut, aliases, facts)
+        result, command = _convert_text(body, index, path, pruned, table, scope_shortcut, aliases, facts, kept)
     if pruned is not None:
         restored = pruned.restore(result.code) if isinstance(result, TransformSuccess) else None
         if restored is not None:
@@ -181,7 +182,7 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", option
             why = (_failure_message(result.error) if isinstance(result, TransformFailure)
                    else "a statement set aside did not come back in its place")
             pruned = None
-            result, command = _convert_text(body, index, path, None, table, scope_shortcut, aliases, facts)
+            result, command = _convert_text(body, index, path, None, table, scope_shortcut, aliases, facts, kept)
             if isinstance(result, TransformSuccess):
                 engine_error = f"converting the file with statements set aside failed ({why}); converted whole instead"
                 if not options.fallback:
@@ -233,9 +234,9 @@ DEFAULT_OPTIONS = ConvertOptions()
 
 
 def _convert_text(body: str, index: RuleIndex, path: str, pruned: Pruned | None, table: ImportTable | None = None,
-                  shortcuts: bool = True, aliases: dict[str, str] | None = None, facts: LazyFacts | None = None):
+                  shortcuts: bool = True, aliases: dict[str, str] | None = None, facts: LazyFacts | None = None, kept: KeptCalls | None = None):
     command = MigrateCommand(CodemodContext(filename=path, full_module_name=None), index, path, pruned, table,
-                             exports="__all__" in body, shortcuts=shortcuts, aliases=aliases, facts=facts)
+                             exports="__all__" in body, shortcuts=shortcuts, aliases=aliases, facts=facts, kept=kept)
     try:
         result = source.on_deep_stack(_transform, command, pruned.text if pruned is not None else body)
     except Exception as exc:  # noqa: BLE001 - libcst reports most errors as TransformFailure, not all

@@ -4,6 +4,7 @@ and receivers; the second gives each reference, call, scope and statement its ac
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 
 from migrate.engine import _libcst_speed  # (first: it imports libcst.matchers, which libcst.codemod needs)
 
@@ -86,6 +87,8 @@ class Collector(cst.CSTVisitor):
             self.p.producers.append((None, node.value, node))
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self.p.kept:
+            self.p.calls.append(node)
         parent = self.p.parent(node)
         if isinstance(parent, cst.Attribute) and parent.value is node:
             self.p.chained.append(node)
@@ -99,6 +102,8 @@ class Assigner(cst.CSTVisitor):
         self.dropped: set[cst.Arg] = set()
         self.blocks: list[tuple] = []  # (rule, operation, node, api) of each structural rewrite found
         self.work = planner.planning_work()
+        self.kept_depth = 0  # inside how many arguments of calls that stay TensorFlow
+        self.kept_open: set[int] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if self.work is not None and node not in self.work:
@@ -151,6 +156,8 @@ class Assigner(cst.CSTVisitor):
         use = p.use_actions.get(node)
         if use is not None:
             rule, api = use
+            if self.kept_depth and not ops.REGISTRY[rule.operation].marks:
+                return True  # in a call that stays TensorFlow: only marks
             self._plan(rule, node, api, "")
             return False
         parent = p.parent(node)
@@ -167,6 +174,18 @@ class Assigner(cst.CSTVisitor):
         if use == "mark":  # decided by the name alone, as the pruner decides it
             self._plan(marking, node, qual, "")
             return False
+        if self.kept_depth:  # in a call that stays TensorFlow: stays as written, as its call does
+            found = p.index.candidates(qual)
+            rule = found[0][0] if found else None
+            if rule is not None and ops.REGISTRY[rule.operation].marks:  # still marked for a person, never renamed
+                self._plan(rule if ops.REGISTRY[rule.operation].keeps_tf(rule.params) else _without_rename(rule),
+                           node, qual, found[0][1])
+                return False
+            return True
+        why = p.kept_refusals.get(node)
+        if why is not None:  # given a TensorFlow value: the call stays TensorFlow
+            p.refuse(p.index.candidates(qual)[0][0], node, qual, why)
+            return False
         refused = None
         for rule, suffix in p.index.candidates(qual):
             op = ops.REGISTRY[rule.operation]
@@ -181,6 +200,7 @@ class Assigner(cst.CSTVisitor):
             refused = refused or rule
         if refused is not None:
             p.refuse(refused, node, qual)
+            p.keep_arguments_of(node)
         return True
 
     def _plan(self, rule: Rule, node: cst.CSTNode, api: str, suffix: str) -> None:
@@ -216,7 +236,20 @@ class Assigner(cst.CSTVisitor):
             self.p.finding(Action(rule, node, node, api, status=rule.status))
 
     def visit_Arg(self, node: cst.Arg) -> bool:
+        if node in self.p.kept_args:
+            self.kept_open.add(id(node))  # an argument of a call that stays TensorFlow: marked, never converted
+            self.kept_depth += 1
         return node not in self.dropped  # left out of the rewrite: nothing in it is converted
+
+    def leave_Arg(self, node: cst.Arg) -> None:
+        if id(node) in self.kept_open:  # (only those entered: a walk may skip a node and still leave it)
+            self.kept_open.discard(id(node))
+            self.kept_depth -= 1
+
+
+def _without_rename(rule: Rule) -> Rule:
+    """``rule`` marking a use where it stays as written (its ``to`` dropped)."""
+    return replace(rule, params={k: v for k, v in rule.params.items() if k != "to"})
 
 
 def _may_match_string(node: cst.SimpleString, strings: Mapping[str, Rule]) -> bool:

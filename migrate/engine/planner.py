@@ -19,6 +19,7 @@ from migrate.engine.index import WORD, RuleIndex, normalize
 from migrate.engine.passes import Assigner, Collector, Declares
 from migrate.engine.plan import Action, Plan
 from migrate.engine.suppression import is_suppressed, suppressed_lines
+from migrate.engine.tfvalues import NO_KEPT_CALLS
 from migrate.rules import Rule
 
 
@@ -54,6 +55,10 @@ class Planner:
         self.plan = Plan()
         self.facts = facts or NO_FACTS  # where the file trains with Keras fit or a tape
         self.original_line = lambda line: line  # a line of the module libcst sees -> the file's
+        self.kept = NO_KEPT_CALLS  # the calls that stay TensorFlow (migrate.engine.tfvalues)
+        self.calls: list[cst.Call] = []  # every call, when some stay TensorFlow (the first walk)
+        self.kept_args: set[cst.Arg] = set()  # arguments of calls that stay TensorFlow: nothing in them converts
+        self.kept_refusals: dict[cst.CSTNode, str] = {}  # callee of a call a rule would convert that stays -> why
         # Identifiers of statements the runner set aside (see migrate.engine.prune): a new
         # name must not collide with them either. A set, or what finds it when first asked.
         self._names_set_aside = names_set_aside
@@ -323,6 +328,7 @@ class Planner:
 
     def run(self) -> Plan:
         self.module.visit(Collector(self))
+        self._keep_tf_calls()
         self._plan_everything()
         if self._asks_for_strategies() and self._rewrites_strategies():
             # The file asks migrate.runtime for the current strategy or replica context
@@ -333,6 +339,46 @@ class Planner:
             self._plan_everything()
         self.plan.findings.sort()
         return self.plan
+
+    def _keep_tf_calls(self) -> None:
+        """The calls that stay TensorFlow keep their arguments as written; those a rule would convert
+        are refused, saying why (see migrate.engine.tfvalues)."""
+        if not self.kept:
+            return
+        for call in self.calls:
+            line, col = self.line_col(call)
+            if (self.original_line(line), col) not in self.kept.calls:
+                continue
+            self.kept_args.update(call.args)
+            why = self.kept.calls[(self.original_line(line), col)]
+            if why is not None:
+                self.kept_refusals[call.func] = why
+
+    def keep_arguments_of(self, func: cst.CSTNode) -> None:
+        """A call refused where it stands stays TensorFlow: so do its arguments (planned after its
+        callee), unless a tracked object is used there (its uses were planned with it: converted
+        they stay, for the object may be gone)."""
+        call = self.parents.get(func)
+        if not (isinstance(call, cst.Call) and call.func is func):
+            return
+        if self.use_actions and any(self.inside(use, call) for use in self.use_actions):
+            return
+        self.kept_args.update(call.args)
+
+    def inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+        while node is not None:
+            if node is ancestor:
+                return True
+            node = self.parents.get(node)
+        return False
+
+    def inside_kept(self, node: cst.CSTNode) -> bool:
+        """Whether ``node`` is in an argument of a call that stays TensorFlow."""
+        while node is not None and not isinstance(node, cst.BaseStatement):
+            if node in self.kept_args:
+                return True
+            node = self.parents.get(node)
+        return False
 
     def _plan_everything(self) -> None:
         self._decide_bindings()
@@ -455,6 +501,9 @@ class Planner:
         uses: dict[cst.CSTNode, tuple[Rule, str]] = {}
         static = True
         for read in reads:
+            if self.kept_args and self.inside_kept(read):
+                static = False  # left as it is in a call that stays TensorFlow: the object must exist
+                continue
             found = self._use_rule(read, kind)
             if found is None:
                 static = False

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from migrate import ops
 from migrate.engine.aliases import Bindings, import_binding
 from migrate.engine.facts import LazyFacts, find_facts
+from migrate.engine.tfvalues import KeptCalls, find_kept_calls
 from migrate.engine.index import TYPE_HINT_CALLS, WORD, normalize
 from migrate.engine.rewriter import one_line_per_rule
 from migrate.engine.suppression import is_suppressed, suppressed_lines
@@ -232,13 +233,15 @@ class ImportTable:
 
 
 def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINES
-            ) -> tuple[Pruned | None, ImportTable | None, LazyFacts]:
+            ) -> tuple[Pruned | None, ImportTable | None, LazyFacts, KeptCalls]:
     """:func:`prune` (not tried when ``min_lines`` is None), the file's import table (None when
-    names need the full scope analysis), and where it trains with Keras fit or a tape."""
+    names need the full scope analysis), where it trains with Keras fit or a tape, and the
+    calls that stay TensorFlow (:mod:`migrate.engine.tfvalues`)."""
     lines = _LINE.findall(text)
     pruner = _Pruner(text, lines, tree, index)
     pruner.grow()
     facts = pruner.facts()
+    kept = find_kept_calls(tree, lines, index, lambda node: pruner.qual_of(node, instances=False))
     quals = pruner.import_table()
     relevant = frozenset(pruner.relevant - pruner.only_with_names())
     bound_once = frozenset(n for n in relevant if pruner.bindings[n] == 1 and n not in pruner.imported)
@@ -248,8 +251,8 @@ def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINE
     else:
         table = ImportTable(quals, pruner.sole_imports, True, relevant, pruner.static_aliases, bound_once, pruner.name_bindings())
     if min_lines is None or PLACEHOLDER in text or len(lines) < min_lines or _mixed_newlines(text):
-        return None, table, facts
-    return pruner.run(), table, facts
+        return None, table, facts, kept
+    return pruner.run(), table, facts, kept
 
 
 def _mixed_newlines(text: str) -> bool:

@@ -284,6 +284,19 @@ class Operation:
         """Can this operation rewrite ``node`` (the matched reference) where it stands?"""
         return True
 
+    def keeps_tf(self, params: dict[str, Any]) -> bool:
+        """Whether a use this operation marks stays TensorFlow as written (its arguments too);
+        one it renames (a flag's ``to``) does not."""
+        return False
+
+    # Whether what a call that stays TensorFlow through this operation returns is a TensorFlow
+    # value (a tensor, a variable, a model) that must not reach MindSpore; a device query's
+    # answer (PhysicalDevice records, names) is plain data.
+    makes_tf_values: bool = True
+    # Whether the conversion may take TensorFlow values as arguments: a strategy's constructor
+    # reads its arguments as configuration (devices, a device assignment), no kernel runs on them.
+    accepts_tf_values: bool = False
+
     def removal_reason(self, params: dict[str, Any]) -> str:
         """The comment's reason where a statement goes (``removes_statement``, ``goes_with_readers``)."""
         return params["reason"]

@@ -15,6 +15,7 @@ from migrate.ops.names import Flag
 class FlagSetupQuery(Flag):
     name = "flag_setup_query"
     goes_with_readers = True
+    makes_tf_values = False  # PhysicalDevice records: their names are strings
     params = {
         "message": Param(str, required=True, doc="what a person has to do with a query whose value is used"),
         "reason": Param(str, required=True, doc="the comment left where a binding read only by removed set-up calls goes away"),

@@ -85,6 +85,9 @@ class Flag(Operation):
         if "to" in params:
             check_target(params["to"])
 
+    def keeps_tf(self, params: dict[str, Any]) -> bool:
+        return "to" not in params
+
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
         if "to" in params:
             return renamed(params["to"], ctx.current.api, suffix)

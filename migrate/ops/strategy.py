@@ -49,6 +49,7 @@ def const_int(node: cst.BaseExpression) -> int | None:
 class ConstructStrategy(Operation):
     name = "construct_strategy"
     target = "statement"
+    accepts_tf_values = True
     params = {
         "signature": Param(list, required=True, doc="the TF constructor's parameters"),
         "parallel_mode": Param(str, required=True, doc="DATA_PARALLEL or STAND_ALONE"),
