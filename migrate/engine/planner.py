@@ -345,6 +345,9 @@ class Planner:
         are refused, saying why (see migrate.engine.tfvalues)."""
         if not self.kept:
             return
+        here = {self.original_line(i) for i in range(1, len(self.lines) + 1)}
+        if not any(line in here for line, _ in self.kept.calls):
+            return  # every call that stays is in a statement set aside: nothing here to keep (no positions needed)
         for call in self.calls:
             line, col = self.line_col(call)
             if (self.original_line(line), col) not in self.kept.calls:

@@ -241,7 +241,8 @@ def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINE
     pruner = _Pruner(text, lines, tree, index)
     pruner.grow()
     facts = pruner.facts()
-    kept = find_kept_calls(tree, lines, index, lambda node: pruner.qual_of(node, instances=False))
+    kept = find_kept_calls(tree, lines, index, lambda node: pruner.qual_of(node, instances=False), pruner.kids,
+                           pruner.parents)
     quals = pruner.import_table()
     relevant = frozenset(pruner.relevant - pruner.only_with_names())
     bound_once = frozenset(n for n in relevant if pruner.bindings[n] == 1 and n not in pruner.imported)

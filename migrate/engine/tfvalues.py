@@ -40,8 +40,10 @@ class KeptCalls:
 NO_KEPT_CALLS = KeptCalls()
 
 
-def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable[[ast.expr], set[str]]) -> KeptCalls:
-    """The :class:`KeptCalls` of ``tree`` (``lines``: the file's lines, for columns in characters)."""
+def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable[[ast.expr], set[str]],
+                    kids: dict, parents: dict) -> KeptCalls:
+    """The :class:`KeptCalls` of ``tree`` (``lines``: the file's lines, for columns in characters;
+    ``kids`` and ``parents``: every node's children and parent, as the pruner maps them)."""
 
     def quals(func: ast.expr) -> set[str]:
         return {q for q in qual_of(func) if q.split(".")[0] in index.roots}
@@ -63,7 +65,7 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
         return any(index.use_of(q)[0] == "rewrite" for q in quals(call.func)) and not stays(call) and not any(
             op.removes_statement or op.accepts_tf_values for op, _ in first_ops(call))
 
-    scopes = _Scopes(tree)
+    scopes = _Scopes(tree, kids, parents)
     calls = scopes.calls
     staying = [call for call in calls if stays(call)]
     if not staying:
@@ -147,79 +149,96 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_SCOPES = (*_FUNCTIONS, ast.ClassDef)
 
 
 class _Scopes:
-    """Python's scopes on CPython's tree, enough to tell which binding a name reads: the names
-    each function (or class, or the module) binds, and where each name, call and assignment is."""
+    """Python's scopes on CPython's tree, enough to tell which binding a name reads, worked out
+    only for the names asked about: the pruner's map of every node's children and parent
+    (``kids``, ``parents``) gives the way up, and a scope's own bindings are listed when first
+    asked."""
 
-    def __init__(self, tree: ast.Module) -> None:
-        self.module = tree
-        self.scope_of: dict[int, ast.AST] = {}  # id(node) -> the scope it is in
-        self.parent: dict[int, ast.AST | None] = {id(tree): None}  # id(scope) -> the scope around it
-        self.bound: dict[int, set[str]] = {id(tree): set()}  # id(scope) -> names bound there
-        self.globals: dict[int, set[str]] = {}  # id(scope) -> names it declares global
-        self.classes: dict[int, ast.ClassDef | None] = {}  # id(node) -> the class whose method holds it
-        self.calls: list[ast.Call] = []
-        self.assignments: list[ast.Assign | ast.AnnAssign] = []
-        stack: list[tuple[ast.AST, ast.AST, ast.ClassDef | None]] = [(child, tree, None) for child in ast.iter_child_nodes(tree)]
-        while stack:
-            node, scope, cls = stack.pop()
-            self.scope_of[id(node)] = scope
-            self.classes[id(node)] = cls
-            inner, inner_cls = scope, cls
-            if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
-                if not isinstance(node, ast.Lambda):
-                    self.bound[id(scope)].add(node.name)
-                inner = node
-                self.parent[id(node)] = scope
-                self.bound[id(node)] = set()
-                if isinstance(node, ast.ClassDef):
-                    inner_cls = node
-                elif not isinstance(scope, ast.ClassDef):
-                    inner_cls = cls  # a function nested in a method still sees its `self`
-                if not isinstance(node, ast.ClassDef):
-                    args = node.args
-                    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]:
-                        if arg is not None:
-                            self.bound[id(node)].add(arg.arg)
-            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-                self.bound[id(scope)].add(node.id)
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                self.globals.setdefault(id(scope), set()).update(node.names)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                self.bound[id(scope)].update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
-            elif isinstance(node, ast.Call):
-                self.calls.append(node)
-            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                self.assignments.append(node)
-            # A decorator, a default and a base are read where the definition stands, not inside it.
-            if isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
-                outside = [*getattr(node, "decorator_list", []), *getattr(node, "bases", []), *getattr(node, "keywords", [])]
-                if not isinstance(node, ast.ClassDef):
-                    outside += [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
-                ids = {id(n) for n in outside}
-                for child in ast.iter_child_nodes(node):
-                    stack.append((child, scope if id(child) in ids else inner, cls if id(child) in ids else inner_cls))
-            else:
-                stack.extend((child, inner, inner_cls) for child in ast.iter_child_nodes(node))
+    def __init__(self, tree: ast.Module, kids: dict, parents: dict) -> None:
+        self.module, self.kids, self.parents = tree, kids, parents
+        self.calls = [node for node in kids if type(node) is ast.Call]
+        self.assignments = [node for node in kids if type(node) in (ast.Assign, ast.AnnAssign) and node.value is not None]
+        self._scope: dict[int, ast.AST] = {}
+        self._bound: dict[int, tuple[set[str], set[str]]] = {}  # id(scope) -> (names bound, names declared global)
+
+    def scope_of(self, node: ast.AST) -> ast.AST:
+        """The scope ``node`` is read or bound in (a default, a decorator or a base is in the one
+        around the definition)."""
+        found = self._scope.get(id(node))
+        if found is None:
+            child, up = node, self.parents.get(node)
+            while up is not None:
+                if isinstance(up, _SCOPES) and not _outside(up, child):
+                    break
+                child, up = up, self.parents.get(up)
+            found = self._scope[id(node)] = up if up is not None else self.module
+        return found
+
+    def bound(self, scope: ast.AST) -> tuple[set[str], set[str]]:
+        found = self._bound.get(id(scope))
+        if found is None:
+            names: set[str] = set()
+            declared: set[str] = set()
+            if isinstance(scope, _FUNCTIONS):
+                args = scope.args
+                names.update(a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+                             if a is not None)
+            stack = list(self.kids.get(scope, ()))
+            while stack:
+                node = stack.pop()
+                if isinstance(node, _SCOPES):
+                    if not isinstance(node, ast.Lambda):
+                        names.add(node.name)
+                    stack.extend(n for n in self.kids.get(node, ()) if _outside(node, n))
+                    continue
+                if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                    names.add(node.id)
+                elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                    declared.update(node.names)
+                elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                    names.update((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+                stack.extend(self.kids.get(node, ()))
+            found = self._bound[id(scope)] = (names, declared)
+        return found
 
     def binding_scope(self, name: ast.Name) -> ast.AST:
         """The scope whose binding ``name`` reads (or binds): Python's rule, classes skipped from inside."""
-        scope = self.scope_of.get(id(name), self.module)
-        first = True
-        while scope is not None:
-            if name.id in self.globals.get(id(scope), ()):
+        scope, first = self.scope_of(name), True
+        while True:
+            names, declared = self.bound(scope)
+            if name.id in declared:
                 return self.module
-            if name.id in self.bound.get(id(scope), ()) and (first or not isinstance(scope, ast.ClassDef)):
+            if name.id in names and (first or not isinstance(scope, ast.ClassDef)):
+                return scope
+            if scope is self.module:
                 return scope
             first = False
-            scope = self.parent.get(id(scope))
-        return self.module
+            scope = self.scope_of(scope)
 
     def class_of(self, node: ast.AST) -> ast.ClassDef | None:
         """The class whose method ``node`` is in (``self`` there is an instance of it)."""
-        return self.classes.get(id(node))
+        scope = self.scope_of(node)
+        while isinstance(scope, _FUNCTIONS):
+            outer = self.scope_of(scope)
+            if isinstance(outer, ast.ClassDef):
+                return outer
+            scope = outer
+        return None
+
+
+def _outside(definition: ast.AST, child: ast.AST) -> bool:
+    """Whether ``child`` of a definition is evaluated where the definition stands: a decorator,
+    a default, a base or a class keyword."""
+    if isinstance(definition, ast.ClassDef):
+        return child in definition.decorator_list or child in definition.bases or child in definition.keywords
+    if isinstance(definition, ast.Lambda):
+        return child in definition.args.defaults or child in definition.args.kw_defaults
+    return (child in definition.decorator_list or child in definition.args.defaults
+            or child in definition.args.kw_defaults or child is definition.returns)
 
 
 def mixed_calls(before: ast.Module, after: ast.Module) -> list[str]:
