@@ -7,6 +7,7 @@ import re
 
 from migrate import ops
 from migrate.engine.aliases import AddedImports
+from migrate.engine.compat_v1 import SAME_IN_V1
 from migrate.rules import Rule
 
 
@@ -27,7 +28,13 @@ NORMALIZE_PREFIXES = (
 )
 
 
+_V1 = "tensorflow.compat.v1."
+
+
 def normalize(qualname: str) -> str:
+    # `tf.compat.v1.X` converts as `tf.X` where it is `tf.X` in TensorFlow (see compat_v1.py).
+    if qualname.startswith(_V1) and qualname[len(_V1):] in SAME_IN_V1:
+        return "tensorflow." + qualname[len(_V1):]
     for old, new in NORMALIZE_PREFIXES:
         if qualname.startswith(old) or qualname + "." == old:
             return new + qualname[len(old):] if qualname.startswith(old) else new[:-1]

@@ -1,0 +1,155 @@
+"""How much of a tree of real TF code converts with no hand edits.
+
+    python benchmarks/coverage.py DIR [DIR ...] [--top N] [--json FILE]
+
+For each DIR (one repository, or the part of it that holds training code)
+this converts every ``.py`` and ``.ipynb`` file into a scratch directory with
+``migrate convert --out`` (so nothing under DIR is written) and prints:
+
+- the TF API uses found, split into converted statically, handed to
+  ``migrate.runtime`` at run time, and left for a person (manual), per API;
+- the files with nothing left for a person;
+- the files whose converted text still imports TensorFlow, and whether the
+  converted file says why (a ``# migrate:`` line naming what stays).
+
+The last table sums every DIR. Converting needs neither TensorFlow nor
+MindSpore. The numbers come from the JSON report (its schema is
+``migrate/report/schema/report.schema.json``), so they are the numbers the
+report page shows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# A TF import left in converted text: `import tensorflow`, `import
+# tensorflow.compat.v2 as tf`, `from tensorflow import keras`, `from
+# tensorflow.keras import layers`. Other packages named tensorflow_* (hub,
+# datasets, addons) are not TensorFlow itself.
+_TF_IMPORT = re.compile(r"^\s*(?:import\s+tensorflow(?:\.|\s|$|,)|from\s+tensorflow(?:\.|\s))", re.M)
+
+
+def _code_of(path: Path) -> str:
+    """The Python text of a converted ``.py`` file or notebook's code cells."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix != ".ipynb":
+        return text
+    try:
+        cells = json.loads(text).get("cells", [])
+    except ValueError:
+        return ""
+    out = []
+    for cell in cells:
+        if cell.get("cell_type") == "code":
+            src = cell.get("source", "")
+            out.append("".join(src) if isinstance(src, list) else src)
+    return "\n".join(out)
+
+
+def measure(tree: Path, jobs: int) -> dict:
+    """Convert ``tree`` into a scratch dir and gather the numbers."""
+    with tempfile.TemporaryDirectory(prefix="migrate-coverage-") as scratch:
+        out = Path(scratch) / "out"
+        report = Path(scratch) / "report.json"
+        cmd = [
+            sys.executable, "-m", "migrate", "convert", str(tree), "--out", str(out),
+            "--report", str(report), "--no-cache", "--quiet", "--jobs", str(jobs),
+        ]
+        env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+        if proc.returncode not in (0, 1) and not report.exists():
+            raise SystemExit(f"{tree}: migrate convert exited {proc.returncode}\n{proc.stderr[-2000:]}")
+        data = json.loads(report.read_text(encoding="utf-8"))
+        per_api: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
+        files = []
+        for entry in data["files"]:
+            if entry["status"] in ("skipped",):
+                continue
+            findings = entry.get("findings", [])
+            if not findings and entry["status"] != "failed":
+                continue  # no TF in this file: not a TF file
+            counts = collections.Counter(f["status"] for f in findings)
+            for f in findings:
+                per_api[f.get("api") or f["rule"]][f["status"]] += 1
+            src = Path(entry["path"])
+            try:
+                rel = src.resolve().relative_to(tree.resolve())
+            except ValueError:
+                rel = Path(src.name)
+            converted = out / rel
+            still_tf = said = False
+            if converted.is_file():
+                code = _code_of(converted)
+                still_tf = bool(_TF_IMPORT.search(code))
+                said = still_tf and "# migrate:" in code
+            files.append({
+                "path": str(rel), "status": entry["status"], "manual": counts["manual"],
+                "converted": counts["converted"], "runtime": counts["runtime"],
+                "imports_tf": still_tf, "says_why": said,
+            })
+    return {"tree": str(tree), "summary": data["summary"], "apis": per_api, "files": files}
+
+
+def _pct(part: int, whole: int) -> str:
+    return f"{100.0 * part / whole:.1f} %" if whole else "-"
+
+
+def _row(name: str, res: list[dict]) -> list[str]:
+    files = [f for r in res for f in r["files"]]
+    conv = sum(f["converted"] for f in files)
+    rt = sum(f["runtime"] for f in files)
+    man = sum(f["manual"] for f in files)
+    total = conv + rt + man
+    clean = sum(1 for f in files if f["manual"] == 0 and f["status"] != "failed")
+    tf_left = sum(1 for f in files if f["imports_tf"])
+    unsaid = sum(1 for f in files if f["imports_tf"] and not f["says_why"])
+    return [name, str(len(files)), str(total), _pct(conv, total), _pct(rt, total), _pct(man, total),
+            f"{clean} ({_pct(clean, len(files))})", f"{tf_left} ({unsaid} unsaid)"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dirs", nargs="+", type=Path, metavar="DIR")
+    ap.add_argument("--top", type=int, default=25, help="how many manual APIs to list (default 25)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--json", type=Path, help="also write every number to this file")
+    args = ap.parse_args(argv)
+    results = []
+    for d in args.dirs:
+        if not d.is_dir():
+            ap.error(f"{d}: not a directory")
+        results.append(measure(d, args.jobs))
+    head = ["tree", "TF files", "uses", "converted", "runtime", "manual", "nothing manual", "still import TF"]
+    rows = [_row(Path(r["tree"]).name, [r]) for r in results]
+    if len(results) > 1:
+        rows.append(_row("all", results))
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    manual: collections.Counter = collections.Counter()
+    for r in results:
+        for api, c in r["apis"].items():
+            if c["manual"]:
+                manual[api] += c["manual"]
+    if manual:
+        print(f"\nmost frequent manual uses (top {args.top}):")
+        for api, n in manual.most_common(args.top):
+            print(f"  {n:5d}  {api}")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, default=dict), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
