@@ -82,7 +82,7 @@ def compute() -> tuple[str, list[str]]:
     import tensorflow as tf
 
     names = sorted({n for r in load_rules() for n in r.exact_matches
-                    if n.startswith("tensorflow.") and not n.startswith("tensorflow.keras.")})
+                    if n.startswith("tensorflow.") and not n.startswith(("tensorflow.keras.", "tensorflow.compat."))})
     same = []
     for name in names:
         rest = name[len("tensorflow."):]

@@ -194,7 +194,7 @@ class Assigner(cst.CSTVisitor):
             if op.target == "block":
                 return self._plan_block(rule, op, node, qual)
             # A statement rule is reached only when the object escaped: a fallback rule takes it.
-            if op.target not in ("statement", "with_item") and op.accepts(node, p.parent, rule.params):
+            if op.target != "statement" and op.accepts(node, p.parent, rule.params):
                 self._plan(rule, node, qual, suffix)
                 return False
             refused = refused or rule
