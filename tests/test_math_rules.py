@@ -151,6 +151,13 @@ CASES = {
     "clip_int": "tf.clip_by_value(i, 0, 3)",
     "clip_tensor_bounds": "tf.clip_by_value(f, tf.zeros([4]), tf.ones([4]) * 0.5)",
     "mod": "tf.math.mod(i, 3)",
+    # TFM234 clip_by_norm, TFM235 clip_by_global_norm / global_norm
+    "clip_by_norm": "tf.clip_by_norm(big, 5.0)",
+    "clip_by_norm_axes": "tf.clip_by_norm(b3, 1.0, axes=[0, 2])",
+    "clip_by_norm_unclipped": "tf.clip_by_norm(f, 1000.0)",
+    "clip_by_global_norm": "tf.clip_by_global_norm([f, big], 3.0)[0][1]",
+    "clip_by_global_norm_norm": "tf.clip_by_global_norm([f, big], 3.0)[1]",
+    "global_norm": "tf.linalg.global_norm([f, b3])",
     # TFM226 add_n
     "add_n": "tf.add_n([f, g, pos])",
     "add_n_tuple_int": "tf.math.add_n((i, j))",

@@ -272,7 +272,7 @@ class Summaries:
     @tf.custom_gradient
     def write(self, value):
         try:
-            tf.summary.scalar("v", value)
+            tf.summary.audio("v", value, 16000)
         except tf.errors.OpError:
             pass
 
@@ -292,7 +292,7 @@ def test_statements_only_flags_match_are_set_aside_with_their_markers(index):
     assert found == {
         (7, 9, "tensorflow.strings.join"), (8, 9, "tensorflow.nn.gelu"), (8, 25, "tensorflow.nn.gelu"),
         (9, 8, "tensorflow.debugging.is_numeric_tensor"), (11, 12, "tensorflow.keras.utils.get_file"),
-        (15, 6, "tensorflow.custom_gradient"), (18, 13, "tensorflow.summary.scalar"),
+        (15, 6, "tensorflow.custom_gradient"), (18, 13, "tensorflow.summary.audio"),
         (19, 16, "tensorflow.errors.OpError"), (23, 5, "tensorflow.signal.fft"), (23, 19, "tensorflow.sparse.to_dense"),
     }
     result = assert_same(FLAGGED.encode(), index)
@@ -302,7 +302,7 @@ def test_statements_only_flags_match_are_set_aside_with_their_markers(index):
     # `try` for what its handler names); a statement's two uses of one name share the line
     lines = out.splitlines()
     above = {lines[i + 1].strip().split(" ")[0]: line for i, line in enumerate(lines[:-1]) if "# migrate:" in line}
-    assert set(above) == {"y", "z", "if", "return", "@tf.custom_gradient", "try:", "tf.summary.scalar(\"v\",", "x"}
+    assert set(above) == {"y", "z", "if", "return", "@tf.custom_gradient", "try:", "tf.summary.audio(\"v\",", "x"}
     assert above["z"].startswith("    # migrate: TFU901 `tf.nn.gelu` is not converted; MindSpore: `mindspore.ops.gelu`")
     assert above["z"].count("tf.nn.gelu") == 1
     assert above["try:"] == "        # migrate: TFU901 `tf.errors.OpError` is not converted; MindSpore's API mapping lists no direct counterpart"

@@ -43,6 +43,10 @@ from migrate.engine.tfvalues import NO_KEPT_CALLS, KeptCalls
 from migrate.engine.rewriter import Rewriter
 
 
+# How many times a module is planned again as refusals show more calls that stay TensorFlow.
+_MAX_REPLANS = 4
+
+
 class MigrateCommand(FreshTree, CodemodCommand):
     """The whole conversion of one module, as a libcst codemod command."""
 
@@ -85,17 +89,34 @@ class MigrateCommand(FreshTree, CodemodCommand):
         with ops.import_aliases(self.aliases):
             return self._transform(tree)
 
-    def _transform(self, tree: cst.Module) -> cst.Module:
-        aside = frozenset()
-        if self.pruned is not None:
-            aside = lambda: self.pruned.names  # noqa: E731 - only a tape's new names need them
+    def _plan(self, tree: cst.Module, aside, kept: KeptCalls) -> Planner:
         planner = Planner(tree, self.context.wrapper, self.index, self.path, self.facts, aside, self.table, self.source)
-        planner.kept = self.kept or NO_KEPT_CALLS
+        planner.kept = kept
         if self.pruned is not None:
             planner.reads_aside = frozenset(self.pruned.reads)
             planner.original_line = self.pruned.original_line
         planner.exports = self.exports
-        plan = planner.run()
+        planner.run()
+        return planner
+
+    def _transform(self, tree: cst.Module) -> cst.Module:
+        aside = frozenset()
+        if self.pruned is not None:
+            aside = lambda: self.pruned.names  # noqa: E731 - only a tape's new names need them
+        kept = self.kept if self.kept is not None else NO_KEPT_CALLS
+        planner = self._plan(tree, aside, kept)
+        # A call its rule refused stays TensorFlow, and so must every call given its value: plan
+        # again while that finds more (rare: a refusal whose value reaches a converted call).
+        for _ in range(_MAX_REPLANS):
+            extra = frozenset(planner.refused_calls) - set(kept.calls)
+            if not extra or kept.widen is None:
+                break
+            wider = kept.widen(kept.extra | extra)
+            if not set(wider.calls) - set(kept.calls) - extra:
+                break
+            kept = wider
+            planner = self._plan(tree, aside, kept)
+        plan = planner.plan
         self.positions = planner._positions  # (when the planner made them: the final code copies what did not change)
         if not (plan.refs or plan.calls or plan.scope_items or plan.statements or plan.blocks or plan.markers):
             self.findings = plan.findings

@@ -200,7 +200,7 @@ class Assigner(cst.CSTVisitor):
             refused = refused or rule
         if refused is not None:
             p.refuse(refused, node, qual)
-            p.keep_arguments_of(node)
+            p.keep_arguments_of(node, ops.REGISTRY[refused.operation].makes_tf_values)
         return True
 
     def _plan(self, rule: Rule, node: cst.CSTNode, api: str, suffix: str) -> None:

@@ -59,6 +59,8 @@ class Planner:
         self.calls: list[cst.Call] = []  # every call, when some stay TensorFlow (the first walk)
         self.kept_args: set[cst.Arg] = set()  # arguments of calls that stay TensorFlow: nothing in them converts
         self.kept_refusals: dict[cst.CSTNode, str] = {}  # callee of a call a rule would convert that stays -> why
+        # Where calls start (as KeptCalls keys them) that a rule matched but refused: they stay TensorFlow.
+        self.refused_calls: set[tuple[int, int]] = set()
         # Identifiers of statements the runner set aside (see migrate.engine.prune): a new
         # name must not collide with them either. A set, or what finds it when first asked.
         self._names_set_aside = names_set_aside
@@ -357,13 +359,17 @@ class Planner:
             if why is not None:
                 self.kept_refusals[call.func] = why
 
-    def keep_arguments_of(self, func: cst.CSTNode) -> None:
+    def keep_arguments_of(self, func: cst.CSTNode, makes_tf_value: bool = False) -> None:
         """A call refused where it stands stays TensorFlow: so do its arguments (planned after its
         callee), unless a tracked object is used there (its uses were planned with it: converted
-        they stay, for the object may be gone)."""
+        they stay, for the object may be gone). Its value is a TensorFlow value when its rule
+        would have made one (``makes_tf_value``): the command plans again knowing that."""
         call = self.parents.get(func)
         if not (isinstance(call, cst.Call) and call.func is func):
             return
+        if makes_tf_value:
+            line, col = self.line_col(call)
+            self.refused_calls.add((self.original_line(line), col))
         if self.use_actions and any(self.inside(use, call) for use in self.use_actions):
             return
         self.kept_args.update(call.args)

@@ -243,6 +243,7 @@ def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINE
     facts = pruner.facts()
     kept = find_kept_calls(tree, lines, index, lambda node: pruner.qual_of(node, instances=False), pruner.kids,
                            pruner.parents)
+    kept.widen = lambda extra: _kept_calls(text, index, extra)
     quals = pruner.import_table()
     relevant = frozenset(pruner.relevant - pruner.only_with_names())
     bound_once = frozenset(n for n in relevant if pruner.bindings[n] == 1 and n not in pruner.imported)
@@ -254,6 +255,19 @@ def analyse(text: str, tree: ast.Module, index, min_lines: int | None = MIN_LINE
     if min_lines is None or PLACEHOLDER in text or len(lines) < min_lines or _mixed_newlines(text):
         return None, table, facts, kept
     return pruner.run(), table, facts, kept
+
+
+def _kept_calls(text: str, index, extra: frozenset) -> KeptCalls:
+    """The calls of ``text`` that stay TensorFlow, with those at ``extra`` staying too (planning
+    refused them): worked out again from the text, only for a file where that happens."""
+    lines = _LINE.findall(text)
+    tree = ast.parse(text)
+    pruner = _Pruner(text, lines, tree, index)
+    pruner.grow()
+    kept = find_kept_calls(tree, lines, index, lambda node: pruner.qual_of(node, instances=False), pruner.kids,
+                           pruner.parents, extra)
+    kept.widen = lambda more: _kept_calls(text, index, more)
+    return kept
 
 
 def _mixed_newlines(text: str) -> bool:

@@ -32,6 +32,11 @@ class KeptCalls:
     call a rule would convert stays (None: no rule converts it; it is marked as it is)."""
 
     calls: dict[tuple[int, int], str | None] = field(default_factory=dict)
+    # Calls found to stay only when planning refused them (a rule that matched but whose
+    # arguments do not fit): they are TensorFlow values as much as the calls no rule converts.
+    extra: frozenset[tuple[int, int]] = frozenset()
+    # extra -> the KeptCalls of the same file with those calls staying too (None: not known).
+    widen: Callable[[frozenset], "KeptCalls"] | None = field(default=None, compare=False, repr=False)
 
     def __bool__(self) -> bool:
         return bool(self.calls)
@@ -41,9 +46,10 @@ NO_KEPT_CALLS = KeptCalls()
 
 
 def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable[[ast.expr], set[str]],
-                    kids: dict, parents: dict) -> KeptCalls:
+                    kids: dict, parents: dict, extra: frozenset = frozenset()) -> KeptCalls:
     """The :class:`KeptCalls` of ``tree`` (``lines``: the file's lines, for columns in characters;
-    ``kids`` and ``parents``: every node's children and parent, as the pruner maps them)."""
+    ``kids`` and ``parents``: every node's children and parent, as the pruner maps them;
+    ``extra``: where calls start that planning refused, which stay too)."""
 
     def quals(func: ast.expr) -> set[str]:
         return {q for q in qual_of(func) if q.split(".")[0] in index.roots}
@@ -65,11 +71,15 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
         return any(index.use_of(q)[0] == "rewrite" for q in quals(call.func)) and not stays(call) and not any(
             op.removes_statement or op.accepts_tf_values for op, _ in first_ops(call))
 
+    def start(call: ast.Call) -> tuple[int, int]:
+        line = call.lineno
+        return line, len(lines[line - 1].encode("utf-8")[: call.col_offset].decode("utf-8", "replace")) + 1
+
     scopes = _Scopes(tree, kids, parents)
     calls = scopes.calls
-    staying = [call for call in calls if stays(call)]
+    staying = [call for call in calls if stays(call) or (extra and start(call) in extra)]
     if not staying:
-        return NO_KEPT_CALLS
+        return KeptCalls(extra=extra)
     names: set[tuple[int, str]] = set()  # (id of the scope binding it, name)
     attributes: set[tuple[int, str]] = set()  # (id of the class, attribute of self)
     given: dict[int, str] = {}  # id(call) -> the TensorFlow value given to a call a rule would convert
@@ -105,7 +115,8 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
         return None
 
     kept_ids = {id(call) for call in staying}
-    valued = {id(call) for call in staying if makes_tf_value(call)}  # calls whose value is a TensorFlow value
+    # calls whose value is a TensorFlow value
+    valued = {id(call) for call in staying if makes_tf_value(call) or (extra and start(call) in extra)}
     converting = [call for call in calls if converts(call)]
     changed = True
     while changed:  # to a fixed point: bindings of TensorFlow values, and the calls given one
@@ -134,11 +145,7 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
                 given[id(call)] = ast.unparse(value)
                 changed = True
 
-    def start(call: ast.Call) -> tuple[int, int]:
-        line = call.lineno
-        return line, len(lines[line - 1].encode("utf-8")[: call.col_offset].decode("utf-8", "replace")) + 1
-
-    kept = KeptCalls()
+    kept = KeptCalls(extra=extra)
     for call in calls:
         if id(call) in kept_ids:
             why = given.get(id(call))

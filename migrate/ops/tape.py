@@ -44,6 +44,7 @@ class TapeConversion:
     aux: tuple[str, ...]
     blank_line_before: bool
     grads: str | None  # a new name for the gradients when `tape.gradient(...)` sits inside a larger statement
+    carried: tuple[str, ...] = ()  # names the body reads before it assigns them: the closure's parameters
 
 
 class GradientTapeToValueAndGrad(Operation):
@@ -138,8 +139,8 @@ class GradientTapeToValueAndGrad(Operation):
         target, sources = grad_args["target"], grad_args["sources"]
         if not isinstance(target, cst.Name):
             return "the gradient's target is not one name computed under the tape (several targets are summed in TF)"
-        if isinstance(sources, (cst.List, cst.Tuple, cst.Dict, cst.Set)):
-            return "the sources are a literal collection: check they are all weights (Parameters), then pass them as `weights`"
+        if isinstance(sources, (cst.Dict, cst.Set)):
+            return "the sources are a dict or set: TF gives their gradients in that structure; pass a list of weights"
         line = gradient
         while line is not None and not isinstance(line, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             if isinstance(line, (cst.Lambda, cst.BaseComp)):
@@ -182,6 +183,7 @@ class GradientTapeToValueAndGrad(Operation):
         declared = _declared_global_or_nonlocal(parent, with_statement)
         top_level = _top_level_bindings(with_statement.body, lambda statement: _dissolved(view, statement))
         aux: list[str] = []
+        carried: list[str] = []
         for name, assignments in body_bound.items():
             if name in declared:
                 return f"`{name}` is declared global or nonlocal and assigned under the tape"
@@ -189,9 +191,11 @@ class GradientTapeToValueAndGrad(Operation):
             reads = {access.node for a in scope.assignments[name] for access in a.references} - rewritten
             inside = [r for r in reads if _within(parent, r, with_statement.body)]
             first = min(view.line_col(a.node) for a in assignments)
-            if inside and (outside or any(view.line_col(r) <= first for r in inside)
-                           or (isinstance(scope, cst.metadata.GlobalScope) and hasattr(builtins, name))):
+            if inside and isinstance(scope, cst.metadata.GlobalScope) and hasattr(builtins, name):
                 return f"`{name}` is read under the tape before the tape assigns it"
+            if inside and (outside or any(view.line_col(r) <= first for r in inside)):
+                # `h = net(h)`: the closure takes the value the body starts from as a parameter.
+                carried.append(name)
             read_after = [r for r in reads if r is not target and not _within(parent, r, with_statement.body)]
             if name == target.value:
                 if name not in top_level:
@@ -213,7 +217,8 @@ class GradientTapeToValueAndGrad(Operation):
         closure = _free_name(view, params["closure"])
         grads = None if assigned else _free_name(view, params["gradients"])
         blank = here > 0 and not any(empty.comment is None for empty in with_statement.leading_lines)
-        return TapeConversion(with_statement, line, tape.value, closure, target.value, tuple(aux), blank, grads)
+        return TapeConversion(with_statement, line, tape.value, closure, target.value, tuple(aux), blank, grads,
+                              tuple(sorted(carried, key=lambda n: order.get(n, len(order)))))
 
     def statements(self, conversion: TapeConversion) -> list[cst.CSTNode]:
         """The original statements the rewrite replaces: the `with` and the `tape.gradient` line."""
@@ -232,7 +237,7 @@ class GradientTapeToValueAndGrad(Operation):
                 lead.insert(0, cst.EmptyLine(indent=False))
             return cst.FunctionDef(
                 name=cst.Name(conversion.closure),
-                params=cst.Parameters(),
+                params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in conversion.carried]),
                 body=body,
                 leading_lines=lead,
                 whitespace_before_colon=updated.whitespace_before_colon,
@@ -246,6 +251,8 @@ class GradientTapeToValueAndGrad(Operation):
                                          sources=bound["sources"], has_aux=has_aux)
         if not conversion.aux:
             call = _without_keyword(call, "has_aux")
+        if conversion.carried and isinstance(call, cst.Call) and not call.args:
+            call = call.with_changes(args=[cst.Arg(cst.Name(n)) for n in conversion.carried])
         if conversion.grads is None:  # `grads = tape.gradient(...)`: one statement
             assign: cst.Assign = updated.body[0]
             grads = assign.targets[0].target

@@ -53,7 +53,12 @@ def _unbuilt(weights) -> bool:
 
 def value_and_grad(fn, grad_position=None, weights=None, has_aux=False):
     """``mindspore.value_and_grad(fn, grad_position, weights, has_aux)`` that accepts a
-    :class:`LiveWeights` view of layers not built yet (see the module docstring)."""
+    :class:`LiveWeights` view of layers not built yet (see the module docstring).
+
+    Weights given as a list (``tape.gradient(loss, [self.w, self.b])``) give their
+    gradients as a list, as TF's ``tape.gradient`` does; each must be a variable
+    (a ``mindspore.Parameter``), since a tensor TF would watch has no weight to follow.
+    """
     import mindspore as ms
 
     def run(*args):
@@ -61,6 +66,15 @@ def value_and_grad(fn, grad_position=None, weights=None, has_aux=False):
             with building():
                 fn(*args)
         params = weights.current() if isinstance(weights, LiveWeights) else weights
-        return ms.value_and_grad(fn, grad_position, params, has_aux=has_aux)(*args)
+        if isinstance(params, (list, tuple)):
+            for i, p in enumerate(params):
+                if not isinstance(p, ms.Parameter):
+                    raise TypeError(f"tape.gradient source {i} is a {type(p).__name__}, not a variable "
+                                    "(mindspore.Parameter): differentiate with respect to a tensor with "
+                                    "`grad_position` instead")
+        value, grads = ms.value_and_grad(fn, grad_position, params, has_aux=has_aux)(*args)
+        if isinstance(weights, list) and isinstance(grads, tuple):
+            grads = list(grads)
+        return value, grads
 
     return run

@@ -336,11 +336,9 @@ class Optimizer:
 
 def _clip_by_norm(t, clip_norm):
     """tf.clip_by_norm: t * clip / max(||t||, clip)."""
-    ops = _ops()
-    l2sum = ops.sum(t * t)
-    positive = l2sum > 0
-    l2norm = ops.where(positive, ops.sqrt(ops.where(positive, l2sum, ops.ones_like(l2sum))), l2sum)
-    return t * float(clip_norm) / ops.maximum(l2norm, float(clip_norm))
+    from migrate.runtime.tfmath import clip_by_norm
+
+    return clip_by_norm(t, float(clip_norm))
 
 
 def _to_float(value) -> float:

@@ -1,0 +1,60 @@
+"""TF's norm clipping, with TF's arithmetic, on MindSpore tensors.
+
+MindSpore's ``ops.clip_by_norm`` divides by ``norm + 1e-6`` and clips the norm of all its
+inputs together; TF's ``clip_by_norm`` clips one tensor (over ``axes``) by
+``t * clip_norm / max(norm, clip_norm)``, and ``clip_by_global_norm`` scales every tensor by
+``clip_norm * min(1 / global_norm, 1 / clip_norm)``. These follow TF's kernels step for step,
+so clipped gradients are the ones TF computes.
+"""
+
+from __future__ import annotations
+
+
+def _ops():
+    from mindspore import ops
+
+    return ops
+
+
+def _tensor(value, like=None):
+    import mindspore as ms
+
+    if isinstance(value, ms.Tensor):
+        return value
+    return ms.Tensor(value, like.dtype if like is not None else None)
+
+
+def clip_by_norm(t, clip_norm, axes=None, name=None):
+    """``tf.clip_by_norm``: ``t * clip_norm / max(l2norm(t, axes), clip_norm)``; a zero ``t`` stays zero."""
+    ops = _ops()
+    t = _tensor(t)
+    clip_norm = _tensor(clip_norm, t)
+    axis = tuple(axes) if isinstance(axes, (list, tuple)) else axes
+    l2sum = ops.sum(t * t, axis, keepdim=True) if axis is not None else ops.sum(t * t).reshape((1,) * t.ndim)
+    positive = l2sum > 0
+    l2norm = ops.where(positive, ops.sqrt(ops.where(positive, l2sum, ops.ones_like(l2sum))), l2sum)
+    return t * clip_norm / ops.maximum(l2norm, clip_norm)
+
+
+def global_norm(t_list, name=None):
+    """``tf.linalg.global_norm``: the square root of every tensor's sum of squares, added up (Nones skipped)."""
+    ops = _ops()
+    sums = [ops.sum(_tensor(t) * _tensor(t)) for t in t_list if t is not None]
+    if not sums:
+        return _tensor(0.0)
+    return ops.sqrt(ops.addn(sums) if len(sums) > 1 else sums[0])
+
+
+def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
+    """``tf.clip_by_global_norm``: ``(clipped list, global norm)``; every tensor is NaN when the norm is
+    infinite or NaN, as in TF."""
+    if isinstance(t_list, (str, bytes)) or not hasattr(t_list, "__iter__"):
+        raise TypeError("`t_list` should be a sequence of tensors. Received: " + type(t_list).__name__)
+    t_list = list(t_list)
+    norm = global_norm(t_list) if use_norm is None else _tensor(use_norm)
+    one = _tensor(1.0, norm)
+    clip = _tensor(clip_norm, norm)
+    ops = _ops()
+    scale = clip * ops.minimum(one / norm, one / clip) + (norm - norm)
+    clipped = [None if t is None else _tensor(t) * scale.astype(_tensor(t).dtype) for t in t_list]
+    return clipped, norm

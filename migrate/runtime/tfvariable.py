@@ -1,0 +1,141 @@
+"""``tf.Variable`` as a MindSpore ``Parameter``.
+
+``Variable(...)`` returns a real ``mindspore.Parameter``: MindSpore's ops, ``value_and_grad``
+and optimizers take it as they take any parameter. It also answers TF's variable methods
+(``assign``, ``assign_add``, ``assign_sub``, ``read_value``, ``trainable``), set on the
+instance, so code that keeps ``self.kernel = tf.Variable(...)`` and later calls
+``self.step.assign_add(1)`` runs unchanged. ``numpy()``, ``value()``, ``shape`` and
+``dtype`` are the Parameter's own.
+
+The initial value's dtype is inferred as TF infers it: Python ``int`` → int32 (int64 when
+it does not fit), ``float`` → float32, ``bool`` → bool, NumPy arrays and tensors keep
+theirs. A callable initial value is called, as TF calls it.
+
+Under data parallelism each process holds its own copy of every variable, as each TF
+replica holds its copy of a mirrored variable: an update every replica makes alike (a step
+counter's ``assign_add(1)``) leaves every copy equal and counts once per step. Variables
+TF aggregates across replicas (``aggregation=SUM/MEAN``, ``synchronization=ON_READ``) are
+not created here; the rules leave them for a person (TFD308).
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import types
+
+import numpy as np
+
+_INT32 = np.iinfo(np.int32)
+_names: dict[str, itertools.count] = {}
+_lock = threading.Lock()
+
+
+def _ms():
+    import mindspore as ms
+
+    return ms
+
+
+def _unique(name: str) -> str:
+    """``name``, then ``name_1``, ``name_2`` ...: MindSpore keys checkpoints and optimizer
+    state by parameter name, so two variables never share one."""
+    with _lock:
+        counter = _names.setdefault(name, itertools.count())
+        n = next(counter)
+    return name if n == 0 else f"{name}_{n}"
+
+
+def _infer(value) -> np.ndarray:
+    """``value`` as NumPy, with TF's dtype inference for Python scalars and lists."""
+    array = np.asarray(value)
+    if array.dtype == np.float64 and not isinstance(value, (np.ndarray, np.generic)):
+        return array.astype(np.float32)  # a Python float (or a list of them)
+    if array.dtype.kind == "i" and not isinstance(value, (np.ndarray, np.generic)):
+        fits = array.size == 0 or (array.min() >= _INT32.min and array.max() <= _INT32.max)
+        return array.astype(np.int32 if fits else np.int64)
+    return array
+
+
+def _initial(value, dtype):
+    ms = _ms()
+    if callable(value) and not isinstance(value, ms.Tensor):
+        value = value()
+    if isinstance(value, ms.Tensor):
+        tensor = ms.Tensor(value.asnumpy())  # a copy: the variable never aliases its initial value
+    else:
+        tensor = ms.Tensor(_infer(value))
+    if dtype is not None and tensor.dtype != dtype:
+        tensor = tensor.astype(dtype)
+    return tensor
+
+
+def _as_value(variable, value):
+    ms = _ms()
+    if isinstance(value, ms.Tensor):
+        return value if value.dtype == variable.dtype else value.astype(variable.dtype)
+    return ms.Tensor(np.asarray(value), variable.dtype)
+
+
+def _check_shape(variable, value) -> None:
+    if tuple(value.shape) != tuple(variable.shape):
+        raise ValueError(f"Cannot assign value of shape {tuple(value.shape)} to variable "
+                         f"{variable.name!r} of shape {tuple(variable.shape)}")
+
+
+def _assign(self, value, use_locking=None, name=None, read_value=True):
+    """``v.assign(value)``: the new value in place; returns the variable (None if ``read_value=False``)."""
+    from mindspore import ops
+
+    value = _as_value(self, value)
+    _check_shape(self, value)
+    ops.assign(self, value)
+    return self if read_value else None
+
+
+def _assign_add(self, delta, use_locking=None, name=None, read_value=True):
+    """``v.assign_add(delta)``: ``v + delta`` in place."""
+    from mindspore import ops
+
+    ops.assign_add(self, _as_value(self, delta))
+    return self if read_value else None
+
+
+def _assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+    """``v.assign_sub(delta)``: ``v - delta`` in place."""
+    from mindspore import ops
+
+    ops.assign_sub(self, _as_value(self, delta))
+    return self if read_value else None
+
+
+def _read_value(self):
+    """``v.read_value()``: the current value as a new tensor (a gradient flows through it)."""
+    from mindspore import ops
+
+    return ops.identity(self)
+
+
+def Variable(initial_value=None, trainable=None, name=None, dtype=None, shape=None):  # noqa: N802 - TF's name
+    """``tf.Variable(initial_value, trainable, name=, dtype=, shape=)`` → a ``mindspore.Parameter``."""
+    ms = _ms()
+    if initial_value is None:
+        raise ValueError("The initial_value must be specified.")
+    tensor = _initial(initial_value, dtype)
+    if shape is not None:
+        wanted = tuple(shape)
+        if None not in wanted and wanted != tuple(tensor.shape):
+            raise ValueError(f"The initial value's shape ({tuple(tensor.shape)}) is not compatible with "
+                             f"the explicitly supplied `shape` argument ({wanted}).")
+    trainable = True if trainable is None else bool(trainable)
+    # MindSpore differentiates floating parameters only; TF's flag is kept as `trainable`.
+    differentiable = trainable and (ms.dtype.is_float(tensor.dtype) if hasattr(ms.dtype, "is_float")
+                                    else tensor.dtype in (ms.float16, ms.float32, ms.float64, ms.bfloat16))
+    base = (name or "Variable").split(":")[0]
+    parameter = ms.Parameter(tensor, name=_unique(base), requires_grad=differentiable)
+    parameter.trainable = trainable
+    parameter.assign = types.MethodType(_assign, parameter)
+    parameter.assign_add = types.MethodType(_assign_add, parameter)
+    parameter.assign_sub = types.MethodType(_assign_sub, parameter)
+    parameter.read_value = types.MethodType(_read_value, parameter)
+    return parameter
