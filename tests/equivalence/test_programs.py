@@ -65,3 +65,41 @@ def test_one_process_matches_one_replica(name, converted, tmp_path):
     want = run_tf(original, 1)
     got = run_converted(converted[name], 1, tmp_path / "logs")
     assert_same_numbers(got, want)
+
+
+def _summaries(log_dir: Path) -> tuple[list[Path], dict[str, list[tuple[int, list[float]]]]]:
+    """The event files under ``log_dir``, and per tag the (step, values) TensorBoard's reader gets."""
+    import numpy as np
+    from tensorboard.backend.event_processing import event_file_loader
+
+    files = sorted(log_dir.glob("events.out.tfevents.*"))
+    found: dict[str, list[tuple[int, list[float]]]] = {}
+    for path in files:
+        for event in event_file_loader.EventFileLoader(str(path)).Load():
+            for value in event.summary.value:
+                dtype = {1: np.float32, 2: np.float64}[value.tensor.dtype]
+                values = np.frombuffer(value.tensor.tensor_content, dtype).astype(float).tolist()
+                found.setdefault(value.tag, []).append((event.step, values))
+    return files, found
+
+
+def test_tensorboard_summaries_are_tfs_and_written_once(converted, tmp_path):
+    """Two processes write one event file, whose scalars are the losses the program printed
+    and TF's, and whose histogram is TF's."""
+    pytest.importorskip("tensorboard")
+    name = "custom_loop_summaries"
+    want = run_tf(SOURCES[name], 2, args=(str(tmp_path / "tf"),))
+    got = run_converted(converted[name], 2, tmp_path / "logs", args=(str(tmp_path / "ms"),))
+    assert_same_numbers(got, want)
+    tf_files, theirs = _summaries(tmp_path / "tf")
+    ms_files, ours = _summaries(tmp_path / "ms")
+    assert len(ms_files) == 1 == len(tf_files), ms_files
+    assert sorted(ours) == sorted(theirs) == ["accuracy", "loss", "output_kernel"]
+    assert [step for step, _ in ours["loss"]] == list(range(len(got["losses"])))
+    printed = {"loss": got["losses"], "accuracy": got["accuracy"]}
+    for tag in ("loss", "accuracy"):
+        assert [v for _, (v,) in ours[tag]] == pytest.approx(printed[tag], rel=1e-6)
+    for tag in ours:
+        assert [s for s, _ in ours[tag]] == [s for s, _ in theirs[tag]]
+        for (_, a), (_, b) in zip(ours[tag], theirs[tag]):
+            assert a == pytest.approx(b, rel=1e-4, abs=1e-6), tag
