@@ -151,6 +151,11 @@ CASES = {
     "clip_int": "tf.clip_by_value(i, 0, 3)",
     "clip_tensor_bounds": "tf.clip_by_value(f, tf.zeros([4]), tf.ones([4]) * 0.5)",
     "mod": "tf.math.mod(i, 3)",
+    # TFM236 activations passed on as functions
+    "relu_passed_on": "(lambda fn: fn(f))(tf.nn.relu)",
+    "softmax_passed_on": "(lambda fn: fn(b3))(tf.nn.softmax)",
+    "log_softmax_passed_on": "(lambda fn: fn(f))(tf.math.log_softmax)",
+    "softplus_passed_on": "(lambda fn: fn(big))(tf.nn.softplus)",
     # TFM234 clip_by_norm, TFM235 clip_by_global_norm / global_norm
     "clip_by_norm": "tf.clip_by_norm(big, 5.0)",
     "clip_by_norm_axes": "tf.clip_by_norm(b3, 1.0, axes=[0, 2])",

@@ -37,10 +37,21 @@ class Rename(Operation):
             doc="the replacement asks migrate.runtime for the current strategy, so a file that uses it keeps "
             "its strategies as migrate.runtime objects instead of rewriting them away",
         ),
+        "uncalled": Param(bool, doc="only where the name is not called but passed on as a function "
+                                    "(`activation=tf.nn.relu`); its calls are another rule's"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
         check_target(params["to"])
+
+    def accepts(self, node, parent, params) -> bool:
+        if not params.get("uncalled"):
+            return True
+        call = parent(node)
+        return not (isinstance(call, cst.Call) and call.func is node)
+
+    def refusal(self, params) -> str:
+        return "it is called here; the rule for its calls did not convert this one"
 
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
         return renamed(params["to"], ctx.current.api, suffix)
