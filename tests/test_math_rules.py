@@ -151,6 +151,14 @@ CASES = {
     "clip_int": "tf.clip_by_value(i, 0, 3)",
     "clip_tensor_bounds": "tf.clip_by_value(f, tf.zeros([4]), tf.ones([4]) * 0.5)",
     "mod": "tf.math.mod(i, 3)",
+    # TFM237 cond (eager: one branch runs)
+    "cond_true": "tf.cond(tf.reduce_sum(pos) > 0, lambda: pos * 2, lambda: pos - 1)",
+    "cond_false": "tf.cond(tf.less(tf.reduce_min(pos), 0.0), lambda: pos * 2, lambda: pos - 1)",
+    "cond_keywords": "tf.cond(pred=tf.reduce_max(i) > 2, true_fn=lambda: i + 1, false_fn=lambda: i)",
+    # TFM238 unstack
+    "unstack_first": "tf.unstack(b3)[1]",
+    "unstack_axis": "tf.unstack(b3, axis=2)[3]",
+    "unstack_num": "tf.unstack(f, num=4, axis=1)[0]",
     # TFM236 activations passed on as functions
     "relu_passed_on": "(lambda fn: fn(f))(tf.nn.relu)",
     "softmax_passed_on": "(lambda fn: fn(b3))(tf.nn.softmax)",

@@ -249,5 +249,6 @@ SAME_IN_V1 = frozenset({
     "uint32",
     "uint64",
     "uint8",
+    "unstack",
     "zeros",
 })

@@ -158,6 +158,35 @@ class _Fill(cst.CSTTransformer):
         value, copy = found
         return value.deep_clone() if copy else value
 
+    # A placeholder where only a tight expression stands as it is (a call's function, an
+    # operand): what is put there gets parentheses unless it binds tightly (`lambda: a` as
+    # `{f}()` is `(lambda: a)()`, `a + b` as `{x} * 2` is `(a + b) * 2`).
+    def _tight(self, original: cst.BaseExpression, updated: cst.BaseExpression) -> cst.BaseExpression:
+        if isinstance(original, cst.Name) and original.value in self.values and not binds_tightly(updated):
+            return parenthesized(updated)
+        return updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        return updated.with_changes(func=self._tight(original.func, updated.func))
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.Attribute:
+        return updated.with_changes(value=self._tight(original.value, updated.value))
+
+    def leave_Subscript(self, original: cst.Subscript, updated: cst.Subscript) -> cst.Subscript:
+        return updated.with_changes(value=self._tight(original.value, updated.value))
+
+    def leave_BinaryOperation(self, original: cst.BinaryOperation, updated: cst.BinaryOperation):
+        return updated.with_changes(left=self._tight(original.left, updated.left),
+                                    right=self._tight(original.right, updated.right))
+
+    def leave_UnaryOperation(self, original: cst.UnaryOperation, updated: cst.UnaryOperation):
+        return updated.with_changes(expression=self._tight(original.expression, updated.expression))
+
+    def leave_IfExp(self, original: cst.IfExp, updated: cst.IfExp) -> cst.IfExp:
+        return updated.with_changes(test=self._tight(original.test, updated.test),
+                                    body=self._tight(original.body, updated.body),
+                                    orelse=self._tight(original.orelse, updated.orelse))
+
 
 @lru_cache(maxsize=1024)
 def _mangled(names: frozenset[str]) -> dict[str, str]:
