@@ -6,8 +6,8 @@ mark it for a person) stays as it is, TensorFlow; so do its arguments, whole: co
 ``dtype=tf.int64`` inside it to ``ms.int64`` would hand TensorFlow a MindSpore dtype.
 
 Its value is a TensorFlow value, and so is what a name or an attribute of ``self`` is
-bound to it (``self.kernel = tf.Variable(...)``), and what arithmetic, indexing or another
-call that stays makes of one. A call a rule would convert (``tf.matmul``) that is given a
+bound to it (``self.kernel = tf.Variable(...)``), a list, tuple or dict holding one, and
+what arithmetic, indexing or another call that stays makes of one. A call a rule would convert (``tf.matmul``) that is given a
 TensorFlow value stays TensorFlow too, with a finding that says why: ``ops.matmul`` would
 receive a TensorFlow variable. Its value is a TensorFlow value in turn, to a fixed point.
 
@@ -105,6 +105,10 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
             return tf_value(node.value)
         if isinstance(node, ast.Call):
             return id(node) in valued
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):  # a container holding one (a feature spec)
+            return any(tf_value(e) for e in node.elts)
+        if isinstance(node, ast.Dict):
+            return any(tf_value(v) for v in node.values)
         return False
 
     def tf_value_in(node: ast.expr) -> ast.expr | None:
@@ -140,19 +144,38 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
                 continue
             value = next((v for v in map(tf_value_in, [*call.args, *(k.value for k in call.keywords)]) if v is not None), None)
             if value is not None:
-                kept_ids.add(id(call))
-                valued.add(id(call))
-                given[id(call)] = ast.unparse(value)
-                changed = True
+                given[id(call)] = (f"`{ast.unparse(value)}` is a TensorFlow value here (made by a call that stays "
+                                   "TensorFlow): converted alone, this call would hand it to MindSpore; it stays "
+                                   "TensorFlow with the calls that make it")
+            else:
+                beside = _beside(call, parents, tf_value)
+                if beside is None:
+                    continue
+                given[id(call)] = (f"`{ast.unparse(beside)}` stays TensorFlow in the same "
+                                   f"{type(parents[call]).__name__.lower()}: converted alone, this call would put a "
+                                   "MindSpore value beside it; it stays TensorFlow with it")
+            kept_ids.add(id(call))
+            valued.add(id(call))
+            changed = True
 
     kept = KeptCalls(extra=extra)
     for call in calls:
         if id(call) in kept_ids:
-            why = given.get(id(call))
-            kept.calls[start(call)] = None if why is None else (
-                f"`{why}` is a TensorFlow value here (made by a call that stays TensorFlow): converted "
-                "alone, this call would hand it to MindSpore; it stays TensorFlow with the calls that make it")
+            kept.calls[start(call)] = given.get(id(call))
     return kept
+
+
+def _beside(call: ast.Call, parents: dict, tf_value) -> ast.expr | None:
+    """A TensorFlow value in the list, tuple, set or dict (as a value) that holds ``call``
+    directly, beside it: such a container goes to TensorFlow or MindSpore whole."""
+    box = parents.get(call)
+    if isinstance(box, (ast.List, ast.Tuple, ast.Set)):
+        items = box.elts
+    elif isinstance(box, ast.Dict) and any(v is call for v in box.values):
+        items = [v for v in box.values if v is not None]
+    else:
+        return None
+    return next((item for item in items if item is not call and tf_value(item)), None)
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)

@@ -20,6 +20,9 @@ What differs from TF:
 * ``prefetch``, ``num_parallel_calls``, ``deterministic`` and ``with_options`` change
   nothing: the pipeline runs in the training process, element by element, in order.
 * ``cache(filename)`` caches in memory only.
+* ``interleave`` with ``cycle_length`` left to AUTOTUNE cycles over as many inputs as
+  this process may use CPUs, as TF does; ``num_parallel_calls`` changes nothing.
+* ``TFRecordDataset`` does not check the records' CRCs (TF reports a corrupt file).
 
 A dataset is iterable any number of times (each iteration is an epoch), works with
 ``migrate.runtime.spmd.distribute_dataset`` (each rank takes its slice of every
@@ -38,9 +41,10 @@ import numpy as np
 from .tensors import is_namedtuple
 
 __all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "AutoShardPolicy", "Dataset", "Options",
-           "experimental"]
+           "TFRecordDataset", "TextLineDataset", "experimental"]
 
 AUTOTUNE = -1
+_END = object()
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
 
@@ -222,7 +226,8 @@ class Dataset:
 
         def elements():
             for i in range(count):
-                yield _pack(structure, [leaf[i] for leaf in leaves])
+                # (a slice, not leaf[i]: an element of a text column stays a 0-d array of bytes)
+                yield _pack(structure, [leaf[i:i + 1].reshape(leaf.shape[1:]) for leaf in leaves])
 
         return Dataset(elements, count)
 
@@ -411,6 +416,42 @@ class Dataset:
 
         return self._then(elements, self._cardinality)
 
+    def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
+                   deterministic=None, name=None) -> "Dataset":
+        """TF's order: ``map_func`` makes a dataset of each of ``cycle_length`` input elements at
+        a time, and ``block_length`` elements are taken from each in turn; an exhausted one is
+        replaced by the dataset of the next input element."""
+        cycle = _cycle_length(cycle_length)
+        block = 1 if block_length in (None, AUTOTUNE) else int(block_length)
+
+        def elements():  # TF's InterleaveDataset, step for step
+            inputs, end_of_input = self._elements(), False
+            current: list = [None] * cycle
+            at = block_index = open_count = 0
+            while not end_of_input or open_count:
+                if current[at] is not None:
+                    item = next(current[at], _END)
+                    if item is not _END:
+                        block_index += 1
+                        if block_index == block:
+                            at, block_index = (at + 1) % cycle, 0
+                        yield item
+                        continue
+                    current[at] = None
+                    open_count -= 1
+                    at, block_index = (at + 1) % cycle, 0
+                elif not end_of_input:
+                    element = next(inputs, _END)
+                    if element is _END:
+                        end_of_input = True
+                    else:
+                        current[at] = iter(_dataset_of(_call(map_func, element))._elements())
+                        open_count += 1
+                else:
+                    at, block_index = (at + 1) % cycle, 0
+
+        return self._then(elements)
+
     def prefetch(self, buffer_size, name=None) -> "Dataset":
         """No effect: elements are produced when asked for."""
         return self._then(self._elements, self._cardinality)
@@ -447,6 +488,64 @@ class Dataset:
 
     def __repr__(self) -> str:
         return f"<migrate.runtime.tfdata.Dataset cardinality={self._cardinality}>"
+
+
+def _cycle_length(cycle_length) -> int:
+    if cycle_length in (None, AUTOTUNE):
+        import os
+
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return int(cycle_length)
+
+
+def _dataset_of(value) -> "Dataset":
+    if not isinstance(value, Dataset):
+        raise TypeError(f"interleave's map_func must return a dataset, not {type(value).__name__}")
+    return value
+
+
+def _file_names(filenames) -> list:
+    if hasattr(filenames, "_elements"):  # a dataset of file names
+        return [leaf.item() if isinstance(leaf, np.ndarray) else leaf for leaf in filenames._elements()]
+    if hasattr(filenames, "asnumpy"):
+        filenames = filenames.asnumpy()
+    names = np.asarray(filenames, dtype=object).reshape(-1).tolist()
+    return [n.decode("utf-8") if isinstance(n, bytes) else str(n) for n in names]
+
+
+def _file_dataset(read, filenames, compression_type, num_parallel_reads) -> "Dataset":
+    from . import tfio
+
+    names = _file_names(filenames)
+    if num_parallel_reads not in (None, 0, 1):
+        # TF reads that many files at once and interleaves their records one by one.
+        files = Dataset(lambda: (np.array(n, dtype=object) for n in names), len(names))
+        return files.interleave(lambda n: _file_dataset(read, [_bytes_name(n)], compression_type, None),
+                                cycle_length=num_parallel_reads, block_length=1)
+
+    def elements():
+        for n in names:
+            for item in getattr(tfio, read)(n, compression_type):
+                yield np.array(item, dtype=object)
+
+    return Dataset(elements)
+
+
+def _bytes_name(n) -> str:
+    value = n.item() if isinstance(n, np.ndarray) else n
+    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
+
+
+def TFRecordDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None,  # noqa: N802
+                    name=None) -> Dataset:
+    """``tf.data.TFRecordDataset``: every record of the files, in order, as a bytes scalar."""
+    return _file_dataset("records", filenames, compression_type, num_parallel_reads)
+
+
+def TextLineDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None,  # noqa: N802
+                    name=None) -> Dataset:
+    """``tf.data.TextLineDataset``: every line of the files, without its newline, as a bytes scalar."""
+    return _file_dataset("lines", filenames, compression_type, num_parallel_reads)
 
 
 def _numpy_dtype(dtype):

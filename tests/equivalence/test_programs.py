@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,19 @@ SOURCES = programs()
 PROGRAM_NAMES = sorted(SOURCES)
 
 
+# Programs that read files TF wrote: their arguments, made by a script run with TF.
+MAKE_RECORDS = Path(__file__).with_name("make_records.py")
+READS_RECORDS = {"custom_loop_tfrecords"}
+
+
+@pytest.fixture(scope="module")
+def program_args(tmp_path_factory) -> dict[str, tuple[str, ...]]:
+    """Each program's command-line arguments (TFRecord files written by real TF, for those that read them)."""
+    records = tmp_path_factory.mktemp("records")
+    subprocess.run([sys.executable, str(MAKE_RECORDS), str(records)], check=True, capture_output=True, timeout=180)
+    return {name: (str(records),) if name in READS_RECORDS else () for name in PROGRAM_NAMES}
+
+
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("converted")
@@ -52,18 +67,18 @@ def test_every_program_has_a_golden_conversion(converted):
 
 
 @pytest.mark.parametrize("name", PROGRAM_NAMES)
-def test_two_replicas_match_tensorflow(name, converted, tmp_path):
-    original = SOURCES[name]
-    want = run_tf_workers(original, 2) if name in MULTI_WORKER else run_tf(original, 2)
-    got = run_converted(converted[name], 2, tmp_path / "logs")
+def test_two_replicas_match_tensorflow(name, converted, program_args, tmp_path):
+    original, args = SOURCES[name], program_args[name]
+    want = run_tf_workers(original, 2, args) if name in MULTI_WORKER else run_tf(original, 2, args)
+    got = run_converted(converted[name], 2, tmp_path / "logs", args)
     assert_same_numbers(got, want)
 
 
 @pytest.mark.parametrize("name", PROGRAM_NAMES)
-def test_one_process_matches_one_replica(name, converted, tmp_path):
-    original = SOURCES[name]
-    want = run_tf(original, 1)
-    got = run_converted(converted[name], 1, tmp_path / "logs")
+def test_one_process_matches_one_replica(name, converted, program_args, tmp_path):
+    original, args = SOURCES[name], program_args[name]
+    want = run_tf(original, 1, args)
+    got = run_converted(converted[name], 1, tmp_path / "logs", args)
     assert_same_numbers(got, want)
 
 
@@ -83,13 +98,13 @@ def _summaries(log_dir: Path) -> tuple[list[Path], dict[str, list[tuple[int, lis
     return files, found
 
 
-def test_tensorboard_summaries_are_tfs_and_written_once(converted, tmp_path):
+def test_tensorboard_summaries_are_tfs_and_written_once(converted, program_args, tmp_path):
     """Two processes write one event file, whose scalars are the losses the program printed
     and TF's, and whose histogram is TF's."""
     pytest.importorskip("tensorboard")
-    name = "custom_loop_summaries"
-    want = run_tf(SOURCES[name], 2, args=(str(tmp_path / "tf"),))
-    got = run_converted(converted[name], 2, tmp_path / "logs", args=(str(tmp_path / "ms"),))
+    name = "custom_loop_tfrecords"
+    want = run_tf(SOURCES[name], 2, args=(*program_args[name], str(tmp_path / "tf")))
+    got = run_converted(converted[name], 2, tmp_path / "logs", args=(*program_args[name], str(tmp_path / "ms")))
     assert_same_numbers(got, want)
     tf_files, theirs = _summaries(tmp_path / "tf")
     ms_files, ours = _summaries(tmp_path / "ms")
