@@ -37,8 +37,8 @@ class Rename(Operation):
             doc="the replacement asks migrate.runtime for the current strategy, so a file that uses it keeps "
             "its strategies as migrate.runtime objects instead of rewriting them away",
         ),
-        "uncalled": Param(bool, doc="only where the name is not called but passed on as a function "
-                                    "(`activation=tf.nn.relu`); its calls are another rule's"),
+        "uncalled": Param(bool, doc="only where the name is not called but passed on as a function, as an "
+                                    "argument (`activation=tf.nn.relu`); its calls are another rule's"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -47,11 +47,12 @@ class Rename(Operation):
     def accepts(self, node, parent, params) -> bool:
         if not params.get("uncalled"):
             return True
-        call = parent(node)
-        return not (isinstance(call, cst.Call) and call.func is node)
+        # Handed on as an argument only: a name bound to it (`act = tf.nn.relu`) is an alias
+        # whose calls are analysed as the API's own, so it stays with them.
+        return isinstance(parent(node), cst.Arg)
 
     def refusal(self, params) -> str:
-        return "it is called here; the rule for its calls did not convert this one"
+        return "only a function handed on as an argument (`activation=tf.nn.relu`) is renamed here"
 
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
         return renamed(params["to"], ctx.current.api, suffix)
