@@ -159,6 +159,10 @@ CASES = {
     "unstack_first": "tf.unstack(b3)[1]",
     "unstack_axis": "tf.unstack(b3, axis=2)[3]",
     "unstack_num": "tf.unstack(f, num=4, axis=1)[0]",
+    # TFM239 split
+    "split_count": "tf.split(f, 2, axis=1)[1]",
+    "split_sizes": "tf.split(b3, [1, -1, 1], 1)[1]",
+    "split_keywords": "tf.split(axis=0, num_or_size_splits=3, value=f)[2]",
     # TFM236 activations passed on as functions
     "relu_passed_on": "(lambda fn: fn(f))(tf.nn.relu)",
     "softmax_passed_on": "(lambda fn: fn(b3))(tf.nn.softmax)",

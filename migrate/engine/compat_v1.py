@@ -242,6 +242,7 @@ SAME_IN_V1 = frozenset({
     "sigmoid",
     "sign",
     "sin",
+    "split",
     "sqrt",
     "square",
     "squeeze",

@@ -58,3 +58,28 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
     scale = clip * ops.minimum(one / norm, one / clip) + (norm - norm)
     clipped = [None if t is None else _tensor(t) * scale.astype(_tensor(t).dtype) for t in t_list]
     return clipped, norm
+
+
+def split(value, num_or_size_splits, axis=0, num=None, name=None):
+    """``tf.split``: an int ``n`` cuts ``value`` into ``n`` equal parts along ``axis`` (it must
+    divide the axis); a list of sizes cuts parts of those sizes, one of which may be -1 (the
+    rest). A list, as TF returns."""
+    ops = _ops()
+    value = _tensor(value)
+    axis = int(axis.asnumpy()) if hasattr(axis, "asnumpy") else int(axis)
+    length = value.shape[axis]
+    if hasattr(num_or_size_splits, "asnumpy"):
+        num_or_size_splits = num_or_size_splits.asnumpy()
+    if isinstance(num_or_size_splits, (list, tuple)) or getattr(num_or_size_splits, "ndim", 0) == 1:
+        sizes = [int(s) for s in num_or_size_splits]
+        if sizes.count(-1) > 1:
+            raise ValueError("tf.split: at most one size may be -1")
+        if -1 in sizes:
+            sizes[sizes.index(-1)] = length - (sum(sizes) + 1)
+        if sum(sizes) != length or any(s < 0 for s in sizes):
+            raise ValueError(f"tf.split: sizes {sizes} do not add up to the axis length {length}")
+        return list(ops.split(value, sizes, axis))
+    n = int(num_or_size_splits)
+    if n <= 0 or length % n:
+        raise ValueError(f"tf.split: the axis length {length} is not divisible by {n}")
+    return list(ops.split(value, length // n, axis))

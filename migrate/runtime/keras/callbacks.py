@@ -1,7 +1,9 @@
-"""`tf.keras.callbacks`: Callback, History, LambdaCallback, LearningRateScheduler, EarlyStopping, ModelCheckpoint.
+"""`tf.keras.callbacks`: Callback, History, LambdaCallback, LearningRateScheduler, EarlyStopping,
+ModelCheckpoint, TensorBoard.
 
 Hooks run on every process (each process runs the same loop); anything that writes
-files (ModelCheckpoint) writes from rank 0 only, through the model's own saving.
+files (ModelCheckpoint, TensorBoard) writes from rank 0 only, through the model's own
+saving and `migrate.runtime.tfsummary`.
 """
 
 from __future__ import annotations
@@ -164,6 +166,129 @@ class ModelCheckpoint(Callback):
             self.model.save(path)
 
 
+class TensorBoard(Callback):
+    """Keras's TensorBoard callback on :mod:`migrate.runtime.tfsummary`: the same event files
+    (``<log_dir>/train`` and ``<log_dir>/validation``) and tags: ``epoch_<metric>`` and
+    ``epoch_learning_rate`` at each epoch, ``batch_<metric>`` every ``update_freq`` batches,
+    ``evaluation_<metric>_vs_iterations`` after each evaluation, and weight histograms every
+    ``histogram_freq`` epochs. The model graph, profiling and embeddings are not written."""
+
+    def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
+                 write_steps_per_second=False, update_freq="epoch", profile_batch=0, embeddings_freq=0,
+                 embeddings_metadata=None):
+        super().__init__()
+        self.log_dir = str(log_dir)
+        self.histogram_freq = histogram_freq
+        self.write_graph = write_graph
+        self.write_steps_per_second = write_steps_per_second
+        self.update_freq = 1 if update_freq == "batch" else update_freq
+        self._writers: dict = {}
+        self._global_train_batch = 0
+        self._global_test_batch = 0
+        self._contexts: list = []
+
+    @staticmethod
+    def _summary():
+        from migrate.runtime import tfsummary
+
+        return tfsummary
+
+    def set_model(self, model):
+        import os
+
+        self.model = model
+        self._train_dir = os.path.join(self.log_dir, "train")
+        self._val_dir = os.path.join(self.log_dir, "validation")
+        self._writers = {}
+
+    def _writer(self, which: str):
+        if which not in self._writers:
+            self._writers[which] = self._summary().create_file_writer(
+                self._train_dir if which == "train" else self._val_dir)
+        return self._writers[which]
+
+    def _push(self, which: str, step: int) -> None:
+        """Keras's default writer for batch-level summaries, recording every `update_freq` steps."""
+        if self.update_freq == "epoch":
+            return
+        summary = self._summary()
+        contexts = (self._writer(which).as_default(step), summary.record_if(lambda: step % self.update_freq == 0))
+        for context in contexts:
+            context.__enter__()
+        self._contexts.append(contexts)
+
+    def _pop(self) -> None:
+        if self.update_freq == "epoch" or not self._contexts:
+            return
+        for context in reversed(self._contexts.pop()):
+            context.__exit__(None, None, None)
+
+    def on_train_begin(self, logs=None):
+        self._global_train_batch = 0
+        self._push("train", 0)
+
+    def on_train_end(self, logs=None):
+        self._pop()
+        for writer in self._writers.values():
+            writer.close()
+
+    def on_test_begin(self, logs=None):
+        self._push("val", self._global_test_batch)
+
+    def on_test_end(self, logs=None):
+        optimizer = getattr(self.model, "optimizer", None)
+        if optimizer is not None and hasattr(optimizer, "iterations") and logs:
+            with self._writer("val").as_default():
+                for name, value in logs.items():
+                    self._summary().scalar(f"evaluation_{name}_vs_iterations", value,
+                                           step=int(np.asarray(_number(optimizer.iterations))))
+        self._pop()
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._global_train_batch += 1
+        if self.update_freq != "epoch":
+            self._pop()
+            self._push("train", self._global_train_batch)
+
+    def on_train_batch_end(self, batch, logs=None):
+        if isinstance(logs, dict) and self.update_freq != "epoch":
+            for name, value in logs.items():
+                self._summary().scalar(f"batch_{name}", value, step=self._global_train_batch)
+
+    def on_test_batch_begin(self, batch, logs=None):
+        self._global_test_batch += 1
+        if self.update_freq != "epoch":
+            self._pop()
+            self._push("val", self._global_test_batch)
+
+    def on_epoch_end(self, epoch, logs=None):
+        summary = self._summary()
+        if logs:
+            train = {k: v for k, v in logs.items() if not k.startswith("val_")}
+            val = {k[4:]: v for k, v in logs.items() if k.startswith("val_")}
+            optimizer = getattr(self.model, "optimizer", None)
+            optimizer = getattr(optimizer, "inner_optimizer", optimizer)
+            if optimizer is not None and hasattr(optimizer, "learning_rate"):
+                train["learning_rate"] = float(np.asarray(_number(optimizer.learning_rate)))
+            with self._writer("train").as_default():
+                for name, value in train.items():
+                    summary.scalar(f"epoch_{name}", value, step=epoch)
+            if val:
+                with self._writer("val").as_default():
+                    for name, value in val.items():
+                        summary.scalar(f"epoch_{name}", value, step=epoch)
+        if self.histogram_freq and epoch % self.histogram_freq == 0:
+            with self._writer("train").as_default():
+                for layer in getattr(self.model, "layers", []):
+                    for weight in getattr(layer, "weights", []):
+                        name = str(getattr(weight, "path", None) or weight.name).replace(":", "_")
+                        summary.histogram(f"{name}/histogram", weight, step=epoch)
+
+
+def _number(value):
+    return value.asnumpy() if hasattr(value, "asnumpy") else value
+
+
 class ProgbarLogger(Callback):
     """Accepted for compatibility; `fit(verbose=...)` prints one line per epoch on rank 0."""
 
@@ -191,6 +316,10 @@ class CallbackList:
     @property
     def wants_batch_logs(self) -> bool:
         return any(_overrides(c, "on_train_batch_end") or _overrides(c, "on_batch_end") for c in self.callbacks)
+
+    @property
+    def wants_test_batch_logs(self) -> bool:
+        return any(_overrides(c, "on_test_batch_end") for c in self.callbacks)
 
     def __getattr__(self, name):
         if not name.startswith("on_"):

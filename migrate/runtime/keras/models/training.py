@@ -293,7 +293,7 @@ class Trainer:
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 validation_logs = self.evaluate(**_validation_args(validation_data), batch_size=validation_batch_size
                                                 or batch_size, steps=validation_steps, verbose=0, return_dict=True,
-                                                _in_fit=True)
+                                                _in_fit=True, _callbacks=callback_list)
                 epoch_logs.update({f"val_{k}": v for k, v in validation_logs.items()})
             callback_list.on_epoch_end(epoch, epoch_logs)
             if verbose and rank == 0:
@@ -312,17 +312,29 @@ class Trainer:
         return _logs_to_floats(self.get_metrics_result())
 
     def evaluate(self, x=None, y=None, batch_size=None, verbose="auto", sample_weight=None, steps=None,
-                 callbacks=None, return_dict=False, _in_fit=False, **kwargs):
-        """Loss and metrics over the data (example-weighted means across batches and replicas)."""
+                 callbacks=None, return_dict=False, _in_fit=False, _callbacks=None, **kwargs):
+        """Loss and metrics over the data (example-weighted means across batches and replicas).
+        Callbacks get Keras's test hooks (``fit`` passes its own, for validation)."""
         self._assert_compiled("evaluate")
         adapter = DataAdapter(x, y, sample_weight, batch_size, False, steps)
+        hooks = _callbacks if _callbacks is not None else (
+            CallbackList(callbacks, model=self, add_history=False) if callbacks else None)
         self.reset_metrics()
         self.set_train(False)
+        if hooks is not None:
+            hooks.on_test_begin()
+        batch_logs = hooks is not None and hooks.wants_test_batch_logs
         returned = None
-        for batch in adapter.epoch(0):
+        for step, batch in enumerate(adapter.epoch(0)):
             self._ensure_built(batch)
+            if hooks is not None:
+                hooks.on_test_batch_begin(step)
             returned = self._step_on_global_batch(batch, self.test_step)
+            if hooks is not None:
+                hooks.on_test_batch_end(step, self._logs_from(returned) if batch_logs else None)
         logs = self._logs_from(returned)
+        if hooks is not None:
+            hooks.on_test_end(logs)
         if verbose and not _in_fit and verbose != "auto" and _world().rank == 0:
             print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()), flush=True)
         if return_dict:
