@@ -16,7 +16,7 @@ KERAS_RULES = [r for r in load_rules() if r.area in ("keras", "checkpoint")]
 
 
 def target(rule, name: str) -> str:
-    return cst.Module([]).code_for_node(renamed(rule.params["to"], name, ""))
+    return cst.Module([]).code_for_node(renamed(rule.params["to"], name, "", rule.params.get("keep_after")))
 
 
 @pytest.mark.parametrize("rule", KERAS_RULES, ids=lambda r: r.id)

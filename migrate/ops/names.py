@@ -14,10 +14,13 @@ def is_store(node: cst.CSTNode, parent) -> bool:
     return isinstance(p, (cst.AssignTarget, cst.Del)) or (isinstance(p, (cst.AugAssign, cst.AnnAssign)) and p.target is node)
 
 
-def renamed(to: str, api: str, suffix: str) -> cst.BaseExpression:
-    """``to`` plus what a prefix rule keeps; ``to`` ending in ``.*`` keeps the API's own last name."""
+def renamed(to: str, api: str, suffix: str, after: str | None = None) -> cst.BaseExpression:
+    """``to`` plus what a prefix rule keeps; ``to`` ending in ``.*`` keeps the API's own last
+    name, or all that follows ``after`` in it (``mk.datasets.*`` after ``tensorflow.keras.datasets``:
+    ``mk.datasets.mnist.load_data``)."""
     if to.endswith(".*"):
-        to = to[:-1] + api.rsplit(".", 1)[-1]
+        rest = api[len(after) + 1:] if after and api.startswith(after + ".") else api.rsplit(".", 1)[-1]
+        to = to[:-1] + rest
     return parse_expression(to + suffix)
 
 
@@ -37,6 +40,8 @@ class Rename(Operation):
             doc="the replacement asks migrate.runtime for the current strategy, so a file that uses it keeps "
             "its strategies as migrate.runtime objects instead of rewriting them away",
         ),
+        "keep_after": Param(str, doc="'x.*' keeps all that follows this prefix of the API's name, not only its "
+                                     "last name"),
         "uncalled": Param(bool, doc="only where the name is not called but passed on as a function, as an "
                                     "argument (`activation=tf.nn.relu`); its calls are another rule's"),
     }
@@ -55,7 +60,7 @@ class Rename(Operation):
         return "only a function handed on as an argument (`activation=tf.nn.relu`) is renamed here"
 
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
-        return renamed(params["to"], ctx.current.api, suffix)
+        return renamed(params["to"], ctx.current.api, suffix, params.get("keep_after"))
 
 
 class AttributeTemplate(Operation):
