@@ -18,7 +18,6 @@ prints, so a new rule's name goes with its regenerated module.
 
 from __future__ import annotations
 
-import argparse
 import inspect
 import os
 import sys
@@ -26,6 +25,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
 
 from migrate.rules import load_rules  # noqa: E402
 
@@ -107,16 +107,9 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help=f"rewrite {TARGET.relative_to(REPO)} instead of printing")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.write:
-        TARGET.write_text(text, encoding="utf-8", newline="\n")
-        print(f"wrote {TARGET.relative_to(REPO)}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
-    return 0
+    from generated_file import main as generate
+
+    return generate(__doc__.splitlines()[0], render, TARGET, REPO, argv)
 
 
 if __name__ == "__main__":

@@ -9,12 +9,12 @@ changed rule file goes with its regenerated page.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
 
 from migrate.docs import rules_page  # noqa: E402
 from migrate.rules import load_rules  # noqa: E402
@@ -28,16 +28,9 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true", help=f"rewrite {PAGE.relative_to(REPO)} instead of printing")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.write:
-        PAGE.write_text(text, encoding="utf-8", newline="\n")
-        print(f"wrote {PAGE.relative_to(REPO)}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
-    return 0
+    from generated_file import main as generate
+
+    return generate(__doc__.splitlines()[0], render, PAGE, REPO, argv)
 
 
 if __name__ == "__main__":
