@@ -4,8 +4,8 @@ The records are TF 2's own: a ``scalar`` is a float32 tensor summary of the ``sc
 plugin, a ``histogram`` the ``[buckets, 3]`` float64 tensor TF's bucketing computes, an
 ``image`` the ``[width, height, png, ...]`` string tensor of the ``images`` plugin, a
 ``text`` a string tensor; each with the plugin metadata TF writes, so TensorBoard reads
-and shows them as it shows TF's. tensorboardX writes the event file (records, CRCs, the
-writer's queue and flushing); it needs neither TensorFlow nor PyTorch.
+and shows them as it shows TF's. tensorboardX writes the event file (its records and CRCs, synchronously; ``flush``
+puts every summary so far on disk); it needs neither TensorFlow nor PyTorch.
 
 Under data parallelism only rank 0 writes, as TF's multi-worker guides advise: every other
 process gets a writer that records nothing, so the program runs the same code everywhere
@@ -68,16 +68,20 @@ class SummaryWriter:
         self._closed = False
         if logdir is None or not _is_chief():
             return
-        from tensorboardX import FileWriter
+        from tensorboardX.event_file_writer import EventsWriter
 
         logdir = os.fspath(logdir)
         os.makedirs(logdir, exist_ok=True)
         suffix = ".v2" if filename_suffix is None else filename_suffix
         # TF names the file events.out.tfevents.<time>.<host>.<pid>.<n><suffix>; tensorboardX
-        # adds what follows the host from this suffix.
-        self._file = FileWriter(logdir, max_queue=10 if max_queue is None else int(max_queue),
-                                flush_secs=120 if flush_millis is None else max(float(flush_millis) / 1000.0, 0.001),
-                                filename_suffix=f".{os.getpid()}.0{suffix}")
+        # writes what follows the host from this suffix. Its writer is synchronous: what TF's
+        # queue holds back (`max_queue` summaries, `flush_millis`) is flushed here by the same
+        # rule, and `flush()` means every summary so far is on disk.
+        self._file = EventsWriter(os.path.join(logdir, "events"), f".{os.getpid()}.0{suffix}")
+        self._max_queue = 10 if max_queue is None else max(int(max_queue), 1)
+        self._flush_secs = 120.0 if flush_millis is None else max(float(flush_millis), 0.0) / 1000.0
+        self._pending = 0
+        self._flushed_at = time.monotonic()
 
     # -- TF's writer methods --------------------------------------------------------------
 
@@ -104,6 +108,7 @@ class SummaryWriter:
     def flush(self) -> None:
         if self._file is not None and not self._closed:
             self._file.flush()
+            self._pending, self._flushed_at = 0, time.monotonic()
 
     def close(self) -> None:
         if self._file is not None and not self._closed:
@@ -120,8 +125,13 @@ class SummaryWriter:
         metadata = summary_pb2.SummaryMetadata.FromString(_METADATA[plugin])
         if description:
             metadata.summary_description = description
+        from tensorboardX.proto import event_pb2
+
         summary = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag=tag, metadata=metadata, tensor=tensor)])
-        self._file.add_summary(summary, global_step=step, walltime=time.time())
+        self._file.write_event(event_pb2.Event(wall_time=time.time(), step=step, summary=summary))
+        self._pending += 1
+        if self._pending >= self._max_queue or time.monotonic() - self._flushed_at >= self._flush_secs:
+            self.flush()
 
 
 class _NoopWriter(SummaryWriter):
