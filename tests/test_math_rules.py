@@ -159,6 +159,12 @@ CASES = {
     "unstack_first": "tf.unstack(b3)[1]",
     "unstack_axis": "tf.unstack(b3, axis=2)[3]",
     "unstack_num": "tf.unstack(f, num=4, axis=1)[0]",
+    # TFM240 pad
+    "pad_constant": "tf.pad(b3, [[0, 1], [2, 0], [1, 1]])",
+    "pad_constant_value": "tf.pad(f, [[1, 1], [0, 2]], constant_values=-3.5)",
+    "pad_reflect": "tf.pad(b3, [[1, 1], [2, 1], [0, 3]], mode='REFLECT')",
+    "pad_symmetric": "tf.pad(b3, [[2, 0], [0, 3], [4, 1]], 'symmetric')",
+    "pad_int": "tf.pad(i, tf.constant([[1, 0], [0, 1]]))",
     # TFM239 split
     "split_count": "tf.split(f, 2, axis=1)[1]",
     "split_sizes": "tf.split(b3, [1, -1, 1], 1)[1]",

@@ -83,3 +83,38 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None):
     if n <= 0 or length % n:
         raise ValueError(f"tf.split: the axis length {length} is not divisible by {n}")
     return list(ops.split(value, length // n, axis))
+
+
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    """``tf.pad``: ``paddings[d] = [before, after]`` for every dimension ``d``; ``mode``
+    ``CONSTANT`` (with ``constant_values``), ``REFLECT`` (the edge not repeated) or
+    ``SYMMETRIC`` (the edge repeated), in any case, as in TF."""
+    ops = _ops()
+    tensor = _tensor(tensor)
+    if hasattr(paddings, "asnumpy"):
+        paddings = paddings.asnumpy()
+    pairs = [(int(before), int(after)) for before, after in (list(p) for p in paddings)]
+    if len(pairs) != tensor.ndim:
+        raise ValueError(f"tf.pad: paddings must give [before, after] for each of the {tensor.ndim} dimensions, "
+                         f"not {len(pairs)}")
+    kind = str(mode).upper()
+    if kind == "CONSTANT":
+        flat = tuple(v for before, after in reversed(pairs) for v in (before, after))
+        value = constant_values.asnumpy().item() if hasattr(constant_values, "asnumpy") else constant_values
+        return ops.pad(tensor, flat, mode="constant", value=value)
+    if kind not in ("REFLECT", "SYMMETRIC"):
+        raise ValueError(f"tf.pad: mode must be CONSTANT, REFLECT or SYMMETRIC, not {mode!r}")
+    shift = 1 if kind == "REFLECT" else 0
+    for axis, (before, after) in enumerate(pairs):
+        size = tensor.shape[axis]
+        if before + shift > size or after + shift > size:
+            raise ValueError(f"tf.pad: {kind} padding of ({before}, {after}) is too large for dimension {axis} "
+                             f"of size {size}")
+        parts = []
+        if before:
+            parts.append(ops.flip(ops.narrow(tensor, axis, shift, before), (axis,)))
+        parts.append(tensor)
+        if after:
+            parts.append(ops.flip(ops.narrow(tensor, axis, size - after - shift, after), (axis,)))
+        tensor = ops.cat(parts, axis) if len(parts) > 1 else tensor
+    return tensor
