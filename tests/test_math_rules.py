@@ -159,6 +159,9 @@ CASES = {
     "unstack_first": "tf.unstack(b3)[1]",
     "unstack_axis": "tf.unstack(b3, axis=2)[3]",
     "unstack_num": "tf.unstack(f, num=4, axis=1)[0]",
+    # TFM241 image resize
+    "resize_up": "tf.image.resize(b3[..., None], [5, 7])",
+    "resize_down_batch": "tf.image.resize(tf.reshape(c3, [2, 4, 5, 1]), (3, 2), method='bilinear')",
     # TFM240 pad
     "pad_constant": "tf.pad(b3, [[0, 1], [2, 0], [1, 1]])",
     "pad_constant_value": "tf.pad(f, [[1, 1], [0, 2]], constant_values=-3.5)",

@@ -118,3 +118,25 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
             parts.append(ops.flip(ops.narrow(tensor, axis, size - after - shift, after), (axis,)))
         tensor = ops.cat(parts, axis) if len(parts) > 1 else tensor
     return tensor
+
+
+def image_resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False, name=None):
+    """``tf.image.resize`` with TF 2's bilinear sampling (half-pixel centres, no antialiasing)
+    on ``[height, width, channels]`` or ``[batch, height, width, channels]`` images; float32
+    out, as TF gives for bilinear."""
+    import mindspore as ms
+
+    ops = _ops()
+    if str(method).lower() != "bilinear" or preserve_aspect_ratio or antialias:
+        raise NotImplementedError("tf.image.resize: only method='bilinear' without preserve_aspect_ratio or "
+                                  "antialias has TF's numbers here")
+    images = _tensor(images)
+    single = images.ndim == 3
+    if images.ndim not in (3, 4):
+        raise ValueError(f"tf.image.resize: images must have rank 3 or 4, not {images.ndim}")
+    batch = images[None] if single else images
+    height, width = (int(v) for v in (size.asnumpy() if hasattr(size, "asnumpy") else size))
+    nchw = batch.astype(ms.float32).transpose(0, 3, 1, 2)
+    out = ops.interpolate(nchw, size=(height, width), mode="bilinear", align_corners=False)
+    out = out.transpose(0, 2, 3, 1)
+    return out[0] if single else out
