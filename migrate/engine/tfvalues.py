@@ -54,9 +54,12 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
     def quals(func: ast.expr) -> set[str]:
         return {q for q in qual_of(func) if q.split(".")[0] in index.roots}
 
-    def first_ops(call: ast.Call) -> list:
+    def first_ops_of(func: ast.expr) -> list:
         return [(ops.REGISTRY[found[0][0].operation], found[0][0].params)
-                for found in map(index.candidates, quals(call.func)) if found]
+                for found in map(index.candidates, quals(func)) if found]
+
+    def first_ops(call: ast.Call) -> list:
+        return first_ops_of(call.func)
 
     def stays(call: ast.Call) -> bool:
         """No rule converts the API called: the first rule of its name marks it as it is."""
@@ -71,6 +74,19 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
         return any(index.use_of(q)[0] == "rewrite" for q in quals(call.func)) and not stays(call) and not any(
             op.removes_statement or op.accepts_tf_values for op, _ in first_ops(call))
 
+    flagged_refs: dict[int, bool] = {}
+
+    def flagged_reference(node: ast.expr) -> bool:
+        """A name no rule converts, used whole and not called (``tf.keras.constraints.NonNeg``
+        handed on): it stays as written, a TensorFlow value."""
+        if id(node) not in flagged_refs:
+            up = parents.get(node)
+            whole = not (isinstance(up, ast.Attribute) and up.value is node) and not (
+                isinstance(up, ast.Call) and up.func is node)
+            flagged_refs[id(node)] = whole and any(
+                op.marks and op.keeps_tf(params) and op.makes_tf_values for op, params in first_ops_of(node))
+        return flagged_refs[id(node)]
+
     def start(call: ast.Call) -> tuple[int, int]:
         line = call.lineno
         return line, len(lines[line - 1].encode("utf-8")[: call.col_offset].decode("utf-8", "replace")) + 1
@@ -78,7 +94,10 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
     scopes = _Scopes(tree, kids, parents)
     calls = scopes.calls
     staying = [call for call in calls if stays(call) or (extra and start(call) in extra)]
-    if not staying:
+    converting = [call for call in calls if converts(call)]
+    if not staying and not any(isinstance(sub, (ast.Name, ast.Attribute)) and flagged_reference(sub)
+                               for call in converting for arg in [*call.args, *(k.value for k in call.keywords)]
+                               for sub in ast.walk(arg)):
         return KeptCalls(extra=extra)
     names: set[tuple[int, str]] = set()  # (id of the scope binding it, name)
     attributes: set[tuple[int, str]] = set()  # (id of the class, attribute of self)
@@ -93,6 +112,8 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
         return None
 
     def tf_value(node: ast.expr) -> bool:
+        if isinstance(node, (ast.Name, ast.Attribute)) and flagged_reference(node):
+            return True
         found = key(node)
         if found is not None:
             kind, k = found
@@ -121,7 +142,6 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
     kept_ids = {id(call) for call in staying}
     # calls whose value is a TensorFlow value
     valued = {id(call) for call in staying if makes_tf_value(call) or (extra and start(call) in extra)}
-    converting = [call for call in calls if converts(call)]
     changed = True
     while changed:  # to a fixed point: bindings of TensorFlow values, and the calls given one
         changed = False
@@ -143,7 +163,10 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
             if id(call) in kept_ids:
                 continue
             value = next((v for v in map(tf_value_in, [*call.args, *(k.value for k in call.keywords)]) if v is not None), None)
-            if value is not None:
+            if value is not None and isinstance(value, (ast.Name, ast.Attribute)) and flagged_reference(value):
+                given[id(call)] = (f"`{ast.unparse(value)}` stays TensorFlow here (no rule converts it): converted "
+                                   "alone, this call would hand it to MindSpore; it stays TensorFlow with it")
+            elif value is not None:
                 given[id(call)] = (f"`{ast.unparse(value)}` is a TensorFlow value here (made by a call that stays "
                                    "TensorFlow): converted alone, this call would hand it to MindSpore; it stays "
                                    "TensorFlow with the calls that make it")
