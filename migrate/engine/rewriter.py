@@ -203,21 +203,12 @@ class Rewriter(cst.CSTTransformer):
                     self.note(new, f"`{name}` is a name this file already uses: the converted code imports `{imp}` "
                                    f"and says `{alias}`", "info")
 
-    def leave_Name(self, original: cst.Name, updated: cst.Name):
+    def leave_Name(self, original: cst.CSTNode, updated: cst.CSTNode):
+        """A reference, string or decorator the plan rewrites (the same for the four node kinds)."""
         action = self.plan.refs.get(original)
         return self._apply(action, original, updated) if action else updated
 
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute):
-        action = self.plan.refs.get(original)
-        return self._apply(action, original, updated) if action else updated
-
-    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString):
-        action = self.plan.refs.get(original)
-        return self._apply(action, original, updated) if action else updated
-
-    def leave_Decorator(self, original: cst.Decorator, updated: cst.Decorator):
-        action = self.plan.refs.get(original)
-        return self._apply(action, original, updated) if action else updated
+    leave_Attribute = leave_SimpleString = leave_Decorator = leave_Name
 
     def leave_Call(self, original: cst.Call, updated: cst.Call):
         action = self.plan.calls.get(original)

@@ -65,8 +65,12 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
         """No rule converts the API called: the first rule of its name marks it as it is."""
         return any(op.marks and op.keeps_tf(params) for op, params in first_ops(call))
 
+    def left_as_tf_value(func: ast.expr) -> bool:
+        """The first rule of the name marks it as it is, and what it gives is a TensorFlow value."""
+        return any(op.marks and op.keeps_tf(params) and op.makes_tf_values for op, params in first_ops_of(func))
+
     def makes_tf_value(call: ast.Call) -> bool:
-        return any(op.marks and op.keeps_tf(params) and op.makes_tf_values for op, params in first_ops(call))
+        return left_as_tf_value(call.func)
 
     def converts(call: ast.Call) -> bool:
         """A rule rewrites the call into something that takes its arguments (one that removes the
@@ -83,8 +87,7 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
             up = parents.get(node)
             whole = not (isinstance(up, ast.Attribute) and up.value is node) and not (
                 isinstance(up, ast.Call) and up.func is node)
-            flagged_refs[id(node)] = whole and any(
-                op.marks and op.keeps_tf(params) and op.makes_tf_values for op, params in first_ops_of(node))
+            flagged_refs[id(node)] = whole and left_as_tf_value(node)
         return flagged_refs[id(node)]
 
     def start(call: ast.Call) -> tuple[int, int]:

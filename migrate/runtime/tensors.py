@@ -104,6 +104,24 @@ def from_numpy(array: np.ndarray, like) -> Any:
 
 # --- nests ------------------------------------------------------------------------------
 
+_INT32 = np.iinfo(np.int32)
+
+
+def tf_inferred(value) -> np.ndarray:
+    """A Python number, bool or (nested) list as NumPy with the dtype TF infers for it: a
+    float is float32, an int int32 (int64 when a value does not fit), a bool bool. NumPy
+    arrays and scalars keep theirs."""
+    array = np.asarray(value)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return array
+    if array.dtype == np.float64:
+        return array.astype(np.float32)
+    if array.dtype.kind == "i":
+        fits = array.size == 0 or (array.min() >= _INT32.min and array.max() <= _INT32.max)
+        return array.astype(np.int32 if fits else np.int64)
+    return array
+
+
 def is_namedtuple(value) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 

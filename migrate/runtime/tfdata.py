@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from .tensors import is_namedtuple
+from .tensors import is_namedtuple, tf_inferred
 
 __all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "AutoShardPolicy", "Dataset", "Options",
            "TFRecordDataset", "TextLineDataset", "experimental"]
@@ -145,7 +145,8 @@ def _is_leaf_list(value) -> bool:
 # --- leaves ----------------------------------------------------------------------------------
 
 def _to_array(value) -> np.ndarray:
-    """A leaf as numpy, with TF's conversions: Python floats are float32, ints int32."""
+    """A leaf as numpy, with TF's conversions: Python floats are float32, ints int32 (int64
+    past its range), text bytes."""
     if isinstance(value, (np.ndarray, np.generic)):
         return np.asarray(value)
     module = type(value).__module__ or ""
@@ -153,11 +154,7 @@ def _to_array(value) -> np.ndarray:
         return value.asnumpy()
     if module.startswith("tensorflow") and hasattr(value, "numpy"):
         return np.asarray(value.numpy())
-    array = np.asarray(value)
-    if array.dtype == np.float64:
-        return array.astype(np.float32)
-    if array.dtype == np.int64:
-        return array.astype(np.int32)
+    array = tf_inferred(value)
     if array.dtype.kind == "U":
         return np.char.encode(array, "utf-8").astype(object)  # TF strings are bytes
     return array
@@ -520,7 +517,7 @@ def _file_dataset(read, filenames, compression_type, num_parallel_reads) -> "Dat
     if num_parallel_reads not in (None, 0, 1):
         # TF reads that many files at once and interleaves their records one by one.
         files = Dataset(lambda: (np.array(n, dtype=object) for n in names), len(names))
-        return files.interleave(lambda n: _file_dataset(read, [_bytes_name(n)], compression_type, None),
+        return files.interleave(lambda n: _file_dataset(read, n, compression_type, None),
                                 cycle_length=num_parallel_reads, block_length=1)
 
     def elements():
@@ -529,11 +526,6 @@ def _file_dataset(read, filenames, compression_type, num_parallel_reads) -> "Dat
                 yield np.array(item, dtype=object)
 
     return Dataset(elements)
-
-
-def _bytes_name(n) -> str:
-    value = n.item() if isinstance(n, np.ndarray) else n
-    return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
 def TFRecordDataset(filenames, compression_type=None, buffer_size=None, num_parallel_reads=None,  # noqa: N802

@@ -26,6 +26,9 @@ from typing import Iterator
 
 import numpy as np
 
+# Numbers as a MindSpore tensor; bytes stay NumPy (MindSpore has no string tensor), as in tfdata.
+from .tfdata import _to_tensor as _tensor
+
 string = "string"  # tf.string: the dtype of a feature of bytes
 
 
@@ -228,15 +231,6 @@ def _as_bytes(serialized) -> bytes:
         raise ValueError(f"parse_single_example takes one serialized Example (a scalar), not shape {array.shape}")
     value = array.item()
     return value.encode() if isinstance(value, str) else bytes(value)
-
-
-def _tensor(array: np.ndarray):
-    """Numbers as a MindSpore tensor; bytes stay NumPy (MindSpore has no string tensor)."""
-    if array.dtype == object:
-        return array
-    import mindspore as ms
-
-    return ms.Tensor(array)
 
 
 def parse_single_example(serialized, features, example_names=None, name=None) -> dict:

@@ -26,7 +26,8 @@ import types
 
 import numpy as np
 
-_INT32 = np.iinfo(np.int32)
+from .tensors import tf_inferred
+
 _names: dict[str, itertools.count] = {}
 _lock = threading.Lock()
 
@@ -46,17 +47,6 @@ def _unique(name: str) -> str:
     return name if n == 0 else f"{name}_{n}"
 
 
-def _infer(value) -> np.ndarray:
-    """``value`` as NumPy, with TF's dtype inference for Python scalars and lists."""
-    array = np.asarray(value)
-    if array.dtype == np.float64 and not isinstance(value, (np.ndarray, np.generic)):
-        return array.astype(np.float32)  # a Python float (or a list of them)
-    if array.dtype.kind == "i" and not isinstance(value, (np.ndarray, np.generic)):
-        fits = array.size == 0 or (array.min() >= _INT32.min and array.max() <= _INT32.max)
-        return array.astype(np.int32 if fits else np.int64)
-    return array
-
-
 def _initial(value, dtype):
     ms = _ms()
     if callable(value) and not isinstance(value, ms.Tensor):
@@ -64,7 +54,7 @@ def _initial(value, dtype):
     if isinstance(value, ms.Tensor):
         tensor = ms.Tensor(value.asnumpy())  # a copy: the variable never aliases its initial value
     else:
-        tensor = ms.Tensor(_infer(value))
+        tensor = ms.Tensor(tf_inferred(value))
     if dtype is not None and tensor.dtype != dtype:
         tensor = tensor.astype(dtype)
     return tensor

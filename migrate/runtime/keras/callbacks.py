@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._tensors import to_float
+
 
 class Callback:
     def __init__(self):
@@ -241,7 +243,7 @@ class TensorBoard(Callback):
             with self._writer("val").as_default():
                 for name, value in logs.items():
                     self._summary().scalar(f"evaluation_{name}_vs_iterations", value,
-                                           step=int(np.asarray(_number(optimizer.iterations))))
+                                           step=int(to_float(optimizer.iterations)))
         self._pop()
 
     def on_train_batch_begin(self, batch, logs=None):
@@ -269,7 +271,7 @@ class TensorBoard(Callback):
             optimizer = getattr(self.model, "optimizer", None)
             optimizer = getattr(optimizer, "inner_optimizer", optimizer)
             if optimizer is not None and hasattr(optimizer, "learning_rate"):
-                train["learning_rate"] = float(np.asarray(_number(optimizer.learning_rate)))
+                train["learning_rate"] = to_float(optimizer.learning_rate)
             with self._writer("train").as_default():
                 for name, value in train.items():
                     summary.scalar(f"epoch_{name}", value, step=epoch)
@@ -283,10 +285,6 @@ class TensorBoard(Callback):
                     for weight in getattr(layer, "weights", []):
                         name = str(getattr(weight, "path", None) or weight.name).replace(":", "_")
                         summary.histogram(f"{name}/histogram", weight, step=epoch)
-
-
-def _number(value):
-    return value.asnumpy() if hasattr(value, "asnumpy") else value
 
 
 class ProgbarLogger(Callback):
