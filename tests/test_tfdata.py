@@ -20,6 +20,8 @@ from migrate.runtime import spmd, tfdata
 X = "np.arange(20, dtype=np.float32).reshape(10, 2)"
 Y = "np.arange(10, dtype=np.int64)"
 PIPELINES = {
+    "python_ints_past_int32": "D.from_tensor_slices([1, 2**40, -3])",
+    "python_scalars": "D.from_tensors((1, 2.5, True, [1, 2]))",
     "slices_batch": f"D.from_tensor_slices(({X}, {Y})).batch(4)",
     "slices_batch_drop": f"D.from_tensor_slices(({X}, {Y})).batch(4, drop_remainder=True)",
     "dict_elements": f"D.from_tensor_slices({{'x': {X}, 'y': {Y}}}).batch(3)",
