@@ -126,8 +126,8 @@ def test_the_strategys_statements_use_the_aliases():
         return init
     """
     out = convert(code)
-    assert "from mindspore.communication import init as ms_init\n" in out
-    assert "\nms_init()\nms.set_auto_parallel_context(" in out
+    assert "from migrate.runtime.spmd import init as migrate_init\n" in out
+    assert "\nmigrate_init()\nms.set_auto_parallel_context(" in out
 
 
 def test_names_the_file_uses_only_in_set_aside_statements_count():

@@ -411,7 +411,7 @@ def _fill(path: Path, leave: int) -> None:
 
 def test_in_place_on_a_filesystem_that_fills_up(tmp_path, small_tmpfs):
     """Conversion makes each file cross a 4 KiB page: with no room for the temporary copy, the original stays."""
-    padded = TF_SOURCE + "".join(f"# line {i:03d} " + "x" * 60 + "\n" for i in range(54))
+    padded = TF_SOURCE + "".join(f"# line {i:03d} " + "x" * 61 + "\n" for i in range(54))
     expected = converted_map([padded])
     assert 3900 < len(padded) < 4096 < len(expected[padded.encode()])
     files = make_tree(small_tmpfs / "src", 8, sources=[padded])

@@ -70,8 +70,8 @@ EXPECTED_SOURCES = {
     2: (
         "import mindspore as ms\n"
         "from migrate.runtime import spmd\n"
+        "from migrate.runtime.spmd import init\n"
         "from mindspore import ops\n"
-        "from mindspore.communication import init\n"
         "\n"
         "%matplotlib inline\n"
         "import numpy as np\n"

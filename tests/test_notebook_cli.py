@@ -29,7 +29,8 @@ NOTEBOOK = {
 
 CONVERTED_CELL = [
     "import mindspore as ms\n",
-    "from mindspore.communication import get_group_size, init\n",
+    "from migrate.runtime.spmd import init\n",
+    "from mindspore.communication import get_group_size\n",
     "\n",
     "%matplotlib inline\n",
     "init()\n",

@@ -38,7 +38,7 @@ with strategy.scope():
 
 CONVERTED_SOURCE = """\
 import mindspore as ms
-from mindspore.communication import init
+from migrate.runtime.spmd import init
 
 init()
 ms.set_auto_parallel_context(parallel_mode=ms.ParallelMode.DATA_PARALLEL, gradients_mean=False, parameter_broadcast=True)

@@ -1,7 +1,7 @@
 """The names the conversion's imports bind, and the alias each takes in a file that already uses it.
 
 Rewritten code needs imports: ``from mindspore import ops``, ``import mindspore as ms``,
-``from mindspore.communication import init``, ``from migrate.runtime import keras as mk``.
+``from migrate.runtime.spmd import init``, ``from migrate.runtime import keras as mk``.
 TensorFlow's own code often binds those names to something else (``from
 tensorflow.python.framework import ops``, a parameter called ``init``, ``tfd =
 tfp.distributions``); the added import would shadow it, and every use of the file's own

@@ -85,9 +85,16 @@ class RankMismatchError(ValueError):
 
 
 def launched_by_launcher() -> bool:
-    """True when msrun (or the dynamic-cluster variables it sets) started this process."""
+    """True when a launcher MindSpore's ``init()`` joins started this process.
+
+    msrun (`migrate run`) and any dynamic cluster set MS_ROLE, MS_SCHED_HOST and MS_WORKER_NUM;
+    mpirun sets OMPI_COMM_WORLD_SIZE; an Ascend rank-table launch sets RANK_TABLE_FILE (or the
+    older MINDSPORE_HCCL_CONFIG_PATH).
+    """
     env = os.environ
-    return bool(env.get("MS_ROLE")) and bool(env.get("MS_SCHED_HOST")) and bool(env.get("MS_WORKER_NUM"))
+    dynamic_cluster = bool(env.get("MS_ROLE")) and bool(env.get("MS_SCHED_HOST")) and bool(env.get("MS_WORKER_NUM"))
+    return dynamic_cluster or any(env.get(name) for name in ("OMPI_COMM_WORLD_SIZE", "RANK_TABLE_FILE",
+                                                             "MINDSPORE_HCCL_CONFIG_PATH"))
 
 
 def _dtype_name(tensor) -> str:

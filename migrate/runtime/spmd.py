@@ -8,14 +8,12 @@ identity, so ``python train.py`` just works.
 
 from __future__ import annotations
 
-import os
-
 from . import collectives, context, data, parameters, reductions
 from .fusion import AUTO, Packed
 from .reduce_op import ReduceOp, resolve_reduce_op
 
 __all__ = [
-    "initialize", "rank", "group_size", "reduce", "all_reduce", "gather", "distribute_dataset",
+    "init", "initialize", "rank", "group_size", "reduce", "all_reduce", "gather", "distribute_dataset",
     "distribute_datasets_from_function", "distribute_values_from_function", "aggregate_gradients",
     "broadcast_parameters",
 ]
@@ -141,5 +139,18 @@ def broadcast_parameters(params, root=0):
 
 
 def launched() -> bool:
-    """True when this process was started by a launcher (msrun / `migrate run`)."""
-    return collectives.launched_by_launcher() or bool(os.environ.get("RANK_TABLE_FILE"))
+    """True when this process was started by a launcher (msrun / `migrate run`, mpirun, a rank table)."""
+    return collectives.launched_by_launcher()
+
+
+def init() -> None:
+    """``mindspore.communication.init()`` when a launcher started this process; nothing otherwise.
+
+    What `migrate convert` emits where a strategy is created, before
+    ``ms.set_auto_parallel_context(parallel_mode=DATA_PARALLEL, ...)``. Under msrun
+    (`migrate run -n N`), mpirun or an Ascend rank table it binds the process to its device
+    and calls MindSpore's ``init()``, once. Started plainly (``python train.py``), where
+    MindSpore's ``init()`` raises, the program is one process and one replica, as the TF
+    original is on one device, and every collective is the identity.
+    """
+    collectives.world()

@@ -91,6 +91,15 @@ def run_converted(script: Path, nproc: int, log_dir: Path, args: tuple[str, ...]
     return last_json(done.stdout, f"converted {script.name}")
 
 
+def run_plain(script: Path, args: tuple[str, ...] = (), timeout: float = 300) -> dict:
+    """The converted program started as ``python train.py``: no launcher, one process, one replica."""
+    env = {k: v for k, v in _env().items() if not k.startswith(("MS_", "OMPI_", "RANK_"))}
+    done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=timeout,
+                          env=env, cwd=script.parent)
+    assert done.returncode == 0, f"python {script.name} failed ({done.returncode}):\n{done.stderr[-4000:]}"
+    return last_json(done.stdout, f"converted {script.name}, started plainly")
+
+
 def assert_same_numbers(got: dict, want: dict, rtol: float = 1e-4, atol: float = 1e-6) -> None:
     assert got.keys() == want.keys(), (sorted(got), sorted(want))
     for key in want:

@@ -2,8 +2,8 @@
 
 Each program runs three ways: the TF original on 2 replicas (2 logical CPU devices,
 or 2 TF workers for MultiWorkerMirroredStrategy), ``migrate convert`` then
-``migrate run -n 2``, and the converted program on 1 process against TF on 1
-replica. Numbers must agree to rtol 1e-4.
+``migrate run -n 2``, and the converted program started plainly (``python train.py``,
+one process) against TF on 1 replica. Numbers must agree to rtol 1e-4.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from tests.equivalence.harness import (
     convert,
     programs,
     run_converted,
+    run_plain,
     run_tf,
     run_tf_workers,
 )
@@ -75,10 +76,18 @@ def test_two_replicas_match_tensorflow(name, converted, program_args, tmp_path):
 
 
 @pytest.mark.parametrize("name", PROGRAM_NAMES)
-def test_one_process_matches_one_replica(name, converted, program_args, tmp_path):
+def test_plain_python_matches_one_replica(name, converted, program_args):
+    """``python train.py`` with no launcher: one process, one replica, TF's numbers on one device."""
     original, args = SOURCES[name], program_args[name]
     want = run_tf(original, 1, args)
-    got = run_converted(converted[name], 1, tmp_path / "logs", args)
+    got = run_plain(converted[name], args)
+    assert_same_numbers(got, want)
+
+
+def test_one_process_under_the_launcher_matches_one_replica(converted, tmp_path):
+    """``migrate run -n 1``: msrun with one worker joins a cluster of one."""
+    want = run_tf(SOURCES["example"], 1)
+    got = run_converted(converted["example"], 1, tmp_path / "logs")
     assert_same_numbers(got, want)
 
 

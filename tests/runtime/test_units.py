@@ -84,6 +84,27 @@ def test_single_replica_semantics_without_launcher():
     assert tfd.aggregate_gradients(grads) == grads
 
 
+@pytest.mark.parametrize("env, launched", [
+    ({}, False),
+    ({"MS_ROLE": "MS_WORKER"}, False),  # a stray variable is not a launch
+    ({"MS_ROLE": "MS_WORKER", "MS_SCHED_HOST": "127.0.0.1", "MS_WORKER_NUM": "2"}, True),  # msrun
+    ({"OMPI_COMM_WORLD_SIZE": "2"}, True),  # mpirun
+    ({"RANK_TABLE_FILE": "/etc/hccl.json"}, True),  # Ascend rank table
+    ({"MINDSPORE_HCCL_CONFIG_PATH": "/etc/hccl.json"}, True),
+])
+def test_init_joins_only_what_a_launcher_started(monkeypatch, env, launched):
+    """spmd.init is MindSpore's init() under a launcher; started plainly it is one replica."""
+    for name in ("MS_ROLE", "MS_SCHED_HOST", "MS_WORKER_NUM", "OMPI_COMM_WORLD_SIZE", "RANK_TABLE_FILE",
+                 "MINDSPORE_HCCL_CONFIG_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert tfd.spmd.launched() is launched
+    if not launched:
+        tfd.spmd.init()  # MindSpore's own init() raises here; this is the identity
+        assert (tfd.rank(), tfd.group_size()) == (0, 1)
+
+
 def test_input_context_batch_size():
     context = tfd.InputContext(num_input_pipelines=1, input_pipeline_id=0, num_replicas_in_sync=2)
     assert context.get_per_replica_batch_size(8) == 4
