@@ -3,7 +3,10 @@
 Each program runs three ways: the TF original on 2 replicas (2 logical CPU devices,
 or 2 TF workers for MultiWorkerMirroredStrategy), ``migrate convert`` then
 ``migrate run -n 2``, and the converted program started plainly (``python train.py``,
-one process) against TF on 1 replica. Numbers must agree to rtol 1e-4.
+one process) against TF on 1 replica. Numbers must agree to rtol 1e-4; a program that
+computes in float16 (mixed precision) to 1e-3, float16's own rounding summed in a
+different order, with its loss scales and skipped steps still exact (a power of two apart
+otherwise).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ pytest.importorskip("tensorflow")
 pytest.importorskip("mindspore")
 
 MULTI_WORKER = {"multi_worker"}
+TOLERANCES = {"mixed_precision": {"rtol": 1e-3, "atol": 1e-3}}
 SOURCES = programs()
 PROGRAM_NAMES = sorted(SOURCES)
 
@@ -72,7 +76,7 @@ def test_two_replicas_match_tensorflow(name, converted, program_args, tmp_path):
     original, args = SOURCES[name], program_args[name]
     want = run_tf_workers(original, 2, args) if name in MULTI_WORKER else run_tf(original, 2, args)
     got = run_converted(converted[name], 2, tmp_path / "logs", args)
-    assert_same_numbers(got, want)
+    assert_same_numbers(got, want, **TOLERANCES.get(name, {}))
 
 
 @pytest.mark.parametrize("name", PROGRAM_NAMES)
@@ -81,7 +85,7 @@ def test_plain_python_matches_one_replica(name, converted, program_args):
     original, args = SOURCES[name], program_args[name]
     want = run_tf(original, 1, args)
     got = run_plain(converted[name], args)
-    assert_same_numbers(got, want)
+    assert_same_numbers(got, want, **TOLERANCES.get(name, {}))
 
 
 def test_one_process_under_the_launcher_matches_one_replica(converted, tmp_path):

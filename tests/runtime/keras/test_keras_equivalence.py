@@ -97,6 +97,59 @@ def test_optimizers_and_schedules_over_several_steps(single):
             assert ours["optimizers"][name]["iterations"] == result["iterations"], name
 
 
+def test_loss_scale_optimizer_skips_overflowed_steps_and_moves_the_scale_as_keras(single):
+    """Overflows forced at steps 3, 7, 8, 9 (inf, nan, -inf): same skipped steps, scales, counters, weights."""
+    ours, theirs = single
+    assert "__error__" not in ours["loss_scale"], ours["loss_scale"].get("__error__")
+    for name in ("sgd_momentum", "adam_clipnorm"):
+        mine, keras = ours["loss_scale"][name], theirs["loss_scale"][name]
+        schedule = [(s["scale_before"], s["scale"], s["counter"], s["iterations"]) for s in keras]
+        assert [(s["scale_before"], s["scale"], s["counter"], s["iterations"]) for s in mine] == schedule, name
+        # The schedule is the one Keras documents: halve and skip on overflow, double after 3 finite steps.
+        assert [s[1] for s in schedule] == [2.0 ** 15] * 2 + [2.0 ** 16, 2.0 ** 15] + [2.0 ** 15] * 2 + [
+            2.0 ** 16, 2.0 ** 15, 2.0 ** 14, 2.0 ** 13, 2.0 ** 13, 2.0 ** 13], name
+        _check({f"{name}@{i}": s["variables"] for i, s in enumerate(mine)},
+               {f"{name}@{i}": s["variables"] for i, s in enumerate(keras)}, rtol=1e-5)
+    assert ours["loss_scale"]["defaults"] == theirs["loss_scale"]["defaults"] == [3.0 * 2 ** 15, 2000]
+
+
+def test_mixed_float16_computes_in_half_precision_and_scales_losses_as_keras(single):
+    """Policy dtypes as Keras's; fit (automatically loss-scaled) to rtol 1e-3, as float16 rounds in a different
+    summation order; a custom loop whose float16 gradients overflow skips the same 7 steps with TF's scales."""
+    ours, theirs = single
+    mine, keras = ours["mixed_precision"], theirs["mixed_precision"]
+    assert "__error__" not in mine, mine.get("__error__")
+    assert mine["policy"] == keras["policy"] == ["mixed_float16", "float16", "float32", "mixed_float16"]
+    assert mine["dtypes"] == keras["dtypes"] == ["float16", "float32", "float32"]
+    assert mine["wrapped"] == keras["wrapped"] == "LossScaleOptimizer"
+    _check({"predict": mine["predict"]}, {"predict": keras["predict"]}, rtol=1e-3, atol_scale=1e-3)
+    _check(mine["fit"], keras["fit"], rtol=1e-3, atol_scale=1e-3)
+    steps, tf_steps = mine["overflow_loop"]["steps"], keras["overflow_loop"]["steps"]
+    assert [(s["scale"], s["iterations"]) for s in steps] == [(s["scale"], s["iterations"]) for s in tf_steps]
+    assert [s["iterations"] for s in tf_steps[:7]] == [0] * 7  # the forced overflows really happened
+    _check({"loss": [s["loss"] for s in steps]}, {"loss": [s["loss"] for s in tf_steps]}, rtol=1e-4)
+    _check(mine["overflow_loop"], keras["overflow_loop"], rtol=1e-3, keys=["weights"])
+
+
+def test_two_process_loss_scaling_equals_mirrored_strategy(distributed):
+    """Different gradients per replica, overflowing on both at steps 2 and 5: TF's scales, skips and weights."""
+    ranks, theirs, _ = distributed
+    for rank in ranks:
+        assert [(s["scale"], s["iterations"]) for s in rank["loss_scale"]] == [
+            (s["scale"], s["iterations"]) for s in theirs["loss_scale"]]
+        _check({"loss_scale": [s["variables"] for s in rank["loss_scale"]]},
+               {"loss_scale": [s["variables"] for s in theirs["loss_scale"]]}, rtol=1e-5)
+
+
+def test_an_overflow_on_one_replica_skips_the_step_on_every_replica(distributed):
+    ranks, _, _ = distributed
+    first, second = (rank["loss_scale_one_replica_overflows"] for rank in ranks)
+    assert first == second  # same scales, iterations and weights on both processes
+    # Step 1: only rank 1 overflows, and both skip; step 2 overflows on both (as in the case above).
+    assert [(s["scale"], s["iterations"]) for s in first[:4]] == [(2.0 ** 15, 1), (2.0 ** 14, 1), (2.0 ** 13, 1),
+                                                                   (2.0 ** 13, 2)]
+
+
 def test_metrics_update_result_reset(single):
     ours, theirs = single
     _check(ours["metrics"], theirs["metrics"], rtol=1e-6)

@@ -28,8 +28,10 @@ import re
 import threading
 
 import numpy as np
+from mindspore import Parameter as ms_Parameter
 from mindspore import nn
 
+from .. import dtype_policies
 from .. import initializers as initializers_module
 from ..autodiff import LiveWeights
 from .. import regularizers as regularizers_module
@@ -103,6 +105,19 @@ def _convert_inputs(value):
     return map_structure(convert, value)
 
 
+def _autocast_for(layer, compute: str):
+    """Keras 3's rule for the autocast scope a layer's call runs in (a no-op context when it keeps the current one)."""
+    current = dtype_policies.autocast_dtype()
+    if current is not None:
+        if not layer.autocast or not dtype_policies.is_float(compute):
+            return dtype_policies.autocast_scope(None)
+        if current != compute:
+            return dtype_policies.autocast_scope(compute)
+    elif compute != layer.dtype_policy.variable_dtype:
+        return dtype_policies.autocast_scope(compute)
+    return contextlib.nullcontext()
+
+
 class Layer(nn.Cell):
     """Base class of every Keras layer and model here (a MindSpore Cell).
 
@@ -126,7 +141,9 @@ class Layer(nn.Cell):
         self._weight_regularizers: list = []  # (regularizer, Parameter)
         self._added_losses: list = []
         self._layer_attrs: list = []          # names of sub-layer attributes in assignment order
-        self.dtype = dtype or "float32"
+        self.dtype_policy = dtype_policies.get(dtype)
+        self.dtype = self.dtype_policy.variable_dtype
+        self.autocast = bool(autocast)
         if input_dim is not None and input_shape is None:
             input_shape = (input_dim,)
         if batch_input_shape is not None:
@@ -168,8 +185,24 @@ class Layer(nn.Cell):
 
     # --- weights -------------------------------------------------------------------------
 
+    @property
+    def compute_dtype(self) -> str:
+        return self.dtype_policy.compute_dtype
+
+    @property
+    def variable_dtype(self) -> str:
+        return self.dtype_policy.variable_dtype
+
+    def __getattr__(self, name):
+        value = super().__getattr__(name)
+        dtype = dtype_policies.autocast_dtype()
+        if dtype is not None and isinstance(value, ms_Parameter) and getattr(value, "_keras_autocast", False) \
+                and dtype_policies.is_float(value.dtype) and dtype_policies._dtype_name(value.dtype) != dtype:
+            return value.astype(dtype_policies.ms_dtype(dtype))  # read in the compute dtype; differentiable
+        return value
+
     def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, regularizer=None,
-                   constraint=None, name=None, **kwargs):
+                   constraint=None, name=None, autocast=True, **kwargs):
         """Create a Parameter (Keras 3 order: shape, initializer, dtype, trainable, ..., name).
 
         A first positional string is taken as the name (Keras 2's order). Float weights
@@ -196,6 +229,7 @@ class Layer(nn.Cell):
                                  requires_grad=bool(trainable) and self._trainable)
         parameter._keras_trainable = bool(trainable)
         parameter._keras_constraint = constraint
+        parameter._keras_autocast = bool(autocast)
         super().__setattr__(attr, parameter)
         self._own_weights.append(parameter)
         if regularizer is not None:
@@ -338,7 +372,11 @@ class Layer(nn.Cell):
             kwargs["training"] = bool(training)
         if not self._call_takes_mask:
             kwargs.pop("mask", None)
-        with training_scope(training):
+        compute = self.dtype_policy.compute_dtype
+        if self.autocast and args and dtype_policies.needs_cast(args[0], compute):
+            args = (dtype_policies.cast_floats(args[0], compute),) + tuple(args[1:])
+        scope = _autocast_for(self, compute)
+        with training_scope(training), scope:
             out = super().__call__(*args, **kwargs)
         if self._pending_restore is not None:  # a model whose layers build in `call`
             self._restore_pending()
@@ -365,7 +403,7 @@ class Layer(nn.Cell):
     # --- misc Keras API ------------------------------------------------------------------
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self._trainable, "dtype": self.dtype}
+        return {"name": self.name, "trainable": self._trainable, "dtype": self.dtype_policy.name}
 
     @classmethod
     def from_config(cls, config):

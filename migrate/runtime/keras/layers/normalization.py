@@ -59,13 +59,15 @@ class BatchNormalization(Layer):
         self._reduction_axes = tuple(i for i in range(self._ndim) if i != axis)
         shape = (int(input_shape[axis]),)
         self.gamma = self.add_weight(name="gamma", shape=shape, initializer=self.gamma_initializer,
-                                     regularizer=self.gamma_regularizer) if self.scale else None
+                                     regularizer=self.gamma_regularizer, autocast=False) if self.scale else None
         self.beta = self.add_weight(name="beta", shape=shape, initializer=self.beta_initializer,
-                                    regularizer=self.beta_regularizer) if self.center else None
+                                    regularizer=self.beta_regularizer, autocast=False) if self.center else None
         self.moving_mean = self.add_weight(name="moving_mean", shape=shape,
-                                           initializer=self.moving_mean_initializer, trainable=False)
+                                           initializer=self.moving_mean_initializer, trainable=False,
+                                           autocast=False)
         self.moving_variance = self.add_weight(name="moving_variance", shape=shape,
-                                               initializer=self.moving_variance_initializer, trainable=False)
+                                               initializer=self.moving_variance_initializer, trainable=False,
+                                               autocast=False)
         self.built = True
 
     def _broadcast(self, value):
@@ -75,6 +77,7 @@ class BatchNormalization(Layer):
 
     def call(self, inputs, training=None, mask=None):
         ops = _ops()
+        inputs = _in_float32(inputs)  # Keras computes normalization in float32 under a half-precision policy
         if training and self.trainable:
             mean, variance = _moments(inputs, self._reduction_axes)
             flat_mean, flat_variance = mean.reshape(-1), variance.reshape(-1)
@@ -93,7 +96,7 @@ class BatchNormalization(Layer):
         offset = -mean * inv
         if self.beta is not None:
             offset = self._broadcast(self.beta) + offset
-        return inputs * inv + offset
+        return _in_compute_dtype(self, inputs * inv + offset)
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon,
@@ -120,17 +123,18 @@ class LayerNormalization(Layer):
         shape = tuple(int(input_shape[a]) for a in self._axes)
         self._param_shape = tuple(int(input_shape[i]) if i in self._axes else 1 for i in range(ndim))
         self.gamma = self.add_weight(name="gamma", shape=shape, initializer=self.gamma_initializer,
-                                     regularizer=self.gamma_regularizer) if self.scale else None
+                                     regularizer=self.gamma_regularizer, autocast=False) if self.scale else None
         self.beta = self.add_weight(name="beta", shape=shape, initializer=self.beta_initializer,
-                                    regularizer=self.beta_regularizer) if self.center else None
+                                    regularizer=self.beta_regularizer, autocast=False) if self.center else None
         self.built = True
 
     def call(self, inputs):
         ops = _ops()
+        inputs = _in_float32(inputs)
         if self.rms_scaling:
             variance = ops.var(inputs, axis=self._axes, keepdims=True)
             inv = ops.rsqrt(variance + self.epsilon)
-            return inputs * inv * self.gamma.reshape(self._param_shape)
+            return _in_compute_dtype(self, inputs * inv * self.gamma.reshape(self._param_shape))
         mean, variance = _moments(inputs, self._axes)
         inv = ops.rsqrt(variance + self.epsilon)
         if self.gamma is not None:
@@ -138,7 +142,22 @@ class LayerNormalization(Layer):
         offset = -mean * inv
         if self.beta is not None:
             offset = offset + self.beta.reshape(self._param_shape)
-        return inputs * inv + offset
+        return _in_compute_dtype(self, inputs * inv + offset)
+
+
+def _in_float32(inputs):
+    import mindspore as ms
+
+    return inputs.astype(ms.float32) if inputs.dtype in (ms.float16, ms.bfloat16) else inputs
+
+
+def _in_compute_dtype(layer, outputs):
+    compute = layer.compute_dtype
+    if compute in ("float16", "bfloat16"):
+        from ..dtype_policies import ms_dtype
+
+        return outputs.astype(ms_dtype(compute))
+    return outputs
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon, "center": self.center,

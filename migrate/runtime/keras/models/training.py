@@ -103,6 +103,9 @@ class Trainer:
                 run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True, **kwargs):
         """Keras's compile: optimizer (instance or name), loss (instance, function or name), metrics."""
         self.optimizer = optimizers_module.get(optimizer)
+        if auto_scale_loss and self.dtype_policy.name == "mixed_float16" and self.optimizer is not None and \
+                not isinstance(self.optimizer, optimizers_module.LossScaleOptimizer):
+            self.optimizer = optimizers_module.LossScaleOptimizer(self.optimizer, name="loss_scale_optimizer")
         self.loss = loss
         self._loss_spec = loss
         self._loss_weights = loss_weights
@@ -208,9 +211,10 @@ class Trainer:
         def forward():
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight, training=True)
-            return loss, y_pred
+            scaled = self.optimizer.scale_loss(loss) if self.optimizer is not None else loss
+            return scaled, (loss, y_pred)
 
-        (loss, y_pred), grads = value_and_grad(forward, None, weights, has_aux=True)()
+        (_, (loss, y_pred)), grads = value_and_grad(forward, None, weights, has_aux=True)()
         self._loss_tracker.update_state(losses_module.unscale_loss_for_distribution(loss),
                                         sample_weight=float(data_adapter.batch_size_of(x)))
         if self.optimizer is not None:

@@ -1,4 +1,4 @@
-"""`tf.keras.optimizers`: SGD, Adam, AdamW, RMSprop with Keras 3's formulas, plus schedules.
+"""`tf.keras.optimizers`: SGD, Adam, AdamW, RMSprop with Keras 3's formulas, LossScaleOptimizer, schedules.
 
 Optimizers bind lazily to MindSpore Parameters on the first `apply_gradients` and sum
 gradients across processes in a launched job (see `base`).
@@ -7,6 +7,7 @@ gradients across processes in a launched job (see `base`).
 from . import schedules
 from .adam import Adam, AdamW
 from .base import Optimizer
+from .loss_scale import LossScaleOptimizer
 from .rmsprop import RMSprop
 from .sgd import SGD
 
@@ -27,4 +28,4 @@ def get(identifier):
     raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}")
 
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "schedules", "get"]
+__all__ = ["Optimizer", "LossScaleOptimizer", "SGD", "Adam", "AdamW", "RMSprop", "schedules", "get"]

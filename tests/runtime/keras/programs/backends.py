@@ -33,6 +33,14 @@ class TFBackend:
     def constant_initializer(self, value):
         return self.tf.constant_initializer(value)
 
+    def scaled_loss_and_grads(self, model, optimizer, x, y):
+        """Mean squared error, its gradients through `optimizer.scale_loss` (the loss itself is unscaled)."""
+        tf = self.tf
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+            scaled = optimizer.scale_loss(loss)
+        return loss, tape.gradient(scaled, model.trainable_variables)
+
 
 class MKBackend:
     name = "mk"
@@ -56,6 +64,16 @@ class MKBackend:
 
     def compute_average_loss(self, per_example, **kwargs):
         return self.keras.compute_average_loss(per_example, **kwargs)
+
+    def scaled_loss_and_grads(self, model, optimizer, x, y):
+        ops = self.ms.ops
+
+        def forward():
+            loss = ops.mean(ops.square(model(self.ms.Tensor(x), training=True) - self.ms.Tensor(y)))
+            return optimizer.scale_loss(loss), loss
+
+        (_, loss), grads = self.ms.value_and_grad(forward, None, model.trainable_variables, has_aux=True)()
+        return loss, grads
 
     def constant_initializer(self, value):
         return self.keras.constant_initializer(value)

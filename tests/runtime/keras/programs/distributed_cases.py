@@ -163,6 +163,70 @@ def checkpoint_checks(B, model):
     return out
 
 
+LOSS_SCALE_STEPS = 8
+LOSS_SCALE_BAD = {2: np.inf, 5: np.nan}  # step -> a value both replicas' gradients hold
+
+
+def loss_scale_gradients(step: int, replica: int, scale: float) -> list:
+    """Replica `replica`'s (scaled) gradients at `step`: different on each replica; both overflow at BAD steps."""
+    grads = [(np.random.default_rng(700 + 10 * step + replica + i).normal(size=shape) * scale).astype(np.float32)
+             for i, shape in enumerate([(3, 2), (2,)])]
+    if step in LOSS_SCALE_BAD:
+        grads[replica % 2].flat[0] = LOSS_SCALE_BAD[step]
+    return grads
+
+
+def loss_scale_start():
+    return [np.random.default_rng(710 + i).normal(size=shape).astype(np.float32) for i, shape in
+            enumerate([(3, 2), (2,)])]
+
+
+def loss_scale_tf(B, strategy):
+    """LossScaleOptimizer(SGD(momentum)) applied in replica context under the MirroredStrategy."""
+    tf, K = B.tf, B.keras
+    with strategy.scope():
+        variables = [tf.Variable(v) for v in loss_scale_start()]
+        optimizer = K.mixed_precision.LossScaleOptimizer(K.optimizers.SGD(0.05, momentum=0.9),
+                                                         dynamic_growth_steps=2)
+        optimizer.build(variables)
+    steps = []
+    for step in range(LOSS_SCALE_STEPS):
+        scale = float(optimizer.scale_loss(1.0))
+        table = [loss_scale_gradients(step, replica, scale) for replica in range(2)]
+
+        def apply():
+            replica = tf.distribute.get_replica_context().replica_id_in_sync_group
+            grads = [tf.gather(tf.constant(np.stack([t[i] for t in table])), replica) for i in range(2)]
+            optimizer.apply_gradients(zip(grads, variables))
+
+        strategy.run(apply)
+        steps.append({"scale": float(optimizer.dynamic_scale.numpy()), "iterations": int(optimizer.iterations.numpy()),
+                      "variables": [tolist(v.numpy()) for v in variables]})
+    return steps
+
+
+def loss_scale_mk(B, one_replica_overflows=False):
+    """The same on launched processes; with `one_replica_overflows` only rank 1 gets an inf at step 1."""
+    import mindspore as ms
+
+    from migrate.runtime import spmd
+
+    K = B.keras
+    variables = [ms.Parameter(ms.Tensor(v), name=f"ls{one_replica_overflows}_{i}")
+                 for i, v in enumerate(loss_scale_start())]
+    optimizer = K.mixed_precision.LossScaleOptimizer(K.optimizers.SGD(0.05, momentum=0.9), dynamic_growth_steps=2)
+    steps = []
+    for step in range(LOSS_SCALE_STEPS):
+        scale = float(B.numpy(optimizer.scale_loss(1.0)))
+        grads = loss_scale_gradients(step, spmd.rank(), scale)
+        if one_replica_overflows and step == 1 and spmd.rank() == 1:
+            grads[1].flat[0] = np.inf
+        optimizer.apply_gradients(zip([ms.Tensor(g) for g in grads], variables))
+        steps.append({"scale": float(B.numpy(optimizer.dynamic_scale)), "iterations": int(B.numpy(optimizer.iterations)),
+                      "variables": [tolist(B.numpy(v)) for v in variables]})
+    return steps
+
+
 def main():
     side, out_dir = sys.argv[1], sys.argv[2]
     B = make(side)
@@ -173,6 +237,7 @@ def main():
         fits, _ = fit_cases(B, strategy.scope)
         results.update(fits)
         results["custom_loop"] = custom_loop_tf(B, strategy)
+        results["loss_scale"] = loss_scale_tf(B, strategy)
         rank = 0
     else:
         import contextlib
@@ -183,6 +248,8 @@ def main():
         fits, model = fit_cases(B, contextlib.nullcontext)
         results.update(fits)
         results["custom_loop"] = custom_loop_mk(B)
+        results["loss_scale"] = loss_scale_mk(B)
+        results["loss_scale_one_replica_overflows"] = loss_scale_mk(B, one_replica_overflows=True)
         results["checkpoints"] = checkpoint_checks(B, model)
         rank = spmd.rank()
     os.makedirs(out_dir, exist_ok=True)

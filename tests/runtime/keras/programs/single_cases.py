@@ -252,6 +252,80 @@ def case_optimizers(B):
     return out
 
 
+def case_loss_scale(B):
+    """LossScaleOptimizer over 12 steps with overflows forced: skipped steps, the scale and the counter."""
+    K = B.keras
+    out = {}
+    shapes = [(3, 2), (2,)]
+    bad = {3: (0, np.inf), 7: (1, np.nan), 8: (0, -np.inf), 9: (1, np.inf)}  # step: (gradient, value)
+    inners = {"sgd_momentum": lambda: K.optimizers.SGD(learning_rate=0.05, momentum=0.9),
+              "adam_clipnorm": lambda: K.optimizers.Adam(learning_rate=0.01, clipnorm=0.5)}
+    for name, make_inner in inners.items():
+        variables = [B.variable(normal(500 + i, shape), f"ls_{name}_v{i}") for i, shape in enumerate(shapes)]
+        optimizer = K.mixed_precision.LossScaleOptimizer(make_inner(), dynamic_growth_steps=3)
+        steps = []
+        for s in range(12):
+            scale = float(B.numpy(optimizer.scale_loss(1.0)))
+            grads = [normal(600 + 10 * s + i, shape) * scale for i, shape in enumerate(shapes)]
+            if s in bad:
+                index, value = bad[s]
+                grads[index].flat[1] = value
+            optimizer.apply_gradients(zip([B.tensor(g) for g in grads], variables))
+            steps.append({"scale_before": scale, "scale": float(B.numpy(optimizer.dynamic_scale)),
+                          "counter": int(B.numpy(optimizer.step_counter)),
+                          "iterations": int(B.numpy(optimizer.iterations)),
+                          "variables": [tolist(B.numpy(v)) for v in variables]})
+        out[name] = steps
+    out["defaults"] = [float(B.numpy(K.mixed_precision.LossScaleOptimizer(K.optimizers.SGD()).scale_loss(3.0))),
+                       K.mixed_precision.LossScaleOptimizer(K.optimizers.SGD()).dynamic_growth_steps]
+    return out
+
+
+def case_mixed_precision(B):
+    """mixed_float16: float16 layers with float32 variables, BatchNorm in float32, fit with automatic loss
+    scaling, and a custom loop whose float16 backward pass overflows until the scale has come down."""
+    K = B.keras
+    out = {}
+    K.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        x = normal(800, (32, 8, 8, 3))
+        y = rng(801).integers(0, 4, 32)
+        model = K.Sequential([K.Input(shape=(8, 8, 3)), K.layers.Conv2D(4, 3, padding="same"),
+                              K.layers.BatchNormalization(), K.layers.Activation("relu"), K.layers.Flatten(),
+                              K.layers.Dense(16, activation="relu"), K.layers.Dense(4),
+                              K.layers.Activation("linear", dtype="float32")])
+        model.set_weights([np.abs(normal(810 + i, w.shape, 0.3)) + 0.5 if i == 5 else normal(810 + i, w.shape, 0.3)
+                           for i, w in enumerate(model.get_weights())])
+        out["policy"] = [model.dtype_policy.name, model.layers[0].compute_dtype, model.layers[0].variable_dtype,
+                         K.mixed_precision.global_policy().name]
+        out["dtypes"] = [str(B.numpy(model.layers[1](model.layers[0](x[:2]))).dtype), str(B.numpy(model(x[:2])).dtype),
+                         str(B.numpy(model.layers[0].kernel).dtype)]
+        out["predict"] = tolist(B.numpy(model(x[:4])))
+        model.compile(optimizer=K.optimizers.SGD(0.05, momentum=0.5),
+                      loss=K.losses.SparseCategoricalCrossentropy(from_logits=True))
+        out["wrapped"] = type(model.optimizer).__name__
+        history = model.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False)
+        out["fit"] = {"loss": history.history["loss"], "weights": [tolist(w) for w in model.get_weights()],
+                      "scale": float(B.numpy(model.optimizer.dynamic_scale))}
+
+        # A regression whose float16 gradients overflow at the initial scale of 2**15.
+        regression = K.Sequential([K.Input(shape=(6,)), K.layers.Dense(8, activation="tanh"), K.layers.Dense(1),
+                                   K.layers.Activation("linear", dtype="float32")])
+        regression.set_weights([normal(820 + i, w.shape, 0.5) for i, w in enumerate(regression.get_weights())])
+        optimizer = K.mixed_precision.LossScaleOptimizer(K.optimizers.SGD(1e-4), dynamic_growth_steps=4)
+        features, targets = normal(830, (16, 6)), normal(831, (16, 1), 300.0)
+        steps = []
+        for _ in range(10):
+            loss, grads = B.scaled_loss_and_grads(regression, optimizer, features, targets)
+            optimizer.apply_gradients(zip(grads, regression.trainable_variables))
+            steps.append({"loss": float(B.numpy(loss)), "scale": float(B.numpy(optimizer.dynamic_scale)),
+                          "iterations": int(B.numpy(optimizer.iterations))})
+        out["overflow_loop"] = {"steps": steps, "weights": [tolist(w) for w in regression.get_weights()]}
+    finally:
+        K.mixed_precision.set_global_policy("float32")
+    return out
+
+
 def case_metrics(B):
     K = B.keras
     out = {}
@@ -338,7 +412,8 @@ def case_fit(B):
 
 
 CASES = {"layers": case_layers, "initializers": case_initializers, "losses": case_losses,
-         "optimizers": case_optimizers, "metrics": case_metrics, "fit": case_fit}
+         "optimizers": case_optimizers, "loss_scale": case_loss_scale, "mixed_precision": case_mixed_precision,
+         "metrics": case_metrics, "fit": case_fit}
 
 
 def main():

@@ -1,0 +1,164 @@
+"""`keras.mixed_precision.LossScaleOptimizer`: Keras 3's dynamic loss scaling on MindSpore.
+
+Keras 3's TensorFlow backend, step by step (``loss_scale_optimizer.py``):
+
+- ``scale_loss(loss)`` multiplies by the current scale (``initial_scale``, 2**15, before
+  the first step);
+- ``apply_gradients`` checks that every gradient is finite. If one is not, the step is
+  skipped: no variable moves, the inner optimizer's ``iterations`` stays, the scale
+  halves and the growth counter restarts. Otherwise the gradients are divided by the
+  scale, the inner optimizer applies them (clipping, weight decay, the cross-replica
+  sum, as it does alone), and then the scale doubles if this was the
+  ``dynamic_growth_steps``-th finite step in a row (2,000 by default).
+
+The finiteness test is MindSpore's own ``mindspore.amp.all_finite``. In a job of several
+processes every process must take the same branch, or the inner optimizer's all-reduce
+would pair one process's update with another's skipped step: the test is agreed across
+processes, so a step is skipped everywhere when any replica's gradients overflow. Under
+TF's MirroredStrategy the replicas agree too (replica 0's answer is taken); the two
+differ only when some replicas overflow and others do not, where TF would apply
+replica 0's verdict to gradients whose sum holds an inf.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Optimizer
+
+
+class LossScaleOptimizer(Optimizer):
+    """Wraps `inner_optimizer` and scales the loss dynamically (Keras 3's rules; see the module)."""
+
+    def __init__(self, inner_optimizer, initial_scale=2.0 ** 15, dynamic_growth_steps=2000, name=None, **kwargs):
+        import mindspore as ms
+
+        if not kwargs.pop("dynamic", True):
+            raise ValueError("LossScaleOptimizer no longer supports `dynamic=False`. Instead, simply set "
+                             "`loss_scale_factor` directly on the `inner_optimizer`.")
+        if kwargs:
+            raise ValueError(f"LossScaleOptimizer does not support arguments: `{'`, `'.join(kwargs)}`.")
+        if not isinstance(inner_optimizer, Optimizer):
+            raise TypeError(f"LossScaleOptimizer wraps a Keras optimizer; got {inner_optimizer!r}")
+        super().__init__(learning_rate=0.0, name=name)
+        self.inner_optimizer = inner_optimizer
+        self.initial_scale = float(initial_scale)
+        self.dynamic_growth_steps = int(dynamic_growth_steps)
+        inner_optimizer.loss_scale_factor = None  # the inner optimizer must not unscale a second time
+        self.step_counter = ms.Parameter(ms.Tensor(np.array(0, dtype=np.int64)), name=f"{self.name}/step_counter",
+                                         requires_grad=False)
+        self.dynamic_scale = ms.Parameter(ms.Tensor(np.array(self.initial_scale, dtype=np.float32)),
+                                          name=f"{self.name}/dynamic_scale", requires_grad=False)
+
+    # --- what passes through to the inner optimizer ----------------------------------------
+
+    @property
+    def iterations(self):
+        return self.inner_optimizer.iterations
+
+    @property
+    def learning_rate(self):
+        return self.inner_optimizer.learning_rate
+
+    @learning_rate.setter
+    def learning_rate(self, value):
+        self.inner_optimizer.learning_rate = value
+
+    lr = learning_rate
+
+    def current_learning_rate(self) -> np.float32:
+        return self.inner_optimizer.current_learning_rate()
+
+    @property
+    def variables(self) -> list:
+        return [self.step_counter, self.dynamic_scale] + self.inner_optimizer.variables
+
+    def build(self, var_list) -> None:
+        self.inner_optimizer.build(var_list)
+        self.built = True
+
+    def checkpoint_entries(self) -> list:
+        return [("step_counter", self.step_counter), ("dynamic_scale", self.dynamic_scale)] + [
+            (f"inner_optimizer/{key}", value) for key, value in self.inner_optimizer.checkpoint_entries()]
+
+    def restore_entries(self, values: dict) -> None:
+        import mindspore as ms
+
+        for key, parameter in (("step_counter", self.step_counter), ("dynamic_scale", self.dynamic_scale)):
+            if key in values:
+                parameter.set_data(ms.Tensor(np.asarray(values[key]).astype(parameter.asnumpy().dtype)))
+        prefix = "inner_optimizer/"
+        self.inner_optimizer.restore_entries({k[len(prefix):]: v for k, v in values.items() if k.startswith(prefix)})
+
+    def get_config(self) -> dict:
+        return {"name": self.name, "inner_optimizer": {"class_name": type(self.inner_optimizer).__name__,
+                                                       "config": self.inner_optimizer.get_config()},
+                "initial_scale": self.initial_scale, "dynamic_growth_steps": self.dynamic_growth_steps}
+
+    # --- scaling -----------------------------------------------------------------------------
+
+    def scale_loss(self, loss):
+        """`loss` times the current scale (`initial_scale` before the first step)."""
+        return loss * (self.dynamic_scale if self.built else self.initial_scale)
+
+    def check_finite(self, grads) -> bool:
+        """Whether every gradient is finite, here and (in a job) on every other replica."""
+        from mindspore import amp
+
+        from ... import collectives
+
+        present = [g for g in grads if g is not None]
+        finite = bool(amp.all_finite(present)) if present else True
+        group = collectives.world()
+        if group.size > 1:
+            import mindspore as ms
+
+            overflowed = group.all_reduce_sum(ms.Tensor(np.array([0.0 if finite else 1.0], dtype=np.float32)))
+            finite = float(overflowed.asnumpy()[0]) == 0.0
+        return finite
+
+    def apply(self, grads, trainable_variables=None, aggregate=True) -> None:
+        from mindspore import ops
+
+        from .._tensors import as_tensor
+
+        grads = list(grads)
+        if trainable_variables is None:
+            if not self.built:
+                raise ValueError("When passing `grads` without `variables`, the optimizer must already be built "
+                                 "on a list of variables. Call `optimizer.build(trainable_variables)` first.")
+            trainable_variables = list(self.inner_optimizer._trainable_variables)
+        self.build(list(trainable_variables))
+        grads = [g if g is None or hasattr(g, "asnumpy") else as_tensor(g) for g in grads]
+        if not self.check_finite(grads):
+            ops.assign(self.step_counter, ms_int64(0))
+            ops.assign(self.dynamic_scale, self.dynamic_scale * 0.5)
+            return
+        scale = self.dynamic_scale
+        unscaled = [None if g is None else g / scale.astype(g.dtype) for g in grads]
+        self.inner_optimizer.apply(unscaled, trainable_variables, aggregate=aggregate)
+        if int(self.step_counter.asnumpy()) == self.dynamic_growth_steps - 1:
+            ops.assign(self.step_counter, ms_int64(0))
+            ops.assign(self.dynamic_scale, self.dynamic_scale * 2.0)
+        else:
+            ops.assign_add(self.step_counter, ms_int64(1))
+
+    def apply_gradients(self, grads_and_vars, name=None, skip_gradients_aggregation=False,
+                        experimental_aggregate_gradients=True, **kwargs):
+        pairs = list(grads_and_vars)
+        if pairs:
+            aggregate = experimental_aggregate_gradients and not skip_gradients_aggregation
+            self.apply([g for g, _ in pairs], [v for _, v in pairs], aggregate=aggregate)
+        return self.iterations
+
+    def update_step(self, gradient, variable, learning_rate) -> None:
+        raise NotImplementedError("LossScaleOptimizer updates through its inner optimizer")
+
+    def finalize_variable_values(self, var_list) -> None:
+        """Nothing to do: no moving averages are kept (use_ema is refused)."""
+
+
+def ms_int64(value: int):
+    import mindspore as ms
+
+    return ms.Tensor(np.array(value, dtype=np.int64))
