@@ -141,6 +141,19 @@ def test_two_process_loss_scaling_equals_mirrored_strategy(distributed):
                {"loss_scale": [s["variables"] for s in theirs["loss_scale"]]}, rtol=1e-5)
 
 
+def test_two_process_fit_callbacks_equal_mirrored_strategy(distributed):
+    """A fit interrupted and resumed by BackupAndRestore, with ReduceLROnPlateau and one CSV log for the job."""
+    ranks, theirs, _ = distributed
+    keras = theirs["fit_callbacks"]
+    assert keras["epochs"] == [2, 3] and keras["backup_deleted"]
+    for rank in ranks:
+        mine = rank["fit_callbacks"]
+        for key in ("epochs", "csv_header", "backup_deleted"):
+            assert mine[key] == keras[key], key
+        assert len(mine["csv"]) == len(keras["csv"]) == 2  # rank 0 wrote it once
+        _check(mine, keras, rtol=1e-4, atol_scale=1e-4, keys=["history", "weights", "csv"])
+
+
 def test_an_overflow_on_one_replica_skips_the_step_on_every_replica(distributed):
     ranks, _, _ = distributed
     first, second = (rank["loss_scale_one_replica_overflows"] for rank in ranks)
@@ -148,6 +161,24 @@ def test_an_overflow_on_one_replica_skips_the_step_on_every_replica(distributed)
     # Step 1: only rank 1 overflows, and both skip; step 2 overflows on both (as in the case above).
     assert [(s["scale"], s["iterations"]) for s in first[:4]] == [(2.0 ** 15, 1), (2.0 ** 14, 1), (2.0 ** 13, 1),
                                                                    (2.0 ** 13, 2)]
+
+
+def test_callbacks_reduce_lr_csv_logger_class_weight_and_backup_and_restore(single):
+    ours, theirs = single
+    mine, keras = ours["callbacks"], theirs["callbacks"]
+    assert "__error__" not in mine, mine.get("__error__")
+    plateau, tf_plateau = mine["plateau_csv_class_weight"], keras["plateau_csv_class_weight"]
+    assert plateau["csv_header"] == tf_plateau["csv_header"]
+    assert sorted(plateau["history"]) == sorted(tf_plateau["history"])
+    _check(plateau, tf_plateau, rtol=1e-4, atol_scale=1e-4, keys=["history", "weights", "csv"])
+    # The rate halved after a plateau, waited out its cooldown, and stopped at min_lr, as Keras's did.
+    assert len(set(tf_plateau["history"]["learning_rate"])) == 4
+    backup, tf_backup = mine["backup_and_restore"], keras["backup_and_restore"]
+    for key in ("saved", "metadata", "epochs", "deleted"):
+        assert backup[key] == tf_backup[key], key
+    assert tf_backup["epochs"] == [2, 3] and tf_backup["deleted"]
+    _check(backup, tf_backup, rtol=1e-4, atol_scale=1e-4, keys=["history", "weights"])
+    assert backup["max_difference_to_uninterrupted"] == tf_backup["max_difference_to_uninterrupted"] == 0.0
 
 
 def test_metrics_update_result_reset(single):

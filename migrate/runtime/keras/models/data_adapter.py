@@ -102,6 +102,16 @@ class DataAdapter:
             self._kind = "iterable"
             self._source = x
             self._iterator = None
+        self._class_weight = None
+
+    def apply_class_weight(self, class_weight: dict) -> None:
+        """Keras's `class_weight`: each training example weighs `class_weight[its class]` (1 if absent)."""
+        if self._kind == "arrays":
+            x, y, w = self._arrays
+            _check_class_weight(y, w)
+            self._arrays = (x, y, class_weight_to_sample_weights(y, class_weight))
+        else:
+            self._class_weight = dict(class_weight)
 
     def validation_split(self, fraction: float):
         """Split off the last `fraction` of array data (before shuffling), as Keras does."""
@@ -159,7 +169,30 @@ class DataAdapter:
                 return
             step += 1
             x, y, w = unpack_x_y_sample_weight(element)
-            yield map_structure(_host, x), map_structure(_host, y), map_structure(_host, w)
+            x, y, w = map_structure(_host, x), map_structure(_host, y), map_structure(_host, w)
+            if self._class_weight is not None:
+                _check_class_weight(y, w)
+                w = class_weight_to_sample_weights(y, self._class_weight)
+            yield x, y, w
+
+
+def _check_class_weight(y, sample_weight) -> None:
+    if sample_weight is not None:
+        raise ValueError("You cannot `class_weight` and `sample_weight` at the same time.")
+    if isinstance(y, (list, tuple, dict)):
+        raise ValueError("`class_weight` is only supported for Models with a single output.")
+
+
+def class_weight_to_sample_weights(y, class_weight: dict) -> np.ndarray:
+    """Keras 3's conversion: one-hot labels by argmax, (n, 1) squeezed, rounded to int classes."""
+    labels = np.asarray(y)
+    weights = np.ones((labels.shape[0],), dtype=np.float32)
+    if labels.ndim > 1:
+        labels = np.argmax(labels, axis=-1) if labels.shape[-1] != 1 else np.squeeze(labels, axis=-1)
+    labels = np.round(labels).astype("int32")
+    for i in range(labels.shape[0]):
+        weights[i] = class_weight.get(int(labels[i]), 1.0)
+    return weights
 
 
 def local_share(batch, rank: int, replicas: int):

@@ -266,11 +266,11 @@ class Trainer:
             steps_per_epoch=None, validation_steps=None, validation_batch_size=None, validation_freq=1, **kwargs):
         """Train for `epochs`; returns a `History` whose `history` maps metric names to per-epoch values."""
         self._assert_compiled("fit")
-        if class_weight is not None:
-            raise NotImplementedError("class_weight is not supported; pass sample_weight instead")
         adapter = DataAdapter(x, y, sample_weight, batch_size, shuffle, steps_per_epoch)
         if validation_split and validation_data is None:
             validation_data = adapter.validation_split(validation_split)
+        if class_weight is not None:
+            adapter.apply_class_weight(class_weight)  # the training examples only, after the split, as Keras
         rank = _world().rank
         verbose = 1 if verbose == "auto" else verbose
         callback_list = CallbackList(callbacks, model=self, params={"epochs": epochs, "steps": adapter.num_batches,
@@ -280,6 +280,7 @@ class Trainer:
         wants_batch_logs = callback_list.wants_batch_logs
         callback_list.on_train_begin()
         epoch_logs: dict = {}
+        initial_epoch = getattr(self, "_initial_epoch", None) or initial_epoch  # set by BackupAndRestore
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             callback_list.on_epoch_begin(epoch)

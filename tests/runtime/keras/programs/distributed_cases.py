@@ -52,6 +52,44 @@ def fit_cases(B, scope):
     return out, model
 
 
+def fit_callbacks(B, scope, directory):
+    """ReduceLROnPlateau, CSVLogger (one file, rank 0) and a fit interrupted then resumed by BackupAndRestore."""
+    import csv
+
+    K = B.keras
+    x, y, xv, yv = fit_data()
+
+    class Interrupt(K.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch == 1:
+                raise KeyboardInterrupt("preempted")
+
+    def make():
+        with scope():
+            model = build_classifier(B)
+            model.compile(optimizer=K.optimizers.SGD(0.2, momentum=0.5),
+                          loss=K.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+        return model
+
+    backup, log = os.path.join(directory, "backup"), os.path.join(directory, "log.csv")
+    plateau = dict(monitor="val_accuracy", factor=0.5, patience=1, min_lr=0.05)
+    try:
+        make().fit(x, y, batch_size=GLOBAL_BATCH, epochs=4, shuffle=False, verbose=0, validation_data=(xv, yv),
+                   callbacks=[K.callbacks.BackupAndRestore(backup), Interrupt()])
+    except KeyboardInterrupt:
+        pass
+    model = make()
+    model(x[:1])
+    history = model.fit(x, y, batch_size=GLOBAL_BATCH, epochs=4, shuffle=False, verbose=0, validation_data=(xv, yv),
+                        callbacks=[K.callbacks.BackupAndRestore(backup), K.callbacks.CSVLogger(log),
+                                   K.callbacks.ReduceLROnPlateau(**plateau)])
+    with open(log, newline="") as handle:
+        rows = list(csv.reader(handle))
+    return {"history": history_of(history), "epochs": list(history.epoch), "weights": [tolist(w) for w in model.get_weights()],
+            "csv_header": rows[0], "csv": [[float(v) for v in row] for row in rows[1:]],
+            "backup_deleted": not os.path.exists(backup)}
+
+
 def custom_loop_tf(B, strategy):
     tf, K = B.tf, B.keras
     x, y, _, _ = fit_data()
@@ -238,6 +276,7 @@ def main():
         results.update(fits)
         results["custom_loop"] = custom_loop_tf(B, strategy)
         results["loss_scale"] = loss_scale_tf(B, strategy)
+        results["fit_callbacks"] = fit_callbacks(B, strategy.scope, os.path.join(out_dir, "callbacks-tf"))
         rank = 0
     else:
         import contextlib
@@ -250,6 +289,7 @@ def main():
         results["custom_loop"] = custom_loop_mk(B)
         results["loss_scale"] = loss_scale_mk(B)
         results["loss_scale_one_replica_overflows"] = loss_scale_mk(B, one_replica_overflows=True)
+        results["fit_callbacks"] = fit_callbacks(B, contextlib.nullcontext, os.path.join(out_dir, "callbacks-mk"))
         results["checkpoints"] = checkpoint_checks(B, model)
         rank = spmd.rank()
     os.makedirs(out_dir, exist_ok=True)

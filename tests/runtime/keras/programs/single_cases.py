@@ -411,8 +411,68 @@ def case_fit(B):
     return out
 
 
+def case_callbacks(B):
+    """ReduceLROnPlateau and CSVLogger on a fit with class weights; BackupAndRestore across an interrupted fit."""
+    import csv
+    import tempfile
+
+    K = B.keras
+    out = {}
+    x, y, xv, yv = fit_data()
+    directory = tempfile.mkdtemp()
+    model = build_classifier(B)
+    model.compile(optimizer=K.optimizers.SGD(0.2, momentum=0.5),
+                  loss=K.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    path = os.path.join(directory, "log.csv")
+    callbacks = [K.callbacks.ReduceLROnPlateau(monitor="val_accuracy", factor=0.5, patience=1, cooldown=1,
+                                               min_lr=0.03),
+                 K.callbacks.CSVLogger(path)]
+    history = model.fit(x, y, batch_size=8, epochs=6, shuffle=False, verbose=0, validation_data=(xv, yv),
+                        class_weight={0: 2.0, 2: 0.5}, callbacks=callbacks)
+    with open(path, newline="") as handle:
+        rows = list(csv.reader(handle))
+    out["plateau_csv_class_weight"] = {
+        "history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
+        "weights": [tolist(w) for w in model.get_weights()],
+        "csv_header": rows[0], "csv": [[float(v) for v in row] for row in rows[1:]]}
+
+    class Interrupt(K.callbacks.Callback):
+        def on_epoch_end(self, epoch, logs=None):
+            if epoch == 1:
+                raise KeyboardInterrupt("preempted")
+
+    def make():
+        model = build_classifier(B)
+        model.compile(optimizer=K.optimizers.Adam(0.05), loss=K.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return model
+
+    backup = os.path.join(directory, "backup")
+    first = make()
+    try:
+        first.fit(x, y, batch_size=8, epochs=4, shuffle=False, verbose=0,
+                  callbacks=[K.callbacks.BackupAndRestore(backup), Interrupt()])
+    except KeyboardInterrupt:
+        pass
+    saved = sorted(os.listdir(backup))
+    with open(os.path.join(backup, "training_metadata.json")) as handle:
+        metadata = json.load(handle)
+    resumed = make()
+    resumed(x[:1])  # BackupAndRestore needs a built model
+    history = resumed.fit(x, y, batch_size=8, epochs=4, shuffle=False, verbose=0,
+                          callbacks=[K.callbacks.BackupAndRestore(backup)])
+    straight = make()
+    straight.fit(x, y, batch_size=8, epochs=4, shuffle=False, verbose=0)
+    out["backup_and_restore"] = {
+        "saved": saved, "metadata": metadata, "history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
+        "epochs": list(history.epoch), "weights": [tolist(w) for w in resumed.get_weights()],
+        "max_difference_to_uninterrupted": float(max(np.max(np.abs(a - b)) for a, b in
+                                                     zip(resumed.get_weights(), straight.get_weights()))),
+        "deleted": not os.path.exists(backup)}
+    return out
+
+
 CASES = {"layers": case_layers, "initializers": case_initializers, "losses": case_losses,
-         "optimizers": case_optimizers, "loss_scale": case_loss_scale, "mixed_precision": case_mixed_precision,
+         "optimizers": case_optimizers, "callbacks": case_callbacks, "loss_scale": case_loss_scale, "mixed_precision": case_mixed_precision,
          "metrics": case_metrics, "fit": case_fit}
 
 
