@@ -155,6 +155,28 @@ CASES = {
     "cond_true": "tf.cond(tf.reduce_sum(pos) > 0, lambda: pos * 2, lambda: pos - 1)",
     "cond_false": "tf.cond(tf.less(tf.reduce_min(pos), 0.0), lambda: pos * 2, lambda: pos - 1)",
     "cond_keywords": "tf.cond(pred=tf.reduce_max(i) > 2, true_fn=lambda: i + 1, false_fn=lambda: i)",
+    # TFM242 sort / argsort (ties in i keep their order, as TF's)
+    "sort": "tf.sort(f)",
+    "sort_desc_axis0": "tf.sort(i, axis=0, direction='DESCENDING')",
+    "argsort_ties": "tf.argsort(i)",
+    "argsort_desc_ties": "tf.argsort(j, axis=-1, direction='DESCENDING')",
+    "argsort_axis0": "tf.argsort(i, 0)",
+    # TFM243 scatter_nd, TFM244 tensor_scatter_nd_*
+    "scatter_nd_sum": "tf.scatter_nd(tf.constant([[1], [1], [2]]), tf.constant([1.0, 2.0, 3.0]), [4])",
+    "scatter_nd_rows": "tf.scatter_nd(tf.constant([[2], [0]]), f[:2], tf.constant([3, 4]))",
+    "tensor_scatter_update": "tf.tensor_scatter_nd_update(f, tf.constant([[0, 1], [2, 3]]), tf.constant([9.0, -9.0]))",
+    "tensor_scatter_update_row": "tf.tensor_scatter_nd_update(f, tf.constant([[1]]), g[:1])",
+    "tensor_scatter_add": "tf.tensor_scatter_nd_add(i, tf.constant([[0, 0], [0, 0]]), tf.constant([5, 6], tf.int32))",
+    "tensor_scatter_max": "tf.tensor_scatter_nd_max(f, tf.constant([[0, 0]]), tf.constant([0.25]))",
+    # TFM245 slice
+    "slice": "tf.slice(b3, [0, 1, 1], [-1, 2, 2])",
+    "slice_tensors": "tf.slice(f, tf.constant([1, 0]), tf.constant([2, -1]))",
+    # TFM246 while_loop, TFM247 case (eager)
+    "while_loop": "tf.while_loop(lambda k, acc: k < 3, lambda k, acc: (k + 1, acc + f[k]), (0, tf.zeros([4])))[1]",
+    "while_loop_counter": "tf.while_loop(lambda k, acc: k < 10, lambda k, acc: (k + 1, acc * 2), [0, 1])[1]",
+    "while_loop_max": "tf.while_loop(lambda x: tf.reduce_sum(x) < 1e6, lambda x: [x * 2], [pos], maximum_iterations=4)[0]",
+    "case_first_true": "tf.case([(tf.reduce_sum(f) > 1e9, lambda: f), (tf.reduce_sum(pos) > 0, lambda: pos * 3)], default=lambda: g)",
+    "case_default": "tf.case([(tf.reduce_min(pos) < 0, lambda: f)], default=lambda: g + 1)",
     # TFM238 unstack
     "unstack_first": "tf.unstack(b3)[1]",
     "unstack_axis": "tf.unstack(b3, axis=2)[3]",

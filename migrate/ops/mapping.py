@@ -56,17 +56,23 @@ class MapCall(Operation):
         "templates": Param(dict, required=True, doc="matched function's last name → expression with {param} placeholders"),
         "omit_unpassed": Param(list, doc="parameters left out of the output when the call does not pass them (MindSpore's default means the same)"),
         "literals": Param(dict, doc="parameter → {string literal or None/True/False: expression}; other string literals are not converted"),
+        "literal_only": Param(list, doc="parameters of `literals` whose value must be one of the table's literals (an expression leaves the call as it is)"),
         "ignored": Param(dict, doc="parameter → note when the call passes it (it has no effect in MindSpore)"),
         "unfit": Param(str, doc="what a person should do with a call whose arguments do not fit (the comment says it)"),
         "displays": Param(list, doc="parameters the call must write as a list or tuple display for this rule to apply (another rule takes the rest)"),
+        "tensors": Param(list, doc="parameters MindSpore takes only as tensors: a list or tuple display there leaves the call as it is"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
         argbind.check_signature(params["signature"])
         names = [p[0] for p in argbind.parse_signature(params["signature"])]
-        for key in [*params.get("omit_unpassed", []), *params.get("literals", {}), *params.get("ignored", {}), *params.get("displays", [])]:
+        for key in [*params.get("omit_unpassed", []), *params.get("literals", {}), *params.get("ignored", {}), *params.get("displays", []),
+                    *params.get("tensors", [])]:
             if key not in names:
                 raise ValueError(f"parameter {key!r} is not in the signature")
+        for key in params.get("literal_only", []):
+            if key not in params.get("literals", {}):
+                raise ValueError(f"literal_only: {key!r} has no literals table")
         for table in params.get("literals", {}).values():
             if not isinstance(table, dict):
                 raise ValueError("literals: each parameter maps literals to expressions")
@@ -96,7 +102,8 @@ class MapCall(Operation):
             if literal is not None:
                 if literal not in _keys(table):
                     return False
-            elif isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)) or "{%s}" % key not in used:
+            elif isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)) or "{%s}" % key not in used \
+                    or key in params.get("literal_only", ()):
                 return False
         return True
 
@@ -108,7 +115,9 @@ class MapCall(Operation):
 
     def _displays_ok(self, call: cst.Call, params) -> bool:
         bound = argbind.bind(call, params["signature"]) or {}
-        return all(isinstance(bound.get(key), (cst.List, cst.Tuple)) for key in params.get("displays", []))
+        displays = (cst.List, cst.Tuple)
+        return all(isinstance(bound.get(key), displays) for key in params.get("displays", [])) and not any(
+            isinstance(bound.get(key), displays) for key in params.get("tensors", []))
 
     def refusal(self, params) -> str:
         if "unfit" in params:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .collectives import Group
+from .tfdata import OutOfRangeError
 from .tensors import contiguous, flatten, pack_as, value_kind
 
 
@@ -219,10 +220,6 @@ class DistributedIterator:
             return DistributedOptional(next(self._steps))
         except StopIteration:
             return DistributedOptional()
-
-
-class OutOfRangeError(StopIteration):
-    """Raised by `DistributedIterator.get_next()` at the end of the input, like tf.errors.OutOfRangeError."""
 
 
 _NOTHING = object()

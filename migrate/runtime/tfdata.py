@@ -41,9 +41,37 @@ import numpy as np
 from .tensors import is_namedtuple, tf_inferred
 
 __all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "AutoShardPolicy", "Dataset", "Options",
-           "TFRecordDataset", "TextLineDataset", "experimental"]
+           "TFRecordDataset", "TextLineDataset", "OutOfRangeError", "experimental"]
 
 AUTOTUNE = -1
+
+
+class OutOfRangeError(StopIteration):
+    """`tf.errors.OutOfRangeError`: what `iterator.get_next()` raises at the end of the input.
+
+    A `StopIteration`, so that a `for` loop or `next()` ends as usual; `except
+    OutOfRangeError` catches the end of `get_next()` only, as in TF (where `next()`
+    raises `StopIteration`).
+    """
+
+
+class DatasetIterator:
+    """`iter(dataset)`: `next()` raises StopIteration at the end, `get_next()` OutOfRangeError, as TF's."""
+
+    def __init__(self, elements):
+        self._elements = iter(elements)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return _as_tensors(next(self._elements))
+
+    def get_next(self):
+        try:
+            return next(self)
+        except StopIteration:
+            raise OutOfRangeError("End of sequence") from None
 _END = object()
 INFINITE_CARDINALITY = -1
 UNKNOWN_CARDINALITY = -2
@@ -474,8 +502,7 @@ class Dataset:
         return self._cardinality
 
     def __iter__(self):
-        for element in self._elements():
-            yield _as_tensors(element)
+        return DatasetIterator(self._elements())
 
     def as_numpy_iterator(self):
         """Elements as numpy arrays (TF's strings are bytes here too)."""

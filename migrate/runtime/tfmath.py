@@ -1,4 +1,4 @@
-"""TF's norm clipping, with TF's arithmetic, on MindSpore tensors.
+"""TF's norm clipping and split, pad, resize, and eager control flow (while_loop, case), on MindSpore tensors.
 
 MindSpore's ``ops.clip_by_norm`` divides by ``norm + 1e-6`` and clips the norm of all its
 inputs together; TF's ``clip_by_norm`` clips one tensor (over ``axes``) by
@@ -140,3 +140,59 @@ def image_resize(images, size, method="bilinear", preserve_aspect_ratio=False, a
     out = ops.interpolate(nchw, size=(height, width), mode="bilinear", align_corners=False)
     out = out.transpose(0, 2, 3, 1)
     return out[0] if single else out
+
+
+def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
+               swap_memory=False, maximum_iterations=None, name=None):
+    """``tf.while_loop`` as TF 2 runs it eagerly: a Python loop that returns ``loop_vars``'s structure.
+
+    ``body(*loop_vars)`` gives the next loop variables; ``maximum_iterations`` bounds the
+    loop; ``cond``'s result reads as a bool; numbers among the results become tensors
+    with TF's dtypes, as TF converts them.
+    """
+    from .tensors import map_structure, tf_inferred
+
+    if not callable(cond):
+        raise TypeError("'cond' must be callable.")
+    if not callable(body):
+        raise TypeError("'body' must be callable.")
+    if parallel_iterations < 1:
+        raise TypeError("'parallel_iterations' must be a positive integer.")
+    if not loop_vars:
+        raise ValueError("'loop_vars' must be provided.")
+    if maximum_iterations is not None:
+        maximum_iterations = int(maximum_iterations)
+    iterations = 0
+    while (maximum_iterations is None or iterations < maximum_iterations) and bool(cond(*loop_vars)):
+        loop_vars = body(*loop_vars)
+        iterations += 1
+
+    def convert(value):
+        return value if hasattr(value, "asnumpy") else _tensor(tf_inferred(value))
+
+    return map_structure(convert, loop_vars)
+
+
+def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
+    """``tf.case`` as TF runs it eagerly: the function of the first true predicate, else ``default``.
+
+    With ``exclusive=True`` more than one true predicate is an error, as in TF; so is no true
+    predicate without a ``default`` (TF's InvalidArgumentError; a ValueError here).
+    """
+    if isinstance(pred_fn_pairs, dict):
+        pred_fn_pairs = list(pred_fn_pairs.items())
+    pairs = list(pred_fn_pairs)
+    for pred, fn in pairs:
+        if not callable(fn):
+            raise TypeError("fn for pred %s must be callable." % getattr(pred, "name", pred))
+    truths = [bool(pred) for pred, _ in pairs]
+    if exclusive and sum(truths) > 1:
+        raise ValueError(f"More than one condition evaluated as True but exclusive=True. Conditions: "
+                         f"{[str(p) for p, _ in pairs]}, Values: {truths}")
+    for truth, (_, fn) in zip(truths, pairs):
+        if truth:
+            return fn()
+    if default is not None:
+        return default()
+    # TF (eager) asserts that some predicate holds when there is no default.
+    raise ValueError(f"Input error: None of conditions evaluated as True: {truths}")
