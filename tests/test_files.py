@@ -332,8 +332,20 @@ def test_atomic_write_failure_leaves_original_and_no_temp(tmp_path, monkeypatch)
     assert not temp_files(tmp_path)
 
 
+@pytest.fixture
+def python_sigint():
+    """Python's own SIGINT handler, even when the test run inherited SIGINT ignored (as a shell's
+    background job does); the previous handler comes back afterwards."""
+    import signal
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.parametrize("when", ["temp file made", "before the rename", "write fails"])
-def test_ctrl_c_during_a_write_takes_effect_after_it_and_leaves_no_temp_file(tmp_path, monkeypatch, when):
+def test_ctrl_c_during_a_write_takes_effect_after_it_and_leaves_no_temp_file(tmp_path, monkeypatch, when,
+                                                                            python_sigint):
     """An interrupt that arrives between making the temporary file and renaming it (found as
     a leftover `.migrate-tmp` in the SIGINT fault test) is raised once the write is over:
     the file is whole (or, if the write failed, as it was), and no temporary file is left."""

@@ -38,6 +38,15 @@ class Job:
     seconds: float
 
 
+def _default_signals() -> None:
+    """In the child: SIGINT, SIGHUP and SIGTERM act as in a terminal's job, even when this test run ignores
+    them (started with nohup, or in the background of a shell, which ignores SIGINT)."""
+    import signal
+
+    for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 class Running:
     """A started subprocess whose output goes to files; `wait()` bounds it and returns a Job."""
 
@@ -50,7 +59,7 @@ class Running:
             self.process = subprocess.Popen(command, stdout=out, stderr=err, cwd=cwd,
                                             stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
                                             env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
-                                            start_new_session=True)
+                                            start_new_session=True, preexec_fn=_default_signals)
         if stdin is not None:
             with self.process.stdin:
                 self.process.stdin.write(stdin)  # small: fits the pipe's buffer, so this cannot block
