@@ -38,14 +38,25 @@ class Adam(Optimizer):
         if self.amsgrad:
             self._velocity_hats.extend(self.add_optimizer_variables(variables, "velocity_hat"))
 
-    def update_step(self, gradient, variable, learning_rate):
-        ops = _ops()
-        index = self._get_variable_index(variable)
+    def _update_variables(self, grads, variables, learning_rate) -> None:
+        # The bias corrections once per step (one read of `iterations`), then every variable.
         local_step = f32(int(self._iterations.asnumpy()) + 1)
         beta_1_power = np.power(f32(self.beta_1), local_step)
         beta_2_power = np.power(f32(self.beta_2), local_step)
-        lr = f32(learning_rate.asnumpy())
-        alpha = _scalar(lr * np.sqrt(f32(1) - beta_2_power) / (f32(1) - beta_1_power))
+        self._alpha = learning_rate * _scalar(np.sqrt(f32(1) - beta_2_power)) / _scalar(f32(1) - beta_1_power)
+        try:
+            super()._update_variables(grads, variables, learning_rate)
+        finally:
+            self._alpha = None
+
+    def update_step(self, gradient, variable, learning_rate):
+        ops = _ops()
+        index = self._get_variable_index(variable)
+        alpha = getattr(self, "_alpha", None)
+        if alpha is None:  # called on its own, as a custom optimizer's code may
+            local_step = f32(int(self._iterations.asnumpy()) + 1)
+            alpha = learning_rate * _scalar(np.sqrt(f32(1) - np.power(f32(self.beta_2), local_step))) / _scalar(
+                f32(1) - np.power(f32(self.beta_1), local_step))
         m = self._momentums[index]
         v = self._velocities[index]
         ops.assign_add(m, (gradient - m) * (1 - self.beta_1))

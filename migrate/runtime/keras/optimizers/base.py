@@ -297,13 +297,17 @@ class Optimizer:
 
             if spmd.group_size() > 1:
                 grads = list(spmd.aggregate_gradients(grads))
-        for grad, variable in zip(grads, variables):
-            self.update_step(grad, variable, lr)
+        self._update_variables(grads, variables, lr)
         for variable in variables:
             constraint = getattr(variable, "_keras_constraint", None)
             if constraint is not None:
                 ops.assign(variable, constraint(variable))
         ops.assign_add(self._iterations, as_tensor(np.array(1, dtype=np.int64), "int64"))
+
+    def _update_variables(self, grads, variables, learning_rate) -> None:
+        """Apply `update_step` to every (gradient, variable); optimizers may update all at once instead."""
+        for grad, variable in zip(grads, variables):
+            self.update_step(grad, variable, learning_rate)
 
     def update_step(self, gradient, variable, learning_rate) -> None:
         raise NotImplementedError

@@ -1,0 +1,128 @@
+"""Training throughput: a converted program against its TF original and hand-written MindSpore.
+
+    python benchmarks/training_bench.py                # 3 interleaved rounds, 1 and 2 processes
+    python benchmarks/training_bench.py --quick        # 1 round, fewer examples (a smoke run)
+    python benchmarks/training_bench.py --json out.json
+
+Workload: an MLP 784-512-512-10, 16,384 examples, global batch 256, SGD with momentum
+(``benchmarks/training/mlp_tf.py``). Programs, each run on 1 process and on 2:
+
+- **TF**: the original under a MirroredStrategy over 1 or 2 logical CPU devices;
+- **converted**: ``migrate convert`` of that file, run by ``migrate run -n 2`` (plainly,
+  ``python``, on 1 process);
+- **MindSpore GRAPH** and **MindSpore PyNative**: the same model written by hand
+  (``benchmarks/training/mlp_mindspore.py``: nn.SequentialCell, nn.Momentum,
+  NumpySlicesDataset sharded by rank, nn.TrainOneStepCell), under msrun for 2.
+
+Every program times its own epochs; the first epoch (compilation, warm-up) is left out
+and a run's examples/s is the examples of an epoch over the median of the others.
+Rounds interleave the programs (TF, converted, GRAPH, PyNative, then again) so that a
+slow spell of the machine falls on all of them; the table gives the median over rounds
+and the converted program's ratio to each other program. Targets (issue 19): converted
+>= 0.9x hand-written GRAPH (native tier) and >= 0.9x PyNative (shim tier).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PROGRAMS = Path(__file__).resolve().parent / "training"
+TF_REPLICAS = REPO / "tests" / "equivalence" / "tf_replicas.py"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def env(**extra) -> dict:
+    out = {k: v for k, v in os.environ.items() if not k.startswith(("MS_", "OMPI_", "RANK_")) and k != "TF_CONFIG"}
+    out.update(PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="2", GLOG_v="3", **extra)
+    return out
+
+
+def launched(script: Path, nproc: int, args: list[str], work: Path) -> list[str]:
+    if nproc == 1:
+        return [sys.executable, str(script), *args]
+    return [sys.executable, "-m", "migrate", "run", "-n", str(nproc), "--master-port", str(free_port()),
+            "--log-dir", str(work / f"logs-{free_port()}"), "--timeout", "1500", str(script), *args]
+
+
+def run(command: list[str], extra_env: dict, cwd: Path) -> dict:
+    done = subprocess.run(command, capture_output=True, text=True, env=env(**extra_env), cwd=cwd, timeout=1800)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout[-1500:]}\n"
+                           f"{done.stderr[-3000:]}")
+    line = next(l for l in reversed(done.stdout.splitlines()) if l.strip().startswith("{"))
+    result = json.loads(line)
+    steady = result["epoch_seconds"][1:] or result["epoch_seconds"]
+    result["examples_per_s"] = result["examples"] / statistics.median(steady)
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1 round, 4,096 examples, 2 epochs")
+    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--nproc", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    opts = parser.parse_args()
+    rounds = opts.rounds or (1 if opts.quick else 3)
+    sizes = {"BENCH_EXAMPLES": "4096", "BENCH_EPOCHS": "3"} if opts.quick else {"BENCH_EXAMPLES": "16384",
+                                                                                 "BENCH_EPOCHS": "3"}
+    work = Path(tempfile.mkdtemp(prefix="migrate-train-bench-"))
+    try:
+        converted = work / "converted"
+        subprocess.run([sys.executable, "-m", "migrate", "convert", str(PROGRAMS / "mlp_tf.py"), "--out",
+                        str(converted), "--no-cache"], check=True, capture_output=True, env=env(), cwd=work)
+        converted_script = converted / "mlp_tf.py"
+        programs = {
+            "TF (MirroredStrategy)": lambda n: [sys.executable, str(TF_REPLICAS), "--replicas", str(n),
+                                                str(PROGRAMS / "mlp_tf.py")],
+            "converted": lambda n: launched(converted_script, n, [], work),
+            "MindSpore GRAPH, by hand": lambda n: launched(PROGRAMS / "mlp_mindspore.py", n, ["graph"], work),
+            "MindSpore PyNative, by hand": lambda n: launched(PROGRAMS / "mlp_mindspore.py", n, ["pynative"], work),
+        }
+        results: dict = {n: {name: [] for name in programs} for n in opts.nproc}
+        for round_ in range(rounds):
+            for n in opts.nproc:
+                for name, command in programs.items():
+                    result = run(command(n), sizes, work)
+                    results[n][name].append(result)
+                    print(f"round {round_ + 1}/{rounds}, {n} process(es), {name}: "
+                          f"{result['examples_per_s']:,.0f} examples/s, final loss {result['final_loss']:.4f}",
+                          file=sys.stderr, flush=True)
+        rows = []
+        for n in opts.nproc:
+            medians = {name: statistics.median(r["examples_per_s"] for r in runs) for name, runs in results[n].items()}
+            for name, value in medians.items():
+                rows.append({"processes": n, "program": name, "examples_per_s": value,
+                             "converted_over_it": medians["converted"] / value,
+                             "final_loss": results[n][name][-1]["final_loss"]})
+        print(f"\nTraining throughput: MLP 784-512-512-10, {sizes['BENCH_EXAMPLES']} examples, global batch 256, "
+              f"median of {rounds} round(s)")
+        print(f"| processes | program | examples/s | converted / it | final loss |")
+        print("|---|---|---|---|---|")
+        for row in rows:
+            print(f"| {row['processes']} | {row['program']} | {row['examples_per_s']:,.0f} | "
+                  f"{row['converted_over_it']:.2f} | {row['final_loss']:.4f} |")
+        if opts.json:
+            opts.json.write_text(json.dumps({"rows": rows, "rounds": rounds, **sizes}, indent=1))
+        return 0
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
