@@ -1,4 +1,4 @@
-"""Conv1D and Conv2D with Keras's layouts: inputs channels_last (NWC / NHWC), kernels `(k, in, out)` /
+"""Conv1D, Conv2D, Conv2DTranspose and UpSampling2D with Keras's layouts: inputs channels_last (NWC / NHWC), kernels `(k, in, out)` /
 `(kh, kw, in, out)`.
 
 MindSpore's convolution takes NCHW inputs and `(out, in, kh, kw)` kernels, so the layer
@@ -114,3 +114,120 @@ class Conv1D(_Conv):
 
 
 Convolution1D, Convolution2D = Conv1D, Conv2D
+
+
+class Conv2DTranspose(Layer):
+    """Keras's Conv2DTranspose: kernel `(kh, kw, filters, in)`, NHWC, TF's output sizes.
+
+    The gradient of a convolution with respect to its input, which is what TF computes:
+    MindSpore's `Conv2DTranspose` primitive (`Conv2DBackpropInput`) gives the full ("valid")
+    result, of size `(n - 1) * stride + kernel`; "same" keeps `n * stride` of it, cut where
+    TF's "same" convolution of that size would have padded (the odd row after), with zero rows
+    at the end where the kernel is smaller than the stride.
+    """
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None,
+                 data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros", kernel_regularizer=None,
+                 bias_regularizer=None, activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.filters = int(filters)
+        self.kernel_size = normalize_tuple(kernel_size, 2, "kernel_size")
+        self.strides = normalize_tuple(strides, 2, "strides")
+        self.dilation_rate = normalize_tuple(dilation_rate, 2, "dilation_rate")
+        self.padding = padding.lower()
+        if self.padding not in ("valid", "same"):
+            raise ValueError(f"Invalid padding {padding!r}")
+        if output_padding is not None or self.dilation_rate != (1, 1):
+            raise NotImplementedError("Conv2DTranspose: output_padding and dilation_rate are not supported by "
+                                      "migrate.runtime.keras")
+        self.output_padding = output_padding
+        self.data_format = data_format or "channels_last"
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers.get(kernel_initializer)
+        self.bias_initializer = initializers.get(bias_initializer)
+        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self._primitives: dict = {}
+        if self._batch_input_shape is not None:
+            self.build(self._batch_input_shape)
+
+    def build(self, input_shape):
+        channels = int(input_shape[-1] if self.data_format == "channels_last" else input_shape[1])
+        self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (self.filters, channels),
+                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
+        self.built = True
+
+    def _output_size(self, size: int, axis: int) -> int:
+        full = (size - 1) * self.strides[axis] + self.kernel_size[axis]
+        return size * self.strides[axis] if self.padding == "same" else full
+
+    def call(self, inputs):
+        ops = _ops()
+        x = inputs.transpose(0, 3, 1, 2) if self.data_format == "channels_last" else inputs
+        n, _, h, w = x.shape
+        full = tuple((s - 1) * self.strides[i] + self.kernel_size[i] for i, s in enumerate((h, w)))
+        key = (tuple(x.shape), str(x.dtype))
+        primitive = self._primitives.get(key)
+        if primitive is None:
+            primitive = self._primitives[key] = ops.Conv2DTranspose(
+                out_channel=self.filters, kernel_size=self.kernel_size, pad_mode="valid", stride=self.strides)
+        # Keras (kh, kw, filters, in) -> the forward convolution's (out = in, in = filters, kh, kw)
+        y = primitive(x, self.kernel.transpose(3, 2, 0, 1), (n, self.filters) + full)
+        if self.padding == "same":
+            # TF's "same" convolution of the output size pads max(full - size, 0), half before: cut that;
+            # a kernel smaller than the stride leaves rows the kernel never reaches, zeros at the end.
+            sizes = (self._output_size(h, 0), self._output_size(w, 1))
+            before = [max(full[i] - sizes[i], 0) // 2 for i in range(2)]
+            y = y[:, :, before[0]:before[0] + sizes[0], before[1]:before[1] + sizes[1]]
+            short = [sizes[i] - y.shape[2 + i] for i in range(2)]
+            if any(short):
+                y = ops.pad(y, (0, short[1], 0, short[0]))
+        if self.bias is not None:
+            y = y + self.bias.reshape(1, -1, 1, 1)
+        if self.data_format == "channels_last":
+            y = y.transpose(0, 2, 3, 1)
+        return self.activation(y)
+
+    def get_config(self):
+        return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
+                "strides": self.strides, "padding": self.padding, "data_format": self.data_format,
+                "activation": activations.serialize(self.activation), "use_bias": self.use_bias}
+
+
+Convolution2DTranspose = Conv2DTranspose
+
+
+class UpSampling2D(Layer):
+    """Keras's UpSampling2D: each pixel repeated `size` times ("nearest"), or bilinear resizing (TF's
+    half-pixel rule, through `migrate.runtime.tfmath.resize`), NHWC."""
+
+    def __init__(self, size=(2, 2), data_format=None, interpolation="nearest", **kwargs):
+        super().__init__(**kwargs)
+        self.size = normalize_tuple(size, 2, "size")
+        self.data_format = data_format or "channels_last"
+        self.interpolation = interpolation
+        if interpolation not in ("nearest", "bilinear"):
+            raise NotImplementedError(f"UpSampling2D: interpolation={interpolation!r} is not supported by "
+                                      "migrate.runtime.keras (nearest and bilinear are)")
+
+    def call(self, inputs):
+        ops = _ops()
+        x = inputs if self.data_format == "channels_last" else inputs.transpose(0, 2, 3, 1)
+        if self.interpolation == "nearest":
+            x = ops.repeat_interleave(ops.repeat_interleave(x, self.size[0], 1), self.size[1], 2)
+        else:
+            from migrate.runtime import tfmath
+
+            x = tfmath.image_resize(x, (x.shape[1] * self.size[0], x.shape[2] * self.size[1])).astype(x.dtype)
+        return x if self.data_format == "channels_last" else x.transpose(0, 3, 1, 2)
+
+    def get_config(self):
+        return {**super().get_config(), "size": self.size, "data_format": self.data_format,
+                "interpolation": self.interpolation}

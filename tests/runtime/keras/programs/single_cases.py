@@ -66,6 +66,13 @@ def case_layers(B):
     conv("conv2d_same_s2", K.layers.Conv2D(3, (3, 2), strides=2, padding="same", activation="relu"), img, 40)
     conv("conv2d_dilated", K.layers.Conv2D(2, 3, dilation_rate=2, padding="same"), img, 50)
     conv("conv1d_causal", K.layers.Conv1D(3, 3, padding="causal"), seq, 60)
+    conv("conv2d_transpose_valid", K.layers.Conv2DTranspose(4, 3), img, 65)
+    conv("conv2d_transpose_same_s2", K.layers.Conv2DTranspose(2, (3, 2), strides=2, padding="same",
+                                                              activation="relu"), img, 66)
+    conv("conv2d_transpose_same_s3_k2", K.layers.Conv2DTranspose(3, 2, strides=3, padding="same"), img, 67)
+    conv("conv2d_transpose_valid_s2_k4", K.layers.Conv2DTranspose(2, 4, strides=(2, 1), use_bias=False), img, 68)
+    out["upsampling_nearest"] = layer_output(B, K.layers.UpSampling2D((2, 3)), img)
+    out["upsampling_bilinear"] = layer_output(B, K.layers.UpSampling2D(2, interpolation="bilinear"), img)
     conv("conv1d_same_s2", K.layers.Conv1D(2, 4, strides=2, padding="same", use_bias=False), seq, 70)
     for name, layer, x in [
         ("maxpool2d", K.layers.MaxPooling2D(2), img),
@@ -408,6 +415,16 @@ def case_fit(B):
     history = model.fit(x, target, sample_weight=weights, batch_size=6, epochs=2, shuffle=False, verbose=0)
     out["functional_mse_weighted"] = {"history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
                                       "weights": [tolist(w) for w in model.get_weights()]}
+    # an upsampling decoder: gradients through Conv2DTranspose and UpSampling2D
+    images = normal(620, (12, 4, 4, 2))
+    decoder = K.Sequential([K.Input(shape=(4, 4, 2)), K.layers.Conv2DTranspose(3, 3, strides=2, padding="same",
+                                                                               activation="tanh"),
+                            K.layers.UpSampling2D(2), K.layers.Conv2D(1, 3, padding="same")])
+    decoder.set_weights([normal(621 + i, w.shape, 0.3) for i, w in enumerate(decoder.get_weights())])
+    decoder.compile(optimizer=K.optimizers.SGD(0.05, momentum=0.5), loss="mse")
+    history = decoder.fit(images, normal(630, (12, 16, 16, 1)), batch_size=4, epochs=2, shuffle=False, verbose=0)
+    out["decoder_transpose_upsampling"] = {"history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
+                                           "weights": [tolist(w) for w in decoder.get_weights()]}
     return out
 
 
