@@ -177,6 +177,15 @@ CASES = {
     "while_loop_max": "tf.while_loop(lambda x: tf.reduce_sum(x) < 1e6, lambda x: [x * 2], [pos], maximum_iterations=4)[0]",
     "case_first_true": "tf.case([(tf.reduce_sum(f) > 1e9, lambda: f), (tf.reduce_sum(pos) > 0, lambda: pos * 3)], default=lambda: g)",
     "case_default": "tf.case([(tf.reduce_min(pos) < 0, lambda: f)], default=lambda: g + 1)",
+    # TFM248 fill, TFM249 broadcast_to, TFM205 rint
+    "fill_float": "tf.fill([2, 3], -1.5)",
+    "fill_int": "tf.fill((3,), 7)",
+    "fill_tensor_dims": "tf.fill(tf.shape(f), 2.0)",
+    "fill_tensor_value": "tf.fill([2, 2], tf.reduce_max(i))",
+    "broadcast_to": "tf.broadcast_to(f[0], [2, 3, 4])",
+    "broadcast_to_tensor_shape": "tf.broadcast_to(f[:, :1], tf.shape(f))",
+    "broadcast_to_rank4": "tf.broadcast_to(col, [2, 3, 5, 4])",
+    "rint": "tf.math.rint(half)",
     # TFM238 unstack
     "unstack_first": "tf.unstack(b3)[1]",
     "unstack_axis": "tf.unstack(b3, axis=2)[3]",

@@ -196,3 +196,22 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
         return default()
     # TF (eager) asserts that some predicate holds when there is no default.
     raise ValueError(f"Input error: None of conditions evaluated as True: {truths}")
+
+
+def fill(dims, value, name=None):
+    """``tf.fill``: a tensor of shape ``dims`` holding ``value``, in the dtype TF infers for ``value``
+    (a Python float is float32, an int int32; a tensor or NumPy value keeps its own)."""
+    import mindspore as ms
+    import numpy as np
+
+    from .tensors import tf_inferred
+
+    shape = tuple(int(d) for d in (dims.asnumpy() if hasattr(dims, "asnumpy") else dims))
+    if isinstance(value, ms.Tensor):
+        if value.size != 1:
+            raise ValueError(f"tf.fill: value must be a scalar, got shape {tuple(value.shape)}")
+        return _ops().broadcast_to(value.reshape(()), shape).copy()
+    scalar = tf_inferred(value)
+    if scalar.ndim != 0:
+        raise ValueError(f"tf.fill: value must be a scalar, got shape {scalar.shape}")
+    return ms.Tensor(np.full(shape, scalar, dtype=scalar.dtype))
