@@ -231,6 +231,7 @@ SAME_IN_V1 = frozenset({
     "one_hot",
     "ones",
     "pow",
+    "print",
     "random.normal",
     "random.truncated_normal",
     "random.uniform",

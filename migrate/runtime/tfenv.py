@@ -40,3 +40,107 @@ def executing_eagerly() -> bool:
     import mindspore as ms
 
     return ms.get_context("mode") == ms.PYNATIVE_MODE
+
+
+# --- tf.print -----------------------------------------------------------------------------------
+
+def tf_print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):
+    """``tf.print``: each input formatted as TF formats it, joined by ``sep``, to ``output_stream``.
+
+    Tensors (MindSpore, NumPy or TF's) print as TF prints them: no dtype, floats with the
+    fewest digits that give the value back (6, else 9 for float32), strings quoted, each
+    axis longer than ``2 * summarize`` shown as its first and last ``summarize`` entries
+    around ``...`` (``summarize=-1``: everything). Lists, tuples and dicts print as Python
+    prints them, with the tensors inside formatted so. ``output_stream`` is ``sys.stderr``
+    by default (TF's), ``sys.stdout``, a ``"file://path"`` to append to, or a logging
+    function such as ``logging.info``; every process prints its own line, as every replica
+    of a MirroredStrategy does.
+    """
+    text = sep.join(_format_input(value, summarize) for value in inputs) + end
+    stream = _sys.stderr if output_stream is None else output_stream
+    if isinstance(stream, str):
+        if not stream.startswith("file://"):
+            raise ValueError(f"Unsupported output stream, logging level, or file.{stream}. Supported streams are "
+                             "sys.stdout, sys.stderr, tf.logging.info, tf.logging.warning, tf.logging.error. File "
+                             "needs to be in the form of 'file://<filepath>'.")
+        with open(stream[len("file://"):], "a", encoding="utf-8") as handle:
+            handle.write(text)
+    elif hasattr(stream, "write"):
+        stream.write(text)
+        stream.flush()
+    elif callable(stream):
+        stream(text[:-len(end)] if end and text.endswith(end) else text)
+    else:
+        raise ValueError(f"Unsupported output stream: {stream!r}")
+
+
+def _format_input(value, summarize: int) -> str:
+    import numpy as np
+
+    if isinstance(value, str):
+        return value
+    array = _as_array(value)
+    if array is not None:
+        return _format_array(array, summarize, 0)
+    if isinstance(value, (list, tuple)):
+        items = ", ".join(_format_nested(v, summarize) for v in value)
+        return f"[{items}]" if isinstance(value, list) else f"({items}{',' if len(value) == 1 else ''})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_format_nested(v, summarize)}" for k, v in value.items()) + "}"
+    if isinstance(value, (bool, int, float, np.generic)):
+        return _format_array(np.asarray(value), summarize, 0)
+    return str(value)
+
+
+def _format_nested(value, summarize: int) -> str:
+    return repr(value) if isinstance(value, str) else _format_input(value, summarize)
+
+
+def _as_array(value):
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "asnumpy"):
+        return value.asnumpy()
+    if hasattr(value, "numpy") and hasattr(value, "dtype") and not isinstance(value, np.generic):
+        return np.asarray(value.numpy())
+    return None
+
+
+def _format_scalar(item) -> str:
+    import numpy as np
+
+    if isinstance(item, (bytes, np.bytes_)):
+        return '"' + bytes(item).decode("utf-8", "backslashreplace") + '"'
+    if isinstance(item, str):
+        return f'"{item}"'
+    if isinstance(item, (bool, np.bool_)):
+        return "1" if item else "0"
+    if isinstance(item, (np.floating, float)):
+        kind = type(item) if isinstance(item, np.floating) else np.float64
+        if kind in (np.float16, np.float32):  # TF prints a half as the float32 it widens to
+            kind, item = np.float32, np.float32(item)
+        digits = (6, 9) if kind is np.float32 else (15, 17)
+        if not np.isfinite(item):
+            return "nan" if np.isnan(item) else ("inf" if item > 0 else "-inf")
+        text = "%.*g" % (digits[0], item)
+        if kind(float(text)) != item:
+            text = "%.*g" % (digits[1], item)
+        return text
+    return str(item)
+
+
+def _format_array(array, summarize: int, depth: int) -> str:
+    if array.ndim == 0:
+        return _format_scalar(array[()])
+    n = array.shape[0]
+    if 0 <= summarize and n > 2 * summarize:
+        indices = list(range(summarize)) + [None] + list(range(n - summarize, n))
+    else:
+        indices = list(range(n))
+    parts = ["..." if i is None else _format_array(array[i], summarize, depth + 1) for i in indices]
+    if array.ndim == 1:
+        return "[" + " ".join(parts) + "]"
+    # Rows on their own lines; blocks of higher rank apart by a blank line per extra dimension, as numpy.
+    return "[" + ("\n" * (array.ndim - 1) + " " * (depth + 1)).join(parts) + "]"
