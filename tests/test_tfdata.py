@@ -51,6 +51,17 @@ PIPELINES = {
     "cache_prefetch_options": "D.range(7).cache().prefetch(2).batch(3).prefetch(-1)",
     "enumerate": "D.range(10, 13).enumerate()",
     "concatenate": "D.range(3).concatenate(D.range(7, 9))",
+    "generator_signature": "D.from_generator(lambda: ((np.arange(i + 1), i * 0.5) for i in range(3)), "
+                           "output_signature=(S(shape=(None,), dtype='int32'), S(shape=(), dtype='float32')))",
+    "generator_types_shapes_dict": "D.from_generator(lambda: ({'x': [1.0, 2.0], 'n': i} for i in range(3)), "
+                                   "output_types={'x': 'float32', 'n': 'int64'}, "
+                                   "output_shapes={'x': (2,), 'n': ()}).batch(2)",
+    "generator_args": "D.from_generator(lambda n, s: (s * k for k in range(int(n))), output_types='int32', "
+                      "args=(3, 2))",
+    "generator_strings": "D.from_generator(lambda: iter(['a', 'bc']), output_types='string')",
+    "generator_each_epoch": "D.from_generator(lambda: iter(range(3)), output_types='int64').repeat(2)",
+    "generator_nested_lists": "D.from_generator(lambda: iter([[[1, 2], [3, 4]]]), output_signature="
+                              "S(shape=(2, None), dtype='float64'))",
 }
 CARDINALITIES = {
     "slices_batch": "D.from_tensor_slices(np.arange(10)).batch(4)",
@@ -61,6 +72,7 @@ CARDINALITIES = {
     "shard": "D.range(11).shard(3, 2)",
     "skip": "D.range(4).skip(6)",
     "zip": "D.zip((D.range(3), D.range(5)))",
+    "generator": "D.from_generator(lambda: iter(range(3)), output_types='int64')",
 }
 
 
@@ -71,6 +83,9 @@ def encode(element):
     if isinstance(element, tuple):
         return {"tuple": [encode(v) for v in element]}
     array = np.asarray(element)
+    if array.dtype.kind in "OS":  # TF strings are bytes on both sides
+        values = [v.decode("utf-8", "backslashreplace") for v in array.reshape(-1).tolist()]
+        return {"dtype": "bytes", "shape": list(array.shape), "values": values}
     return {"dtype": str(array.dtype), "shape": list(array.shape), "values": array.tolist()}
 
 
@@ -79,7 +94,7 @@ TF_SCRIPT = textwrap.dedent("""
     import numpy as np
     import tensorflow as tf
     from tests.test_tfdata import encode
-    D = tf.data.Dataset
+    D, S = tf.data.Dataset, tf.TensorSpec
     cases, cards = json.loads(sys.stdin.read())
     out = {"elements": {}, "cardinality": {}}
     for name, code in cases.items():
@@ -100,7 +115,7 @@ def tf_results():
 
 
 def runtime(code: str):
-    return eval(code, {"D": tfdata.Dataset, "np": np})  # noqa: S307 - the test's own pipelines
+    return eval(code, {"D": tfdata.Dataset, "S": tfdata.TensorSpec, "np": np})  # noqa: S307 - the test's own pipelines
 
 
 @pytest.mark.parametrize("name", sorted(PIPELINES))
@@ -112,6 +127,19 @@ def test_elements_equal_tf(name, tf_results):
 @pytest.mark.parametrize("name", sorted(CARDINALITIES))
 def test_cardinality_equals_tf(name, tf_results):
     assert runtime(CARDINALITIES[name]).cardinality() == tf_results["cardinality"][name]
+
+
+@pytest.mark.parametrize("code, message", [
+    ("D.from_generator(lambda: iter([[1, 2, 3]]), output_types='int32', output_shapes=(2,))",
+     "yielded an element of shape (3,) where an element of shape (2,) was expected"),
+    ("D.from_generator(lambda: iter([(1, 2)]), output_types=('int32', 'int32', 'int32'))",
+     "did not match the expected structure"),
+    ("D.from_generator(lambda: iter(['x']), output_types='float32')", "could not be converted to the expected type"),
+    ("D.from_generator(lambda: iter([1]))", "provide either the `output_signature` argument or the `output_types`"),
+])
+def test_a_generator_that_does_not_fit_its_signature_fails_as_tf_does(code, message):
+    with pytest.raises(TypeError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        list(runtime(code))
 
 
 def test_iterating_yields_mindspore_tensors_and_every_pass_is_an_epoch():

@@ -8,6 +8,7 @@ the same wrapped function), or differs only by trailing deprecated alias paramet
 SAME_IN_V1 = frozenset({
     "GradientTape",
     "Tensor",
+    "TensorSpec",
     "VariableSynchronization.ON_READ",
     "abs",
     "add",
@@ -46,6 +47,7 @@ SAME_IN_V1 = frozenset({
     "data.Dataset.batch",
     "data.Dataset.cache",
     "data.Dataset.filter",
+    "data.Dataset.from_generator",
     "data.Dataset.from_tensor_slices",
     "data.Dataset.from_tensors",
     "data.Dataset.interleave",

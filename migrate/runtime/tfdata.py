@@ -41,7 +41,7 @@ import numpy as np
 from .tensors import is_namedtuple, tf_inferred
 
 __all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "AutoShardPolicy", "Dataset", "Options",
-           "TFRecordDataset", "TextLineDataset", "OutOfRangeError", "experimental"]
+           "TFRecordDataset", "TextLineDataset", "OutOfRangeError", "TensorSpec", "experimental"]
 
 AUTOTUNE = -1
 
@@ -255,6 +255,54 @@ class Dataset:
                 yield _pack(structure, [leaf[i:i + 1].reshape(leaf.shape[1:]) for leaf in leaves])
 
         return Dataset(elements, count)
+
+    @staticmethod
+    def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,
+                       name=None) -> "Dataset":
+        """``Dataset.from_generator``: the elements ``generator(*args)`` yields, called anew each epoch.
+
+        Each yielded component is converted to its declared dtype as TF converts it
+        (``np.asarray(value, dtype)``; text becomes bytes) and checked against its declared
+        shape (``None`` matches any size); a component that does not fit raises TF's error.
+        ``output_signature`` is a nest of ``TensorSpec``; the older ``output_types`` (with
+        ``output_shapes``) are accepted too. ``args`` reach the generator as NumPy values.
+        """
+        if not callable(generator):
+            raise TypeError("`generator` must be a Python callable.")
+        if output_signature is not None:
+            if output_types is not None or output_shapes is not None:
+                raise TypeError("The `output_types` and `output_shapes` arguments can not be used together "
+                                "with the `output_signature` argument.")
+            signature = _normalize(output_signature)
+            specs = _flatten(signature)
+            if not all(isinstance(spec, TensorSpec) for spec in specs):
+                raise TypeError("`output_signature` must contain objects that are subclass of `tf.TypeSpec`")
+            dtypes = [spec.numpy_dtype for spec in specs]
+            shapes = [spec.shape for spec in specs]
+        else:
+            if output_types is None:
+                raise TypeError("To specify the output signature you need to provide either the "
+                                "`output_signature` argument or the `output_types` argument.")
+            signature = _normalize(output_types)
+            dtypes = [_spec_dtype(dtype) for dtype in _flatten(signature)]
+            shapes = ([None] * len(dtypes) if output_shapes is None
+                      else [_shape_of(shape) for shape in _flatten_up_to(signature, _normalize(output_shapes))])
+        call_args = tuple(_to_array(arg) for arg in (args or ()))
+
+        def elements():
+            for value in generator(*call_args):
+                leaves = _flatten_up_to(signature, _normalize(value))
+                converted = []
+                for leaf, dtype, shape in zip(leaves, dtypes, shapes):
+                    array = _generator_value(leaf, dtype)
+                    if shape is not None and (len(shape) != array.ndim or any(
+                            want is not None and want != got for want, got in zip(shape, array.shape))):
+                        raise TypeError(f"`generator` yielded an element of shape {_shape_text(array.shape)} "
+                                        f"where an element of shape {_shape_text(shape)} was expected.")
+                    converted.append(array)
+                yield _pack(signature, converted)
+
+        return Dataset(elements, UNKNOWN_CARDINALITY)
 
     @staticmethod
     def from_tensors(tensors, name=None) -> "Dataset":
@@ -567,12 +615,125 @@ def TextLineDataset(filenames, compression_type=None, buffer_size=None, num_para
     return _file_dataset("lines", filenames, compression_type, num_parallel_reads)
 
 
+class TensorSpec:
+    """``tf.TensorSpec``: the shape (``None`` for unknown sizes, or an unknown rank) and dtype of a tensor."""
+
+    def __init__(self, shape, dtype="float32", name=None):
+        self.shape = _shape_of(shape)
+        self.dtype = dtype
+        self.name = name
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        return _spec_dtype(self.dtype)
+
+    @classmethod
+    def from_tensor(cls, tensor, name=None) -> "TensorSpec":
+        array = _to_array(tensor)
+        return cls(array.shape, array.dtype, name)
+
+    def is_compatible_with(self, other) -> bool:
+        other_shape = other.shape if isinstance(other, TensorSpec) else _to_array(other).shape
+        other_dtype = other.numpy_dtype if isinstance(other, TensorSpec) else _to_array(other).dtype
+        if self.numpy_dtype != other_dtype:
+            return False
+        if self.shape is None or other_shape is None:
+            return True
+        return len(self.shape) == len(other_shape) and all(
+            a is None or b is None or a == b for a, b in zip(self.shape, other_shape))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, TensorSpec) and (self.shape, self.numpy_dtype, self.name) == (
+            other.shape, other.numpy_dtype, other.name)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, str(self.numpy_dtype), self.name))
+
+    def __repr__(self) -> str:
+        return f"TensorSpec(shape={_shape_text(self.shape)}, dtype={_dtype_name(self.numpy_dtype)}, name={self.name!r})"
+
+
+def _shape_of(shape):
+    """A shape as a tuple of ints and Nones, or None for an unknown rank."""
+    if shape is None:
+        return None
+    if hasattr(shape, "as_list"):
+        shape = shape.as_list()
+    if hasattr(shape, "asnumpy"):
+        shape = shape.asnumpy().tolist()
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    return tuple(None if d is None or (isinstance(d, (int, np.integer)) and d < 0) else int(d) for d in shape)
+
+
+def _shape_text(shape) -> str:
+    if shape is None:
+        return "<unknown>"
+    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+def _dtype_name(dtype: np.dtype) -> str:
+    return "tf.string" if dtype == np.dtype(object) else f"tf.{np.dtype(dtype).name}"
+
+
+def _spec_dtype(dtype) -> np.dtype:
+    """A declared dtype (numpy, a name, a MindSpore or TF type; ``string`` for text) as numpy."""
+    if dtype is None:
+        return np.dtype(np.float32)
+    name = getattr(dtype, "name", None) if type(dtype).__module__.startswith("tensorflow") else None
+    text = name or (dtype if isinstance(dtype, str) else None)
+    if text in ("string", "str"):
+        return np.dtype(object)
+    if dtype in (str, bytes):
+        return np.dtype(object)
+    if hasattr(dtype, "as_numpy_dtype"):
+        return np.dtype(dtype.as_numpy_dtype)
+    return np.dtype(_numpy_dtype(text or dtype))
+
+
+def _generator_value(value, dtype: np.dtype) -> np.ndarray:
+    """TF's conversion of a generated value: ``np.asarray(value, dtype)``; text becomes bytes."""
+    if dtype == np.dtype(object):
+        array = _to_array(value) if not isinstance(value, (str, bytes, list, tuple)) else np.asarray(value)
+        if array.dtype.kind == "U":
+            array = np.char.encode(array, "utf-8")
+        if array.dtype.kind not in ("S", "O"):
+            raise TypeError(f"`generator` yielded an element that could not be converted to the expected type. "
+                            f"The expected type was string, but the yielded element was {value!r}.")
+        return array.astype(object)
+    try:
+        return np.asarray(_to_array(value) if not isinstance(value, (list, tuple, int, float, bool)) else value,
+                          dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"`generator` yielded an element that could not be converted to the expected type. The "
+                        f"expected type was {np.dtype(dtype).name}, but the yielded element was {value!r}.") from exc
+
+
+def _flatten_up_to(structure, value) -> list:
+    """``value``'s components at ``structure``'s leaves (a component may itself be a list: one tensor)."""
+    if isinstance(structure, dict):
+        if not isinstance(value, dict) or set(value) != set(structure):
+            raise TypeError(f"`generator` yielded an element that did not match the expected structure. The "
+                            f"expected structure was {structure}, but the yielded element was {value}.")
+        return [leaf for key in sorted(structure) for leaf in _flatten_up_to(structure[key], value[key])]
+    if isinstance(structure, tuple):
+        if not isinstance(value, (tuple, list)) or len(value) != len(structure):
+            raise TypeError(f"`generator` yielded an element that did not match the expected structure. The "
+                            f"expected structure was {structure}, but the yielded element was {value}.")
+        return [leaf for item, part in zip(structure, value) for leaf in _flatten_up_to(item, part)]
+    return [value]
+
+
 def _numpy_dtype(dtype):
     """A dtype given as numpy, a string, or a MindSpore type; None if absent."""
     if dtype is None:
         return None
     try:
         return np.dtype(dtype)
+    except TypeError:
+        pass
+    try:  # a MindSpore type: Float32, Int64, Bool, ... name numpy's
+        return np.dtype(str(dtype).lower())
     except TypeError:
         from mindspore import dtype_to_nptype
 

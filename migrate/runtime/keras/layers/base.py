@@ -440,3 +440,27 @@ def _cell_weights(cell) -> list:
 
 def tensor_or_none(value):
     return None if value is None else (value if is_tensor(value) else as_tensor(value))
+
+
+class KernelLayer(Layer):
+    """A layer with a kernel, an optional bias and an activation (Dense, the convolutions): Keras's
+    options for them, and `build_kernel_and_bias` to make both weights."""
+
+    def _kernel_options(self, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                        bias_regularizer, kernel_constraint, bias_constraint) -> None:
+        from .. import activations
+
+        self.activation = activations.get(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = initializers_module.get(kernel_initializer)
+        self.bias_initializer = initializers_module.get(bias_initializer)
+        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
+        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+
+    def build_kernel_and_bias(self, kernel_shape: tuple, units: int) -> None:
+        self.kernel = self.add_weight(name="kernel", shape=kernel_shape, initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
+        self.bias = self.add_weight(name="bias", shape=(units,), initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
+        self.built = True

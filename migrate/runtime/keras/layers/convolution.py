@@ -9,9 +9,9 @@ TF's rule (the odd pixel goes after), "causal" (Conv1D) pads only before.
 
 from __future__ import annotations
 
-from .. import activations, initializers
+from .. import activations
 from ._padding import normalize_tuple, same_padding
-from .base import Layer
+from .base import KernelLayer, Layer
 
 
 def _ops():
@@ -20,7 +20,7 @@ def _ops():
     return ops
 
 
-class _Conv(Layer):
+class _Conv(KernelLayer):
     rank = 2
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
@@ -37,24 +37,14 @@ class _Conv(Layer):
             raise ValueError(f"Invalid padding {padding!r}")
         self.data_format = data_format or "channels_last"
         self.groups = int(groups)
-        self.activation = activations.get(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self._kernel_options(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                             bias_regularizer, kernel_constraint, bias_constraint)
         if self._batch_input_shape is not None:
             self.build(self._batch_input_shape)
 
     def build(self, input_shape):
         channels = int(input_shape[-1] if self.data_format == "channels_last" else input_shape[1])
-        shape = self.kernel_size + (channels // self.groups, self.filters)
-        self.kernel = self.add_weight(name="kernel", shape=shape, initializer=self.kernel_initializer,
-                                      regularizer=self.kernel_regularizer, constraint=self.kernel_constraint)
-        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
-        self.built = True
+        self.build_kernel_and_bias(self.kernel_size + (channels // self.groups, self.filters), self.filters)
 
     def _conv_nchw(self, x, spatial):
         """x: (N, C, H, W); returns (N, filters, H', W'). `spatial` are the (H, W) sizes."""
@@ -116,7 +106,7 @@ class Conv1D(_Conv):
 Convolution1D, Convolution2D = Conv1D, Conv2D
 
 
-class Conv2DTranspose(Layer):
+class Conv2DTranspose(KernelLayer):
     """Keras's Conv2DTranspose: kernel `(kh, kw, filters, in)`, NHWC, TF's output sizes.
 
     The gradient of a convolution with respect to its input, which is what TF computes:
@@ -144,25 +134,15 @@ class Conv2DTranspose(Layer):
                                       "migrate.runtime.keras")
         self.output_padding = output_padding
         self.data_format = data_format or "channels_last"
-        self.activation = activations.get(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self._kernel_options(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                             bias_regularizer, kernel_constraint, bias_constraint)
         self._primitives: dict = {}
         if self._batch_input_shape is not None:
             self.build(self._batch_input_shape)
 
     def build(self, input_shape):
         channels = int(input_shape[-1] if self.data_format == "channels_last" else input_shape[1])
-        self.kernel = self.add_weight(name="kernel", shape=self.kernel_size + (self.filters, channels),
-                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
-                                    regularizer=self.bias_regularizer,
-                                    constraint=self.bias_constraint) if self.use_bias else None
-        self.built = True
+        self.build_kernel_and_bias(self.kernel_size + (self.filters, channels), self.filters)
 
     def _output_size(self, size: int, axis: int) -> int:
         full = (size - 1) * self.strides[axis] + self.kernel_size[axis]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .. import activations, initializers
 from ..symbolic import KerasTensor, Node
-from .base import Layer
+from .base import KernelLayer, Layer
 
 
 def _ops():
@@ -50,7 +50,7 @@ class InputLayer(Layer):
         return {"batch_shape": self.batch_shape, "dtype": self.dtype, "name": self.name}
 
 
-class Dense(Layer):
+class Dense(KernelLayer):
     """`activation(inputs @ kernel + bias)`, kernel `(input_dim, units)` (Keras layout)."""
 
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
@@ -58,26 +58,13 @@ class Dense(Layer):
                  kernel_constraint=None, bias_constraint=None, lora_rank=None, **kwargs):
         super().__init__(**kwargs)
         self.units = int(units)
-        self.activation = activations.get(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer = initializers.get(kernel_initializer)
-        self.bias_initializer = initializers.get(bias_initializer)
-        self.kernel_regularizer, self.bias_regularizer = kernel_regularizer, bias_regularizer
-        self.kernel_constraint, self.bias_constraint = kernel_constraint, bias_constraint
+        self._kernel_options(activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+                             bias_regularizer, kernel_constraint, bias_constraint)
         if self._batch_input_shape is not None:
             self.build(self._batch_input_shape)
 
     def build(self, input_shape):
-        input_dim = int(input_shape[-1])
-        self.kernel = self.add_weight(name="kernel", shape=(input_dim, self.units),
-                                      initializer=self.kernel_initializer, regularizer=self.kernel_regularizer,
-                                      constraint=self.kernel_constraint)
-        if self.use_bias:
-            self.bias = self.add_weight(name="bias", shape=(self.units,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint)
-        else:
-            self.bias = None
-        self.built = True
+        self.build_kernel_and_bias((int(input_shape[-1]), self.units), self.units)
 
     def call(self, inputs):
         ops = _ops()
