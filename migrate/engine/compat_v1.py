@@ -8,6 +8,7 @@ the same wrapped function), or differs only by trailing deprecated alias paramet
 SAME_IN_V1 = frozenset({
     "GradientTape",
     "Tensor",
+    "TensorShape",
     "TensorSpec",
     "VariableSynchronization.ON_READ",
     "abs",
