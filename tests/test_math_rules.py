@@ -186,6 +186,14 @@ CASES = {
     "broadcast_to_tensor_shape": "tf.broadcast_to(f[:, :1], tf.shape(f))",
     "broadcast_to_rank4": "tf.broadcast_to(col, [2, 3, 5, 4])",
     "rint": "tf.math.rint(half)",
+    # TFM250 convert_image_dtype
+    "image_uint8_to_float": "tf.image.convert_image_dtype(tf.cast(tf.abs(i) * 40, tf.uint8), tf.float32)",
+    "image_float_to_uint8": "tf.image.convert_image_dtype(probs, tf.uint8)",
+    "image_float_to_uint8_saturate": "tf.image.convert_image_dtype(big / 10.0, tf.uint8, saturate=True)",
+    "image_int32_to_uint8": "tf.image.convert_image_dtype(i * 100000000, tf.uint8, saturate=True)",
+    "image_uint8_to_int32": "tf.image.convert_image_dtype(tf.cast(j * 50, tf.uint8), tf.int32)",
+    "image_float_to_float64": "tf.image.convert_image_dtype(pos, tf.float64)",
+    "image_same": "tf.image.convert_image_dtype(f, tf.float32)",
     # TFM238 unstack
     "unstack_first": "tf.unstack(b3)[1]",
     "unstack_axis": "tf.unstack(b3, axis=2)[3]",

@@ -127,6 +127,7 @@ SAME_IN_V1 = frozenset({
     "greater_equal",
     "half",
     "identity",
+    "image.convert_image_dtype",
     "image.decode_image",
     "image.decode_jpeg",
     "image.decode_png",

@@ -215,3 +215,62 @@ def fill(dims, value, name=None):
     if scalar.ndim != 0:
         raise ValueError(f"tf.fill: value must be a scalar, got shape {scalar.shape}")
     return ms.Tensor(np.full(shape, scalar, dtype=scalar.dtype))
+
+
+def convert_image_dtype(image, dtype, saturate=False, name=None):
+    """``tf.image.convert_image_dtype``: integers span ``[0, MAX]``, floats ``[0, 1]``, as TF scales them.
+
+    int -> float multiplies by ``1 / MAX`` (in the float type); float -> int multiplies by
+    ``MAX + 0.5`` and casts (``saturate`` clamps first); int -> int divides or multiplies by
+    the ratio of the ranges; float -> float casts. The arithmetic is TF's, step for step.
+    """
+    import mindspore as ms
+    import numpy as np
+
+    image = _tensor(image)
+    source, target = _numpy_type(image.dtype), _numpy_type(dtype)
+    if target.kind not in "fiu":
+        raise AttributeError("dtype must be either floating point or integer")
+    if source.kind not in "fiu":
+        raise AttributeError("image dtype must be either floating point or integer")
+    ms_target = dtype if not isinstance(dtype, (str, np.dtype, type)) else ms.Tensor(np.zeros((), target)).dtype
+    if source == target:
+        return image.copy()
+    ops = _ops()
+    if source.kind in "iu" and target.kind in "iu":
+        scale_in, scale_out = int(np.iinfo(source).max), int(np.iinfo(target).max)
+        if scale_in > scale_out:
+            scaled = ops.floor_divide(image, _tensor(np.array((scale_in + 1) // (scale_out + 1), source)))
+            return _saturate_cast(scaled, target, ms_target) if saturate else scaled.astype(ms_target)
+        cast = _saturate_cast(image, target, ms_target) if saturate else image.astype(ms_target)
+        return cast * _tensor(np.array((scale_out + 1) // (scale_in + 1), target))
+    if source.kind == "f" and target.kind == "f":
+        return image.astype(ms_target)
+    if source.kind in "iu":
+        return image.astype(ms_target) * _tensor(np.array(1.0 / np.iinfo(source).max, target))
+    scaled = image * _tensor(np.array(np.iinfo(target).max + 0.5, source))
+    return _saturate_cast(scaled, target, ms_target) if saturate else scaled.astype(ms_target)
+
+
+def _numpy_type(dtype):
+    import numpy as np
+
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        return np.dtype(str(dtype).lower())
+
+
+def _saturate_cast(value, target, ms_target):
+    """TF's saturate_cast: clamp into the target type's range, then cast."""
+    import numpy as np
+
+    info = np.iinfo(target) if target.kind in "iu" else np.finfo(target)
+    source = _numpy_type(value.dtype)
+    low, high = info.min, info.max
+    if source.kind == "f":
+        low, high = max(low, np.finfo(source).min), min(high, np.finfo(source).max)
+    elif source.kind in "iu":
+        low, high = max(low, np.iinfo(source).min), min(high, np.iinfo(source).max)
+    clipped = _ops().clip_by_value(value, _tensor(np.array(low, source)), _tensor(np.array(high, source)))
+    return clipped.astype(ms_target)
