@@ -10,7 +10,11 @@ this converts every ``.py`` and ``.ipynb`` file into a scratch directory with
   ``migrate.runtime`` at run time, and left for a person (manual), per API;
 - the files with nothing left for a person;
 - the files whose converted text still imports TensorFlow, and whether the
-  converted file says why (a ``# migrate:`` line naming what stays).
+  converted file says why (a ``# migrate:`` line naming what stays);
+- where the converted uses went: MindSpore's own API, ``migrate.runtime`` (the shim:
+  ``mk``, ``tfdata``, ``spmd``, ...), or plain Python (a scope dissolved, a call removed),
+  by what the converting rule imports; the share that goes to MindSpore rather than
+  the shim is issue 19's measure.
 
 The last table sums every DIR. Converting needs neither TensorFlow nor
 MindSpore. The numbers come from the JSON report (its schema is
@@ -56,6 +60,27 @@ def _code_of(path: Path) -> str:
     return "\n".join(out)
 
 
+def rule_targets() -> dict[str, str]:
+    """Rule id -> where its converted uses go: "mindspore", "runtime" or "python" (by the rule's imports).
+
+    ``migrate.runtime.spmd.init`` alone does not make a rule a shim rule: it is MindSpore's
+    ``init()`` under a launcher (and nothing without one).
+    """
+    sys.path.insert(0, str(ROOT))
+    from migrate.rules import load_rules
+
+    targets = {}
+    for rule in load_rules():
+        modules = [(i.module, i.obj) for i in rule.imports]
+        if any(m.startswith("migrate.runtime") and (m, o) != ("migrate.runtime.spmd", "init") for m, o in modules):
+            targets[rule.id] = "runtime"
+        elif any(m.startswith("mindspore") for m, _ in modules):
+            targets[rule.id] = "mindspore"
+        else:
+            targets[rule.id] = "python"
+    return targets
+
+
 def measure(tree: Path, jobs: int) -> dict:
     """Convert ``tree`` into a scratch dir and gather the numbers."""
     with tempfile.TemporaryDirectory(prefix="migrate-coverage-") as scratch:
@@ -70,6 +95,7 @@ def measure(tree: Path, jobs: int) -> dict:
         if proc.returncode not in (0, 1) and not report.exists():
             raise SystemExit(f"{tree}: migrate convert exited {proc.returncode}\n{proc.stderr[-2000:]}")
         data = json.loads(report.read_text(encoding="utf-8"))
+        targets = rule_targets()
         per_api: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
         files = []
         for entry in data["files"]:
@@ -79,6 +105,8 @@ def measure(tree: Path, jobs: int) -> dict:
             if not findings and entry["status"] != "failed":
                 continue  # no TF in this file: not a TF file
             counts = collections.Counter(f["status"] for f in findings)
+            went = collections.Counter(targets.get(f["rule"], "python") for f in findings
+                                       if f["status"] == "converted")
             for f in findings:
                 per_api[f.get("api") or f["rule"]][f["status"]] += 1
             src = Path(entry["path"])
@@ -96,6 +124,7 @@ def measure(tree: Path, jobs: int) -> dict:
                 "path": str(rel), "status": entry["status"], "manual": counts["manual"],
                 "converted": counts["converted"], "runtime": counts["runtime"],
                 "imports_tf": still_tf, "says_why": said,
+                "to_mindspore": went["mindspore"], "to_runtime": went["runtime"], "to_python": went["python"],
             })
     return {"tree": str(tree), "summary": data["summary"], "apis": per_api, "files": files}
 
@@ -117,6 +146,13 @@ def _row(name: str, res: list[dict]) -> list[str]:
             f"{clean} ({_pct(clean, len(files))})", f"{tf_left} ({unsaid} unsaid)"]
 
 
+def _targets_row(name: str, res: list[dict]) -> list[str]:
+    files = [f for r in res for f in r["files"]]
+    ms_, rt, py = (sum(f[k] for f in files) for k in ("to_mindspore", "to_runtime", "to_python"))
+    total = ms_ + rt + py
+    return [name, str(total), _pct(ms_, total), _pct(rt, total), _pct(py, total), _pct(ms_, ms_ + rt)]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dirs", nargs="+", type=Path, metavar="DIR")
@@ -133,6 +169,16 @@ def main(argv: list[str] | None = None) -> int:
     rows = [_row(Path(r["tree"]).name, [r]) for r in results]
     if len(results) > 1:
         rows.append(_row("all", results))
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    head = ["tree", "converted uses", "to MindSpore", "to migrate.runtime", "to plain Python",
+            "MindSpore / (MindSpore + runtime)"]
+    rows = [_targets_row(Path(r["tree"]).name, [r]) for r in results]
+    if len(results) > 1:
+        rows.append(_targets_row("all", results))
+    print("\nwhere the converted uses go (by the converting rule's imports):")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for row in rows:
