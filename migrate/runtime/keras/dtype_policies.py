@@ -4,10 +4,13 @@ A layer's policy (its ``dtype=`` argument, else the global policy when it was ma
 a variable dtype and a compute dtype. Where they differ, as in Keras 3:
 
 - floating inputs are cast to the compute dtype on the way into the layer;
-- while the layer (and every layer it calls) runs, its float variables are read in the
-  compute dtype (the cast is differentiable, so gradients reach the float32 weights),
-  except the weights Keras keeps in float32 (``add_weight(autocast=False)``: the
-  normalization layers', which compute in float32 and cast their output back);
+- while the layer (and every layer it calls) runs, its trainable float weights are read
+  in the compute dtype (the cast is differentiable, so gradients reach the float32
+  weights), except the weights Keras keeps in float32 (``add_weight(autocast=False)``: the
+  normalization layers', which compute in float32 and cast their output back).
+  Non-trainable state is read as stored, so that a layer's ``ops.assign`` to it in
+  ``call`` updates the Parameter (Keras casts those reads too; assignments reach the
+  variable there either way);
 - losses and metrics compute in float32;
 - ``Model.compile`` wraps the optimizer in a ``LossScaleOptimizer`` under
   ``mixed_float16`` (``auto_scale_loss=True``), and ``fit`` scales the loss.

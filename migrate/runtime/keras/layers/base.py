@@ -196,9 +196,13 @@ class Layer(nn.Cell):
     def __getattr__(self, name):
         value = super().__getattr__(name)
         dtype = dtype_policies.autocast_dtype()
+        # A trainable float weight is read in the compute dtype (a differentiable cast). State a layer
+        # updates in place (non-trainable: counters, statistics) is read as it is, so that an
+        # `ops.assign` to it in `call` reaches the Parameter rather than a cast copy.
         if dtype is not None and isinstance(value, ms_Parameter) and getattr(value, "_keras_autocast", False) \
-                and dtype_policies.is_float(value.dtype) and dtype_policies._dtype_name(value.dtype) != dtype:
-            return value.astype(dtype_policies.ms_dtype(dtype))  # read in the compute dtype; differentiable
+                and getattr(value, "_keras_trainable", True) and dtype_policies.is_float(value.dtype) \
+                and dtype_policies._dtype_name(value.dtype) != dtype:
+            return value.astype(dtype_policies.ms_dtype(dtype))
         return value
 
     def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, regularizer=None,
