@@ -14,7 +14,9 @@ Workload: an MLP 784-512-512-10, 16,384 examples, global batch 256, SGD with mom
   (``benchmarks/training/mlp_mindspore.py``: nn.SequentialCell, nn.Momentum,
   NumpySlicesDataset sharded by rank, nn.TrainOneStepCell), under msrun for 2.
 
-Every program times its own epochs; the first epoch (compilation, warm-up) is left out
+Every program times its own epochs and prints its last step's loss summed over the
+replicas (the TF and converted programs reduce it every step, the hand-written ones once
+at the end); the first epoch (compilation, warm-up) is left out
 and a run's examples/s is the examples of an epoch over the median of the others.
 Rounds interleave the programs (TF, converted, GRAPH, PyNative, then again) so that a
 slow spell of the machine falls on all of them; the table gives the median over rounds
