@@ -194,6 +194,14 @@ CASES = {
     "image_uint8_to_int32": "tf.image.convert_image_dtype(tf.cast(j * 50, tf.uint8), tf.int32)",
     "image_float_to_float64": "tf.image.convert_image_dtype(pos, tf.float64)",
     "image_same": "tf.image.convert_image_dtype(f, tf.float32)",
+    # TFM251 top_k, TFM252 stop_gradient, TFM253 divide_no_nan
+    "top_k_values": "tf.math.top_k(i, k=3).values",
+    "top_k_indices_ties": "tf.math.top_k(j, 2).indices",
+    "top_k_unpacked": "tf.nn.top_k(f, k=2)[1]",
+    "top_k_int64": "tf.math.top_k(f, k=1, index_type=tf.int64).indices",
+    "stop_gradient": "tf.stop_gradient(f * 2.0)",
+    "divide_no_nan": "tf.math.divide_no_nan(f, tf.where(m, g, tf.zeros_like(g)))",
+    "divide_no_nan_int_zero": "tf.math.divide_no_nan(f, tf.cast(i, tf.float32))",
     # TFM238 unstack
     "unstack_first": "tf.unstack(b3)[1]",
     "unstack_axis": "tf.unstack(b3, axis=2)[3]",

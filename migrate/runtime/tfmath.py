@@ -274,3 +274,39 @@ def _saturate_cast(value, target, ms_target):
         low, high = max(low, np.iinfo(source).min), min(high, np.iinfo(source).max)
     clipped = _ops().clip_by_value(value, _tensor(np.array(low, source)), _tensor(np.array(high, source)))
     return clipped.astype(ms_target)
+
+
+def top_k(input, k=1, sorted=True, index_type=None, name=None):  # noqa: A002 - TF's parameter names
+    """``tf.math.top_k``: ``TopKV2(values, indices)`` of the ``k`` largest entries along the last axis.
+
+    Equal values keep their order (the lower index first), as TF's; ``sorted=False`` still
+    returns them sorted, which TF allows. ``index_type`` (int32 by default) is honoured.
+    A descending stable sort, then the first ``k``: MindSpore's ``ops.topk`` orders ties
+    differently on CPU.
+    """
+    import mindspore as ms
+
+    # A stable descending sort keeps equal values in index order, as TF's top_k does (MindSpore's
+    # ops.topk does not, on CPU), then the first k.
+    values, indices = _ops().sort(_tensor(input), axis=-1, descending=True)
+    values, indices = values[..., :int(k)], indices[..., :int(k)]
+    if index_type is not None and index_type != indices.dtype:
+        indices = indices.astype(index_type if not isinstance(index_type, str) else getattr(ms, index_type))
+    return TopKV2(values, indices)
+
+
+def divide_no_nan(x, y, name=None):
+    """``tf.math.divide_no_nan``: ``x / y``, and 0 wherever ``y`` is 0 (MindSpore's ``DivNoNan`` kernel)."""
+    from mindspore import ops as ms_ops
+
+    return ms_ops.DivNoNan()(_tensor(x), _tensor(y, _tensor(x)))
+
+
+class TopKV2(tuple):
+    """TF's result of ``top_k``: a (values, indices) pair with those attribute names."""
+
+    def __new__(cls, values, indices):
+        return super().__new__(cls, (values, indices))
+
+    values = property(lambda self: self[0])
+    indices = property(lambda self: self[1])
