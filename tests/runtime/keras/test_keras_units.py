@@ -306,3 +306,12 @@ def test_restoring_into_a_model_not_built_yet_fills_it_when_it_builds(tmp_path):
         single = mk.Sequential([mk.layers.Dense(3)])
         mk.train.Checkpoint(model=single).restore(prefix)
         single(x)
+
+
+def test_normalization_layers_keep_their_own_config():
+    for layer, own in ((mk.layers.LayerNormalization(axis=1, epsilon=0.01, center=False),
+                        {"axis": (1,), "epsilon": 0.01, "center": False, "scale": True}),
+                       (mk.layers.BatchNormalization(momentum=0.9, epsilon=0.002),
+                        {"axis": -1, "momentum": 0.9, "epsilon": 0.002, "center": True, "scale": True})):
+        config = layer.get_config()
+        assert {key: config[key] for key in own} == own, type(layer).__name__

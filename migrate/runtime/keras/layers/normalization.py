@@ -144,6 +144,10 @@ class LayerNormalization(Layer):
             offset = offset + self.beta.reshape(self._param_shape)
         return _in_compute_dtype(self, inputs * inv + offset)
 
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon, "center": self.center,
+                "scale": self.scale}
+
 
 def _in_float32(inputs):
     import mindspore as ms
@@ -158,7 +162,3 @@ def _in_compute_dtype(layer, outputs):
 
         return outputs.astype(ms_dtype(compute))
     return outputs
-
-    def get_config(self):
-        return {**super().get_config(), "axis": self.axis, "epsilon": self.epsilon, "center": self.center,
-                "scale": self.scale}
