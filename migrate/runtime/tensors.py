@@ -122,6 +122,22 @@ def tf_inferred(value) -> np.ndarray:
     return array
 
 
+def numpy_dtype(dtype):
+    """A dtype given as numpy, a name, or a MindSpore type (Float32, Int64, Bool, ...) as numpy's; None if absent."""
+    if dtype is None:
+        return None
+    try:
+        return np.dtype(dtype)
+    except TypeError:
+        pass
+    try:  # a MindSpore type: its name, lower-cased, is numpy's
+        return np.dtype(str(dtype).lower())
+    except TypeError:
+        from mindspore import dtype_to_nptype
+
+        return np.dtype(dtype_to_nptype(dtype))
+
+
 def is_namedtuple(value) -> bool:
     return isinstance(value, tuple) and hasattr(type(value), "_fields")
 

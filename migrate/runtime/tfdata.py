@@ -38,7 +38,8 @@ from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
-from .tensors import is_namedtuple, tf_inferred
+from .tensors import is_namedtuple, numpy_dtype, tf_inferred
+from .tfshape import TensorShape
 
 __all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "AutoShardPolicy", "Dataset", "Options",
            "TFRecordDataset", "TextLineDataset", "OutOfRangeError", "TensorSpec", "experimental"]
@@ -285,8 +286,8 @@ class Dataset:
                                 "`output_signature` argument or the `output_types` argument.")
             signature = _normalize(output_types)
             dtypes = [_spec_dtype(dtype) for dtype in _flatten(signature)]
-            shapes = ([None] * len(dtypes) if output_shapes is None
-                      else [_shape_of(shape) for shape in _flatten_up_to(signature, _normalize(output_shapes))])
+            shapes = ([TensorShape(None)] * len(dtypes) if output_shapes is None
+                      else [TensorShape(shape) for shape in _flatten_up_to(signature, _normalize(output_shapes))])
         call_args = tuple(_to_array(arg) for arg in (args or ()))
 
         def elements():
@@ -295,10 +296,9 @@ class Dataset:
                 converted = []
                 for leaf, dtype, shape in zip(leaves, dtypes, shapes):
                     array = _generator_value(leaf, dtype)
-                    if shape is not None and (len(shape) != array.ndim or any(
-                            want is not None and want != got for want, got in zip(shape, array.shape))):
-                        raise TypeError(f"`generator` yielded an element of shape {_shape_text(array.shape)} "
-                                        f"where an element of shape {_shape_text(shape)} was expected.")
+                    if not shape.is_compatible_with(array.shape):
+                        raise TypeError(f"`generator` yielded an element of shape {TensorShape(array.shape)} "
+                                        f"where an element of shape {shape} was expected.")
                     converted.append(array)
                 yield _pack(signature, converted)
 
@@ -314,8 +314,8 @@ class Dataset:
     def range(*args, dtype=None, name=None) -> "Dataset":
         """``range(stop)``, ``range(start, stop[, step])``; int64 elements, as TF's default."""
         bounds = range(*args)
-        numpy_dtype = np.dtype(getattr(dtype, "as_numpy_dtype", None) or _numpy_dtype(dtype) or np.int64)
-        return Dataset(lambda: (np.asarray(v, dtype=numpy_dtype) for v in bounds), len(bounds))
+        element_dtype = np.dtype(getattr(dtype, "as_numpy_dtype", None) or numpy_dtype(dtype) or np.int64)
+        return Dataset(lambda: (np.asarray(v, dtype=element_dtype) for v in bounds), len(bounds))
 
     @staticmethod
     def zip(*datasets, name=None) -> "Dataset":
@@ -616,10 +616,11 @@ def TextLineDataset(filenames, compression_type=None, buffer_size=None, num_para
 
 
 class TensorSpec:
-    """``tf.TensorSpec``: the shape (``None`` for unknown sizes, or an unknown rank) and dtype of a tensor."""
+    """``tf.TensorSpec``: the shape (a ``TensorShape``: ``None`` for unknown sizes, or an unknown rank) and
+    dtype of a tensor."""
 
     def __init__(self, shape, dtype="float32", name=None):
-        self.shape = _shape_of(shape)
+        self.shape = TensorShape(shape)
         self.dtype = dtype
         self.name = name
 
@@ -635,12 +636,7 @@ class TensorSpec:
     def is_compatible_with(self, other) -> bool:
         other_shape = other.shape if isinstance(other, TensorSpec) else _to_array(other).shape
         other_dtype = other.numpy_dtype if isinstance(other, TensorSpec) else _to_array(other).dtype
-        if self.numpy_dtype != other_dtype:
-            return False
-        if self.shape is None or other_shape is None:
-            return True
-        return len(self.shape) == len(other_shape) and all(
-            a is None or b is None or a == b for a, b in zip(self.shape, other_shape))
+        return self.numpy_dtype == other_dtype and self.shape.is_compatible_with(other_shape)
 
     def __eq__(self, other) -> bool:
         return isinstance(other, TensorSpec) and (self.shape, self.numpy_dtype, self.name) == (
@@ -650,26 +646,7 @@ class TensorSpec:
         return hash((self.shape, str(self.numpy_dtype), self.name))
 
     def __repr__(self) -> str:
-        return f"TensorSpec(shape={_shape_text(self.shape)}, dtype={_dtype_name(self.numpy_dtype)}, name={self.name!r})"
-
-
-def _shape_of(shape):
-    """A shape as a tuple of ints and Nones, or None for an unknown rank."""
-    if shape is None:
-        return None
-    if hasattr(shape, "as_list"):
-        shape = shape.as_list()
-    if hasattr(shape, "asnumpy"):
-        shape = shape.asnumpy().tolist()
-    if isinstance(shape, (int, np.integer)):
-        return (int(shape),)
-    return tuple(None if d is None or (isinstance(d, (int, np.integer)) and d < 0) else int(d) for d in shape)
-
-
-def _shape_text(shape) -> str:
-    if shape is None:
-        return "<unknown>"
-    return "(" + ", ".join("None" if d is None else str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+        return f"TensorSpec(shape={self.shape}, dtype={_dtype_name(self.numpy_dtype)}, name={self.name!r})"
 
 
 def _dtype_name(dtype: np.dtype) -> str:
@@ -688,7 +665,7 @@ def _spec_dtype(dtype) -> np.dtype:
         return np.dtype(object)
     if hasattr(dtype, "as_numpy_dtype"):
         return np.dtype(dtype.as_numpy_dtype)
-    return np.dtype(_numpy_dtype(text or dtype))
+    return np.dtype(numpy_dtype(text or dtype))
 
 
 def _generator_value(value, dtype: np.dtype) -> np.ndarray:
@@ -722,22 +699,6 @@ def _flatten_up_to(structure, value) -> list:
                             f"expected structure was {structure}, but the yielded element was {value}.")
         return [leaf for item, part in zip(structure, value) for leaf in _flatten_up_to(item, part)]
     return [value]
-
-
-def _numpy_dtype(dtype):
-    """A dtype given as numpy, a string, or a MindSpore type; None if absent."""
-    if dtype is None:
-        return None
-    try:
-        return np.dtype(dtype)
-    except TypeError:
-        pass
-    try:  # a MindSpore type: Float32, Int64, Bool, ... name numpy's
-        return np.dtype(str(dtype).lower())
-    except TypeError:
-        from mindspore import dtype_to_nptype
-
-        return dtype_to_nptype(dtype)
 
 
 def _stack(group: list):

@@ -9,6 +9,8 @@ so clipped gradients are the ones TF computes.
 
 from __future__ import annotations
 
+import collections
+
 
 def _ops():
     from mindspore import ops
@@ -227,8 +229,10 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     import mindspore as ms
     import numpy as np
 
+    from .tensors import numpy_dtype
+
     image = _tensor(image)
-    source, target = _numpy_type(image.dtype), _numpy_type(dtype)
+    source, target = numpy_dtype(image.dtype), numpy_dtype(dtype)
     if target.kind not in "fiu":
         raise AttributeError("dtype must be either floating point or integer")
     if source.kind not in "fiu":
@@ -252,21 +256,14 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     return _saturate_cast(scaled, target, ms_target) if saturate else scaled.astype(ms_target)
 
 
-def _numpy_type(dtype):
-    import numpy as np
-
-    try:
-        return np.dtype(dtype)
-    except TypeError:
-        return np.dtype(str(dtype).lower())
-
-
 def _saturate_cast(value, target, ms_target):
     """TF's saturate_cast: clamp into the target type's range, then cast."""
     import numpy as np
 
+    from .tensors import numpy_dtype
+
     info = np.iinfo(target) if target.kind in "iu" else np.finfo(target)
-    source = _numpy_type(value.dtype)
+    source = numpy_dtype(value.dtype)
     low, high = info.min, info.max
     if source.kind == "f":
         low, high = max(low, np.finfo(source).min), min(high, np.finfo(source).max)
@@ -286,8 +283,6 @@ def top_k(input, k=1, sorted=True, index_type=None, name=None):  # noqa: A002 - 
     """
     import mindspore as ms
 
-    # A stable descending sort keeps equal values in index order, as TF's top_k does (MindSpore's
-    # ops.topk does not, on CPU), then the first k.
     values, indices = _ops().sort(_tensor(input), axis=-1, descending=True)
     values, indices = values[..., :int(k)], indices[..., :int(k)]
     if index_type is not None and index_type != indices.dtype:
@@ -297,16 +292,7 @@ def top_k(input, k=1, sorted=True, index_type=None, name=None):  # noqa: A002 - 
 
 def divide_no_nan(x, y, name=None):
     """``tf.math.divide_no_nan``: ``x / y``, and 0 wherever ``y`` is 0 (MindSpore's ``DivNoNan`` kernel)."""
-    from mindspore import ops as ms_ops
-
-    return ms_ops.DivNoNan()(_tensor(x), _tensor(y, _tensor(x)))
+    return _ops().DivNoNan()(_tensor(x), _tensor(y, _tensor(x)))
 
 
-class TopKV2(tuple):
-    """TF's result of ``top_k``: a (values, indices) pair with those attribute names."""
-
-    def __new__(cls, values, indices):
-        return super().__new__(cls, (values, indices))
-
-    values = property(lambda self: self[0])
-    indices = property(lambda self: self[1])
+TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])  # TF's result of top_k

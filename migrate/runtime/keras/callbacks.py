@@ -365,8 +365,7 @@ class BackupAndRestore(Callback):
             saving.assign_by_position("weights/", self.model.weights, entries,
                                       f"BackupAndRestore({self.backup_dir!r})")
             if optimizer is not None:
-                prefix = "optimizer/"
-                optimizer.restore_entries({k[len(prefix):]: v for k, v in entries.items() if k.startswith(prefix)})
+                optimizer.restore_entries(saving.entries_under("optimizer/", entries))
         if os.path.exists(self._training_metadata_path):
             with open(self._training_metadata_path) as handle:
                 self.model._initial_epoch = json.loads(handle.read())["epoch"]

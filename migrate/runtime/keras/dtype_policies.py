@@ -123,11 +123,12 @@ def get(identifier) -> DTypePolicy:
     if isinstance(identifier, dict):
         return DTypePolicy(identifier.get("config", identifier).get("name"))
     if not isinstance(identifier, str):  # a numpy or MindSpore dtype
-        identifier = _dtype_name(identifier)
+        identifier = dtype_name(identifier)
     return DTypePolicy(identifier)
 
 
-def _dtype_name(dtype) -> str:
+def dtype_name(dtype) -> str:
+    """A numpy, MindSpore or named dtype as its lower-case name ("float32", "bfloat16", ...)."""
     if isinstance(dtype, type) or type(dtype).__module__ == "numpy":
         import numpy as np
 
@@ -160,13 +161,7 @@ def autocast_scope(dtype: str | None):
 
 
 def is_float(dtype) -> bool:
-    return _dtype_name(dtype) in _FLOATS
-
-
-def ms_dtype(name: str):
-    import mindspore as ms
-
-    return {"float16": ms.float16, "bfloat16": ms.bfloat16, "float32": ms.float32, "float64": ms.float64}[name]
+    return dtype_name(dtype) in _FLOATS
 
 
 _HALF_OR_64 = ("Float16", "BFloat16", "Float64")
@@ -179,15 +174,15 @@ def needs_cast(value, compute: str) -> bool:
     dtype = getattr(value, "dtype", None)
     if dtype is not None:
         name = str(dtype)
-        return (name in _HALF_OR_64 or name == "Float32") and _dtype_name(dtype) != compute
+        return (name in _HALF_OR_64 or name == "Float32") and dtype_name(dtype) != compute
     return isinstance(value, (list, tuple, dict)) and compute != "float32"
 
 
 def cast_floats(value, dtype: str):
     """`value` (a Tensor or a nest of them) with its floating tensors in `dtype`; integers untouched."""
-    from ._tensors import map_structure
+    from ._tensors import _ms_dtype, map_structure
 
-    target = ms_dtype(dtype)
+    target = _ms_dtype(dtype)
 
     def cast(leaf):
         if hasattr(leaf, "astype") and hasattr(leaf, "dtype") and is_float(leaf.dtype) and leaf.dtype != target:

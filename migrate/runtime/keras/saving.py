@@ -66,6 +66,11 @@ def read_entries(path: str) -> dict:
     return {name: value.asnumpy() for name, value in loaded.items()}
 
 
+def entries_under(prefix: str, entries: dict) -> dict:
+    """The entries whose keys start with `prefix`, keyed by the rest (an object's own, in a larger file)."""
+    return {key[len(prefix):]: value for key, value in entries.items() if key.startswith(prefix)}
+
+
 def weight_entries(prefix: str, weights) -> list:
     return [(f"{prefix}{index:05d}/{parameter.name}", parameter) for index, parameter in enumerate(weights)]
 

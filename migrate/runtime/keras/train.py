@@ -150,7 +150,7 @@ def _restore_object(prefix: str, obj, entries: dict) -> None:
     elif isinstance(obj, Metric):
         saving.assign_by_position(prefix, obj.variables, entries, "Checkpoint.restore")
     elif isinstance(obj, Optimizer):
-        obj.restore_entries({key[len(prefix):]: value for key, value in entries.items() if key.startswith(prefix)})
+        obj.restore_entries(saving.entries_under(prefix, entries))
     elif hasattr(obj, "asnumpy"):
         value = entries.get(f"{prefix}value")
         if value is not None and hasattr(obj, "set_data"):

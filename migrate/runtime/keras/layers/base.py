@@ -35,7 +35,7 @@ from .. import dtype_policies
 from .. import initializers as initializers_module
 from ..autodiff import LiveWeights
 from .. import regularizers as regularizers_module
-from .._tensors import as_tensor, contiguous, is_tensor, map_structure
+from .._tensors import _ms_dtype, as_tensor, contiguous, is_tensor, map_structure
 
 _name_counters: collections.Counter = collections.Counter()
 _context = threading.local()
@@ -201,8 +201,8 @@ class Layer(nn.Cell):
         # `ops.assign` to it in `call` reaches the Parameter rather than a cast copy.
         if dtype is not None and isinstance(value, ms_Parameter) and getattr(value, "_keras_autocast", False) \
                 and getattr(value, "_keras_trainable", True) and dtype_policies.is_float(value.dtype) \
-                and dtype_policies._dtype_name(value.dtype) != dtype:
-            return value.astype(dtype_policies.ms_dtype(dtype))
+                and dtype_policies.dtype_name(value.dtype) != dtype:
+            return value.astype(_ms_dtype(dtype))
         return value
 
     def add_weight(self, *args, shape=None, initializer=None, dtype=None, trainable=True, regularizer=None,

@@ -158,7 +158,7 @@ def _in_float32(inputs):
 def _in_compute_dtype(layer, outputs):
     compute = layer.compute_dtype
     if compute in ("float16", "bfloat16"):
-        from ..dtype_policies import ms_dtype
+        from .._tensors import _ms_dtype
 
-        return outputs.astype(ms_dtype(compute))
+        return outputs.astype(_ms_dtype(compute))
     return outputs

@@ -38,25 +38,27 @@ class Adam(Optimizer):
         if self.amsgrad:
             self._velocity_hats.extend(self.add_optimizer_variables(variables, "velocity_hat"))
 
-    def _update_variables(self, grads, variables, learning_rate) -> None:
-        # The bias corrections once per step (one read of `iterations`), then every variable.
+    def _alpha(self, learning_rate):
+        """``lr * sqrt(1 - beta_2**t) / (1 - beta_1**t)`` at step ``t = iterations + 1`` (one read of `iterations`)."""
         local_step = f32(int(self._iterations.asnumpy()) + 1)
         beta_1_power = np.power(f32(self.beta_1), local_step)
         beta_2_power = np.power(f32(self.beta_2), local_step)
-        self._alpha = learning_rate * _scalar(np.sqrt(f32(1) - beta_2_power)) / _scalar(f32(1) - beta_1_power)
+        return learning_rate * _scalar(np.sqrt(f32(1) - beta_2_power)) / _scalar(f32(1) - beta_1_power)
+
+    def _update_variables(self, grads, variables, learning_rate) -> None:
+        # The bias corrections once per step, shared by every variable.
+        self._step_alpha = self._alpha(learning_rate)
         try:
             super()._update_variables(grads, variables, learning_rate)
         finally:
-            self._alpha = None
+            self._step_alpha = None
 
     def update_step(self, gradient, variable, learning_rate):
         ops = _ops()
         index = self._get_variable_index(variable)
-        alpha = getattr(self, "_alpha", None)
+        alpha = getattr(self, "_step_alpha", None)
         if alpha is None:  # called on its own, as a custom optimizer's code may
-            local_step = f32(int(self._iterations.asnumpy()) + 1)
-            alpha = learning_rate * _scalar(np.sqrt(f32(1) - np.power(f32(self.beta_2), local_step))) / _scalar(
-                f32(1) - np.power(f32(self.beta_1), local_step))
+            alpha = self._alpha(learning_rate)
         m = self._momentums[index]
         v = self._velocities[index]
         ops.assign_add(m, (gradient - m) * (1 - self.beta_1))

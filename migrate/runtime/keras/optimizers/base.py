@@ -259,12 +259,12 @@ class Optimizer:
         """
         pairs = list(grads_and_vars)
         if not pairs:
-            return self._iterations
+            return self.iterations
         grads = [g for g, _ in pairs]
         variables = [v for _, v in pairs]
         aggregate = experimental_aggregate_gradients and not skip_gradients_aggregation
         self.apply(grads, variables, aggregate=aggregate)
-        return self._iterations
+        return self.iterations
 
     def apply(self, grads, trainable_variables=None, aggregate=True) -> None:
         ops = _ops()

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._tensors import as_tensor
 from .base import Optimizer
 
 
@@ -87,8 +88,9 @@ class LossScaleOptimizer(Optimizer):
         for key, parameter in (("step_counter", self.step_counter), ("dynamic_scale", self.dynamic_scale)):
             if key in values:
                 parameter.set_data(ms.Tensor(np.asarray(values[key]).astype(parameter.asnumpy().dtype)))
-        prefix = "inner_optimizer/"
-        self.inner_optimizer.restore_entries({k[len(prefix):]: v for k, v in values.items() if k.startswith(prefix)})
+        from ..saving import entries_under
+
+        self.inner_optimizer.restore_entries(entries_under("inner_optimizer/", values))
 
     def get_config(self) -> dict:
         return {"name": self.name, "inner_optimizer": {"class_name": type(self.inner_optimizer).__name__,
@@ -120,8 +122,6 @@ class LossScaleOptimizer(Optimizer):
     def apply(self, grads, trainable_variables=None, aggregate=True) -> None:
         from mindspore import ops
 
-        from .._tensors import as_tensor
-
         grads = list(grads)
         if trainable_variables is None:
             if not self.built:
@@ -131,25 +131,17 @@ class LossScaleOptimizer(Optimizer):
         self.build(list(trainable_variables))
         grads = [g if g is None or hasattr(g, "asnumpy") else as_tensor(g) for g in grads]
         if not self.check_finite(grads):
-            ops.assign(self.step_counter, ms_int64(0))
+            ops.assign(self.step_counter, _int64(0))
             ops.assign(self.dynamic_scale, self.dynamic_scale * 0.5)
             return
         scale = self.dynamic_scale
         unscaled = [None if g is None else g / scale.astype(g.dtype) for g in grads]
         self.inner_optimizer.apply(unscaled, trainable_variables, aggregate=aggregate)
         if int(self.step_counter.asnumpy()) == self.dynamic_growth_steps - 1:
-            ops.assign(self.step_counter, ms_int64(0))
+            ops.assign(self.step_counter, _int64(0))
             ops.assign(self.dynamic_scale, self.dynamic_scale * 2.0)
         else:
-            ops.assign_add(self.step_counter, ms_int64(1))
-
-    def apply_gradients(self, grads_and_vars, name=None, skip_gradients_aggregation=False,
-                        experimental_aggregate_gradients=True, **kwargs):
-        pairs = list(grads_and_vars)
-        if pairs:
-            aggregate = experimental_aggregate_gradients and not skip_gradients_aggregation
-            self.apply([g for g, _ in pairs], [v for _, v in pairs], aggregate=aggregate)
-        return self.iterations
+            ops.assign_add(self.step_counter, _int64(1))
 
     def update_step(self, gradient, variable, learning_rate) -> None:
         raise NotImplementedError("LossScaleOptimizer updates through its inner optimizer")
@@ -158,7 +150,5 @@ class LossScaleOptimizer(Optimizer):
         """Nothing to do: no moving averages are kept (use_ema is refused)."""
 
 
-def ms_int64(value: int):
-    import mindspore as ms
-
-    return ms.Tensor(np.array(value, dtype=np.int64))
+def _int64(value: int):
+    return as_tensor(np.array(value, dtype=np.int64), "int64")
