@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from migrate import __version__
-from migrate.config import ConfigError, load_config
+from migrate.config import NATIVE_RULES, TIERS, ConfigError, load_config
 from migrate.docs import explain
 from migrate.engine.findings import NEEDS_PERSON
 from migrate.engine import cache as result_cache
@@ -86,7 +86,8 @@ def _diff(result: FileResult, label: str) -> str:
 def _selection(args, config, known: list[str] | None = None) -> RuleSelection:
     selection = RuleSelection(
         select=_split_ids(args.select) or tuple(c.upper() for c in config.select),
-        ignore=_split_ids(args.ignore) + tuple(c.upper() for c in config.ignore),
+        ignore=_split_ids(args.ignore) + tuple(c.upper() for c in config.ignore)
+        + ((NATIVE_RULES,) if (getattr(args, "tier", None) or config.tier) == "shim" else ()),
         extra_dirs=config.rules_dirs,
     )
     # A code that selects nothing is a typo, not a wish to run no rules (ruff does the same).
@@ -367,6 +368,9 @@ def build_parser(with_launcher: bool = True) -> argparse.ArgumentParser:
     def selection_flags(p):
         p.add_argument("--select", action="append", metavar="IDS", help="only these rule ids or id prefixes (comma-separated)")
         p.add_argument("--ignore", action="append", metavar="IDS", help="skip these rule ids or id prefixes (comma-separated)")
+        p.add_argument("--tier", choices=TIERS, help="native (default): MindSpore's own cells, optimizers and ms.jit where "
+                       "proven equal to TF (the TFN rules), the migrate.runtime shim elsewhere; shim: migrate.runtime "
+                       "throughout (the same as --ignore TFN)")
         p.add_argument("--config", metavar="PYPROJECT", help="read [tool.migrate] from this file instead of the nearest pyproject.toml")
         p.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="convert N files at a time (output is the same as with 1)")
         p.add_argument("--quiet", "-q", action="store_true", help="print only errors and findings that need a person")

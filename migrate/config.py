@@ -26,7 +26,12 @@ from pathlib import Path
 
 from migrate.safe_io import read_source
 
-KNOWN_KEYS = {"select", "ignore", "exclude", "jobs", "rules-dirs", "cache-dir", "max-file-size"}
+KNOWN_KEYS = {"select", "ignore", "exclude", "jobs", "rules-dirs", "cache-dir", "max-file-size", "tier"}
+# The output tiers (see migrate.ops.native): "native" lowers to MindSpore's own API where proven
+# equal (the TFN rules); "shim" keeps every conversion on migrate.runtime.
+TIERS = ("native", "shim")
+# The rules only the native tier applies.
+NATIVE_RULES = "TFN"
 _SIZE_UNITS = {"": 1, "B": 1, "KB": 1000, "K": 1000, "KIB": 1024, "MB": 1000**2, "M": 1000**2, "MIB": 1024**2, "GB": 1000**3, "G": 1000**3, "GIB": 1024**3}
 
 
@@ -48,6 +53,7 @@ class Config:
     source: str | None = None
     cache_dir: str | None = None
     max_file_size: int | None = None
+    tier: str = "native"
 
 
 # Past this a size is surely a typo (and float('1e400') is infinite): a terabyte of source.
@@ -139,7 +145,11 @@ def load_config(paths: list[str], explicit: str | None = None) -> Config:
             raise ConfigError(f"{path}: [tool.migrate] max-file-size must be a positive size of at most 1TB, in bytes "
                               f"(1000000) or with a unit (\"1MB\", \"512KiB\"), not {max_file_size!r}")
         max_file_size = size
+    tier = section.get("tier", "native")
+    if tier not in TIERS:
+        raise ConfigError(f"{path}: [tool.migrate] tier must be one of {', '.join(map(repr, TIERS))}, not {tier!r}")
     return Config(
+        tier=tier,
         select=_str_list(path, "select", section.get("select", [])),
         ignore=_str_list(path, "ignore", section.get("ignore", [])),
         exclude=_str_list(path, "exclude", section.get("exclude", [])),

@@ -22,6 +22,7 @@ from migrate.engine.index import RuleIndex, mentions_any
 from migrate.engine.facts import LazyFacts
 from migrate.engine.tfvalues import KeptCalls
 from migrate.engine.findings import Finding, one_line
+from migrate.engine.lowering import lower_text, lowered_names
 from migrate.engine.prune import MIN_LINES, ImportTable, Pruned, analyse
 from migrate.engine.results import ConvertOptions, FileResult
 from migrate.engine import source
@@ -164,6 +165,7 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", option
     aliases = import_aliases(body, tree, index.added_imports, table.bindings if table is not None else None)
     if not scope_shortcut:
         table = None
+    original_tree = tree if index.lowerings else None  # (the native lowering reports at its lines)
     del tree
     if pruned is not None and not pruned.needs_planner:
         # Nothing left for the planner: the conversion is the flags' comment lines, put back
@@ -200,19 +202,39 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", option
         return FileResult(path, "failed", error=message, original=data)
     if isinstance(result, TransformSkip):
         return FileResult(path, "skipped", error=result.skip_description, original=data, converted=data)
-    try:
-        converted = (result.code + tail).encode(encoding)
-    except UnicodeEncodeError as exc:
-        return FileResult(path, "failed", error=f"the converted code cannot be written as {encoding} ({exc.reason}); file left as it was", original=data)
-    status = "changed" if converted != data else "unchanged"
     findings = command.findings if command is not None else []
     if pruned is not None:
         findings = [replace(f, line=pruned.original_line(f.line)) for f in findings]
         findings += [Finding(path, line, col, rule.id, rule.status, message, api, rule.maps_to)
                      for line, col, rule, api, message in pruned.flagged]
         findings.sort()
+    # Only what this run converted is lowered: a file already on the shim keeps its tier.
+    if original_tree is not None and command is not None and result.code != body and _lowerable(index, result.code):
+        try:
+            code, notes = lower_text(result.code, original_tree, index.lowerings, path, findings, aliases,
+                                     lambda c, code: source.on_deep_stack(_transform, c, code))
+        except Exception as exc:  # noqa: BLE001 - the shim tier's output stands; the run reports the error
+            if not options.fallback:
+                return FileResult(path, "failed", error=f"engine error: the native lowering failed: {exc!r}", original=data)
+            engine_error = f"the native lowering failed ({exc!r}); the file keeps the shim tier"
+        else:
+            result = TransformSuccess(code=code, warning_messages=result.warning_messages)
+            findings = sorted(findings + notes)
+    try:
+        converted = (result.code + tail).encode(encoding)
+    except UnicodeEncodeError as exc:
+        return FileResult(path, "failed", error=f"the converted code cannot be written as {encoding} ({exc.reason}); file left as it was", original=data)
+    status = "changed" if converted != data else "unchanged"
     return FileResult(path, status, findings=_unsuppressed(findings, text), original=data, converted=converted,
                       engine_error=engine_error)
+
+
+def _lowerable(index: RuleIndex, code: str) -> bool:
+    """Whether the converted ``code`` names anything a native lowering lowers (cheap: a regex)."""
+    words = index.__dict__.get("_lowered_words", False)
+    if words is False:
+        words = index.__dict__["_lowered_words"] = lowered_names(index.lowerings)
+    return words is not None and words.search(code) is not None
 
 
 def _libcst_nodes(tree: ast.Module, pruned: Pruned | None) -> int:

@@ -55,7 +55,12 @@ class RuleIndex:
         self.strings: dict[str, Rule] = {}
         self.returns: dict[str, str] = {}
         facts: dict[str, set[str]] = {}
+        # The native tier's lowerings (migrate.ops.native) match nothing in TF code: they run
+        # after the rewrite, on the shim's names it wrote.
+        self.lowerings: tuple[Rule, ...] = tuple(r for r in rules if ops.REGISTRY[r.operation].target == "lowering")
         for rule in rules:
+            if rule in self.lowerings:
+                continue
             for fact, names in rule.facts.items():
                 facts.setdefault(fact, set()).update(normalize(n) for n in names)
             for name in rule.exact_matches:

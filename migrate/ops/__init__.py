@@ -12,6 +12,7 @@ from migrate.ops.decorators import RemoveDecorator
 from migrate.ops.devices import FlagSetupQuery
 from migrate.ops.mapping import MapCall
 from migrate.ops.names import AttributeTemplate, Flag, Rename
+from migrate.ops.native import LowerNative
 from migrate.ops.scope import UnwrapScope
 from migrate.ops.strategy import ConstructStrategy
 from migrate.ops.unmapped import FlagUnmapped
@@ -34,6 +35,7 @@ REGISTRY: dict[str, Operation] = {
         ConstructStrategy(),
         GradientTapeToValueAndGrad(),
         KeepCall(),
+        LowerNative(),
     )
 }
 

@@ -74,9 +74,9 @@ def run_tf_workers(program: Path, workers: int, args: tuple[str, ...] = (), time
     return last_json(outputs[0], f"TF worker 0 of {program.name}")
 
 
-def convert(program: Path, out_dir: Path) -> Path:
+def convert(program: Path, out_dir: Path, *flags: str) -> Path:
     """``migrate convert`` the program's directory into ``out_dir``; the converted program's path."""
-    done = subprocess.run([sys.executable, "-m", "migrate", "convert", str(program.parent), "--out", str(out_dir)],
+    done = subprocess.run([sys.executable, "-m", "migrate", "convert", str(program.parent), "--out", str(out_dir), *flags],
                           capture_output=True, text=True, timeout=120, env=_env(), cwd=REPO)
     assert done.returncode in (0, 1), f"convert failed ({done.returncode}):\n{done.stderr[-4000:]}"
     return out_dir / program.name

@@ -1,6 +1,8 @@
 """The yardstick: converted programs train to the same numbers as their TF originals.
 
-Each program runs three ways: the TF original on 2 replicas (2 logical CPU devices,
+Programs convert in the native tier (the default: MindSpore's own cells, optimizers and
+``ms.jit`` where proven equal) and, where that gives other code, in the shim tier too
+(``--tier shim``); each conversion runs three ways: the TF original on 2 replicas (2 logical CPU devices,
 or 2 TF workers for MultiWorkerMirroredStrategy), ``migrate convert`` then
 ``migrate run -n 2``, and the converted program started plainly (``python train.py``,
 one process) against TF on 1 replica. Numbers must agree to rtol 1e-4; a program that
@@ -56,6 +58,31 @@ def program_args(tmp_path_factory) -> dict[str, tuple[str, ...]]:
 def converted(tmp_path_factory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("converted")
     return {name: convert(SOURCES[name], out / name) for name in PROGRAM_NAMES}
+
+
+# The programs whose model the native tier lowers to MindSpore's own cells (checked below):
+# they also run converted with `--tier shim`, which keeps migrate.runtime's Keras throughout.
+NATIVE = {"example", "metrics_replica_context", "multi_worker", "native_classifier"}
+
+
+@pytest.fixture(scope="module")
+def shim_tier(tmp_path_factory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("shim")
+    return {name: convert(SOURCES[name], out / name, "--tier", "shim") for name in sorted(NATIVE)}
+
+
+def test_native_tier_lowers_what_it_should(converted, shim_tier):
+    assert {name for name, path in converted.items() if "nn.SequentialCell(" in path.read_text(encoding="utf-8")} == NATIVE
+    assert not any("nn.SequentialCell(" in path.read_text(encoding="utf-8") for path in shim_tier.values())
+
+
+@pytest.mark.parametrize("name", sorted(NATIVE))
+def test_shim_tier_matches_tensorflow(name, shim_tier, program_args, tmp_path):
+    """The same program converted with ``--tier shim``: TF's numbers on 2 processes and on 1."""
+    original, args = SOURCES[name], program_args[name]
+    want = run_tf_workers(original, 2, args) if name in MULTI_WORKER else run_tf(original, 2, args)
+    assert_same_numbers(run_converted(shim_tier[name], 2, tmp_path / "logs", args), want, **TOLERANCES.get(name, {}))
+    assert_same_numbers(run_plain(shim_tier[name], args), run_tf(original, 1, args), **TOLERANCES.get(name, {}))
 
 
 def test_every_program_has_a_golden_conversion(converted):

@@ -1,0 +1,109 @@
+"""The second stage of a conversion: the native tier's lowerings (:mod:`migrate.ops.native`) on
+the converted file.
+
+The rules rewrite TF into the shim, statement by statement, and may set statements aside
+(:mod:`migrate.engine.prune`); a lowering must see *every* use of an object before it
+replaces the object, so it runs on the whole converted text, once the statements set aside
+are back. It is a libcst codemod of its own (imports scheduled through libcst's
+AddImportsVisitor/RemoveImportsVisitor), and it runs only on files whose converted text
+holds a name some lowering lowers. What it did is reported as findings at the original
+file's lines: the object's own statement (``model = ...``), or a function's ``def``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping
+
+import libcst as cst
+from libcst.codemod import CodemodCommand, CodemodContext
+from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+
+from migrate import ops
+from migrate.engine.findings import Finding, one_line
+from migrate.engine.imports import AddImports
+from migrate.rules import Import, Rule
+
+
+class NativeCommand(CodemodCommand):
+    """Apply the lowerings; add the imports of those that lowered something, drop shim imports left unread."""
+
+    DESCRIPTION = "Lower the shim's objects to MindSpore's own where proven equal."
+
+    def __init__(self, context: CodemodContext, rules: tuple[Rule, ...], jitted: frozenset[str]) -> None:
+        super().__init__(context)
+        self.rules = rules
+        self.jitted = jitted
+        self.notes: list = []
+        self.positions = None  # (what migrate.engine.convert's guarded run asks every command)
+        self.source: str | None = None
+
+    def _instantiate_and_run(self, transform, tree: cst.Module) -> cst.Module:
+        return super()._instantiate_and_run(AddImports if transform is AddImportsVisitor else transform, tree)
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        new, self.notes, used = ops.native.lower(tree, self.rules, self.jitted)
+        if new is tree:
+            return tree
+        for rule in self.rules:
+            if rule.id not in used:
+                continue
+            for imp in rule.imports:  # (a rule's imports serve all it may write; those this file does not read go)
+                AddImportsVisitor.add_needed_import(self.context, imp.module, imp.obj, imp.asname)
+                RemoveImportsVisitor.remove_unused_import(self.context, imp.module, imp.obj, imp.asname)
+            for text in rule.params.get("shim_imports", ()):
+                imp = Import.parse(text)
+                RemoveImportsVisitor.remove_unused_import(self.context, imp.module, imp.obj, imp.asname)
+        return new
+
+
+def lowered_names(rules: tuple[Rule, ...]) -> re.Pattern | None:
+    """What a converted text must hold for any lowering to apply (the last part of a lowered name)."""
+    words = {name.rsplit(".", 1)[-1] for rule in rules for name in rule.params["lowers"]}
+    return re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, words)))) if words else None
+
+
+def jitted_functions(tree: ast.Module, findings, rules: tuple[Rule, ...]) -> frozenset[str]:
+    """Module-level functions whose decorator a rule the jit lowering follows removed (``@tf.function``)."""
+    after = {rule_id for rule in rules if rule.params["kind"] == "jit" for rule_id in rule.params["decorators"]}
+    lines = {f.line for f in findings if f.rule in after}
+    return frozenset(node.name for node in tree.body if isinstance(node, (ast.FunctionDef,))
+                     and any(d.lineno in lines for d in node.decorator_list))
+
+
+def _where(tree: ast.Module) -> dict[str, tuple[int, int]]:
+    """Original line and column of each ``name = ...`` (its first) and ``def name`` the module's
+    code runs, outside functions and classes (``with strategy.scope():`` blocks included: the
+    conversion dissolves them)."""
+    found: dict[str, tuple[int, int]] = {}
+    statements = list(tree.body)
+    while statements:
+        node = statements.pop(0)
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            found.setdefault(node.targets[0].id, (node.lineno, node.col_offset + 1))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.setdefault(node.name, (node.lineno, node.col_offset + 1))
+        elif isinstance(node, (ast.With, ast.If, ast.Try)):
+            statements[:0] = [*node.body, *getattr(node, "orelse", ()), *getattr(node, "finalbody", ())]
+    return found
+
+
+def lower_text(code: str, tree: ast.Module, rules: tuple[Rule, ...], path: str, findings,
+               aliases: Mapping[str, str] | None, transform) -> tuple[str, list[Finding]] | None:
+    """The converted ``code`` lowered, and the findings saying what was lowered or why not;
+    None when nothing applies. ``tree`` is the original file's syntax tree (for lines);
+    ``transform`` runs a codemod command on code (the engine's guarded libcst run)."""
+    jitted = jitted_functions(tree, findings, rules)
+    command = NativeCommand(CodemodContext(filename=path, full_module_name=None), rules, jitted)
+    with ops.import_aliases(aliases or {}):
+        result = transform(command, code)
+    code_out = getattr(result, "code", None)
+    if code_out is None:
+        raise getattr(result, "error", RuntimeError("the native lowering failed"))
+    where = _where(tree)
+    notes = []
+    for name, rule, status, message in command.notes:
+        line, col = where.get(name, (1, 1))
+        notes.append(Finding(path, line, col, rule.id, status, one_line(message), rule.params["lowers"][0], rule.maps_to))
+    return code_out, notes

@@ -1,0 +1,861 @@
+"""The native tier: the shim's Keras objects lowered to MindSpore's own where that is proven equal.
+
+The rules rewrite TF into the shim (``mk``, ``spmd``), which keeps TF's semantics for every
+use. Where a whole object is statically known and every use of it is one MindSpore's own
+API serves with the same numbers, this pass lowers the converted module to that API, as a
+MindSpore engineer writes it::
+
+    model = mk.Sequential([mk.Input(shape=(4,)),           model = nn.SequentialCell([
+        mk.layers.Dense(8, activation="tanh")])     →           nn.Dense(4, 8, weight_init="xavier_uniform", bias_init="zeros", activation="tanh")])
+    optimizer = mk.optimizers.SGD(learning_rate=0.05)       optimizer = nn.SGD(model.trainable_params(), learning_rate=0.05)
+                                                            grad_reducer = nn.DistributedGradReducer(optimizer.parameters, mean=False) if get_group_size() > 1 else nn.Identity()
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))   →   optimizer(grad_reducer(grads))
+
+and a step that was a ``tf.function`` and is native throughout becomes ``@ms.jit``. Each
+lowering is a rule of ``rules/native/`` (an operation ``lower_native`` of one ``kind``): its
+parameters hold the API knowledge (names, argument maps, Keras's defaults), its examples
+are its tests. Proof is by uses: an object is lowered only if it is bound once, at module
+level, and *every* read of its name is a use the native object serves (a model is called
+and asked for its weights; an optimizer applies gradients of a native model); anything else
+keeps the shim, and the report says why. ``--tier shim`` (ignoring the ``TFN`` rules) turns
+the pass off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+from libcst.helpers import get_full_name_for_node
+
+from migrate.ops import args as argbind
+from migrate.ops.base import Operation, Param, parse_expression, parse_statement, template_expression
+
+KINDS = ("sequential", "optimizer", "loss", "gradients", "average_loss", "jit")
+
+
+class LowerNative(Operation):
+    """One lowering of the native tier (see the module docstring); applied after the rules' rewrite."""
+
+    name = "lower_native"
+    target = "lowering"
+    params = {
+        "kind": Param(str, required=True, doc="what is lowered: " + ", ".join(KINDS)),
+        "lowers": Param(list, required=True, doc="the shim's names it lowers, as converted code spells them"),
+        "to": Param(str, doc="MindSpore's constructor or function"),
+        "signature": Param(list, doc="the shim call's parameters (Keras's); a call passing others keeps the shim"),
+        "arguments": Param(dict, doc="Keras parameter -> MindSpore parameter"),
+        "defaults": Param(dict, doc="MindSpore parameter -> Keras's default as code, stated where MindSpore's differs"),
+        "layers": Param(dict, doc="sequential: shim layer -> MindSpore cell"),
+        "inputs": Param(list, doc="sequential: the shim's Input spellings"),
+        "activations": Param(dict, doc="sequential: Keras activation name -> MindSpore's (null: none)"),
+        "initializers": Param(dict, doc="sequential: Keras initializer name -> MindSpore's"),
+        "constant": Param(list, doc="sequential: the shim's constant-initializer spellings"),
+        "refuse_when": Param(list, doc="words whose presence in the module changes what the shim objects do"),
+        "template": Param(str, doc="average_loss: the native expression; loss: the call, {loss}, {y_true}, {y_pred}"),
+        "require": Param(dict, doc="loss: Keras parameter -> the literal it must be (as code)"),
+        "reductions": Param(dict, doc="loss: Keras reduction -> MindSpore's"),
+        "reducer": Param(str, doc="optimizer: the gradient reducer statement, {name} and {optimizer} placeholders"),
+        "all_reduce": Param(str, doc="jit: the cross-process sum statement, {name} placeholder"),
+        "decorator": Param(str, doc="jit: the decorator"),
+        "decorators": Param(list, doc="jit: the TF decorators whose functions may be compiled"),
+        "modules": Param(list, doc="jit: module names a compiled function may read"),
+        "mutable": Param(str, doc="jit: the wrapper of a batch passed to a compiled function"),
+        "shim_imports": Param(list, doc="imports of the shim that may become unused"),
+    }
+
+    def check(self, params: dict[str, Any]) -> None:
+        if params["kind"] not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}")
+        for key in ("signature",):
+            if key in params:
+                argbind.check_signature(params[key])
+        needed = {"sequential": ("to", "layers", "inputs", "activations", "initializers", "constant"),
+                  "optimizer": ("to", "signature", "arguments", "reducer"),
+                  "average_loss": ("signature", "template"),
+                  "loss": ("to", "signature", "template", "reductions"),
+                  "jit": ("decorator", "decorators", "all_reduce", "modules", "mutable"),
+                  "gradients": ("to",)}[params["kind"]]
+        for key in needed:
+            if key not in params:
+                raise ValueError(f"kind {params['kind']!r} needs parameter {key!r}")
+
+
+# -- the module as the pass sees it -------------------------------------------------------------
+
+
+class _Walk(cst.CSTVisitor):
+    """Parents of every node, and every Name node by its value (attribute names and keywords excluded)."""
+
+    def __init__(self) -> None:
+        self.parent: dict[cst.CSTNode, cst.CSTNode] = {}
+        self.names: dict[str, list[cst.Name]] = {}
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parent[node] = self._stack[-1]
+        self._stack.append(node)
+        if isinstance(node, cst.Name):
+            up = self.parent.get(node)
+            if not ((isinstance(up, cst.Attribute) and up.attr is node) or (isinstance(up, cst.Arg) and up.keyword is node)):
+                self.names.setdefault(node.value, []).append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
+
+
+def dotted(node: cst.CSTNode) -> str | None:
+    return get_full_name_for_node(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+
+
+def given(bound: dict, key: str) -> cst.BaseExpression | None:
+    """A bound argument, None where the call leaves it out or passes ``None``."""
+    value = bound.get(key)
+    return None if value is None or (isinstance(value, cst.Name) and value.value == "None") else value
+
+
+def _number(node: cst.CSTNode) -> bool:
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float))
+
+
+def _literal(node: cst.CSTNode) -> bool:
+    return _number(node) or (isinstance(node, cst.Name) and node.value in ("True", "False"))
+
+
+def _string(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.SimpleString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _module_assign(statement: cst.CSTNode) -> tuple[str, cst.Call] | None:
+    """``name = call(...)`` alone on its line at module level."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    small = statement.body[0]
+    if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+            and isinstance(small.value, cst.Call)):
+        return small.targets[0].target.value, small.value
+    return None
+
+
+@dataclass
+class Lowered:
+    """What the pass decided: per module statement, its replacement; per node, its replacement."""
+
+    statements: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)
+    nodes: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
+    removed: set[cst.CSTNode] = field(default_factory=set)  # statements (in any block) that go
+    decorate: dict[cst.FunctionDef, cst.Decorator] = field(default_factory=dict)
+    notes: list[tuple[str, "Any", str, str]] = field(default_factory=list)  # (where, rule, status, message)
+
+
+class NativePass:
+    """Decides and applies the native lowerings of one converted module (see the module docstring)."""
+
+    def __init__(self, module: cst.Module, rules, jitted: frozenset[str]) -> None:
+        self.module = module
+        self.rules = {}
+        for rule in rules:
+            self.rules.setdefault(rule.params["kind"], []).append(rule)
+        self.jitted = jitted
+        walk = _Walk()
+        module.visit(walk)
+        self.parent = walk.parent
+        self.names = walk.names
+        self.out = Lowered()
+        self.models: dict[str, cst.CSTNode] = {}  # native model name -> its statement
+        self.optimizers: dict[str, tuple[str, str]] = {}  # native optimizer -> (model, reducer name)
+        self.losses: set[str] = set()  # native loss objects
+        self.used: set[str] = set()  # ids of the rules that lowered something
+        self.taken = set(self.names)
+        self.reducer_statements: list[cst.CSTNode] = []
+        self.gone: set[cst.CSTNode] = set()  # nodes the lowering drops (a lowered call's shim callee, `zip`)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def fresh(self, base: str) -> str:
+        name, n = base, 2
+        while name in self.taken:
+            name, n = f"{base}_{n}", n + 1
+        self.taken.add(name)
+        return name
+
+    def reads(self, name: str, binding: cst.Name) -> list[cst.Name]:
+        return [n for n in self.names.get(name, ()) if n is not binding]
+
+    def bound_once(self, name: str, binding: cst.Name) -> bool:
+        """Every other Name node of ``name`` is a plain read (no parameter, target, def or global)."""
+        for node in self.reads(name, binding):
+            up = self.parent.get(node)
+            if isinstance(up, (cst.AssignTarget, cst.Param, cst.FunctionDef, cst.ClassDef, cst.For, cst.AsName, cst.Global,
+                               cst.ImportAlias,
+                               cst.Nonlocal, cst.CompFor, cst.NamedExpr, cst.AugAssign, cst.AnnAssign, cst.Del)):
+                return False
+            if isinstance(up, (cst.Tuple, cst.List, cst.Element)):
+                # a tuple target (`a, model = ...`) binds too
+                top = up
+                while isinstance(self.parent.get(top), (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+                    top = self.parent[top]
+                if isinstance(self.parent.get(top), (cst.AssignTarget, cst.For, cst.CompFor)) and self.parent[top].target is top:
+                    return False
+        return True
+
+    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
+        while not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+            node = self.parent[node]
+        return node
+
+    def mentions(self, words: list[str]) -> str | None:
+        code = self.module.code
+        return next((w for w in words if w in code), None)
+
+    def note(self, where: str, rule, status: str, message: str) -> None:
+        self.out.notes.append((where, rule, status, message))
+        if status == "converted":
+            self.used.add(rule.id)
+
+    # -- models -------------------------------------------------------------------------------
+
+    def lower_models(self) -> None:
+        for rule in self.rules.get("sequential", ()):
+            lowers = set(rule.params["lowers"])
+            for statement in self.module.body:
+                found = _module_assign(statement)
+                if found is None or dotted(found[1].func) not in lowers:
+                    continue
+                name, call = found
+                why = self._model(rule, statement, name, call)
+                if why is not None:
+                    self.note(name, rule, "info", f"`{name}` keeps the shim (`mk`): {why}")
+
+    def _model(self, rule, statement, name: str, call: cst.Call) -> str | None:
+        word = self.mentions(rule.params.get("refuse_when", []))
+        if word is not None:
+            return f"the module uses `{word}`, which changes what Keras layers compute"
+        binding = statement.body[0].targets[0].target
+        if not self.bound_once(name, binding):
+            return f"`{name}` is bound more than once"
+        if len(call.args) != 1 or call.args[0].keyword not in (None,) and call.args[0].keyword.value != "layers":
+            return "the layers are not one list"
+        layers = call.args[0].value
+        if not isinstance(layers, (cst.List, cst.Tuple)) or any(not isinstance(e, cst.Element) for e in layers.elements):
+            return "the layers are not a list display"
+        elements = [e.value for e in layers.elements]
+        width = None
+        if elements and isinstance(elements[0], cst.Call) and dotted(elements[0].func) in rule.params["inputs"]:
+            width = _input_width(elements.pop(0))
+            if width is None:
+                return "the `Input` shape is not a literal `(n,)`"
+        cells = []
+        for i, layer in enumerate(elements):
+            if not isinstance(layer, cst.Call):
+                return "a layer is not constructed in the list"
+            spec = rule.params["layers"].get(dotted(layer.func))
+            if spec is None:
+                return f"`{dotted(layer.func)}` has no native lowering yet"
+            made = self._dense(rule, spec, layer, width, first=i == 0 and width is None)
+            if isinstance(made, str):
+                return made
+            cell, width = made
+            cells.append(cell)
+        if not cells:
+            return "the model has no layers"
+        uses = self._model_uses(name, binding)
+        if isinstance(uses, str):
+            return uses
+        self.out.nodes.update(uses)
+        new_list = layers.with_changes(elements=[e.with_changes(value=c) for e, c in zip(layers.elements[-len(cells):], cells)])
+        native = call.with_changes(func=parse_expression(rule.params["to"]),
+                                   args=[call.args[0].with_changes(value=new_list, keyword=None, equal=cst.MaybeSentinel.DEFAULT)])
+        self.out.nodes[call] = lambda new: native
+        self.models[name] = statement
+        self.note(name, rule, "converted", f"`{name}` is a native `{rule.params['to']}` (all its uses are ones MindSpore's cells serve)")
+        return None
+
+    def _dense(self, rule, spec: dict, layer: cst.Call, width: int | None, first: bool):
+        bound = argbind.bind(layer, spec["signature"])
+        if bound is None:
+            return f"`{dotted(layer.func)}` is called with arguments the native layer does not take"
+        units = given(bound, "units")
+        if not isinstance(units, cst.Integer):
+            return "a layer's width is not a literal"
+        shape = given(bound, "input_shape")
+        if shape is not None:
+            if not first:
+                return "`input_shape` is given to a layer that is not the first"
+            width = _shape_width(shape)
+        if width is None:
+            return "the input width of a layer is not known statically"
+        kwargs = {"weight_init": _quoted(rule.params["initializers"]["glorot_uniform"]),
+                  "bias_init": _quoted(rule.params["initializers"]["zeros"])}
+        for keras, ms_name in (("kernel_initializer", "weight_init"), ("bias_initializer", "bias_init")):
+            value = given(bound, keras)
+            if value is None:
+                continue
+            init = self._initializer(rule, value, transpose=keras == "kernel_initializer")
+            if isinstance(init, str):
+                return init
+            kwargs[ms_name] = init
+        use_bias = given(bound, "use_bias")
+        if use_bias is not None:
+            if not (isinstance(use_bias, cst.Name) and use_bias.value in ("True", "False")):
+                return "`use_bias` is not a literal"
+            if use_bias.value == "False":
+                kwargs["has_bias"] = use_bias
+                del kwargs["bias_init"]
+        activation = given(bound, "activation")
+        if activation is not None:
+            act = _string(activation)
+            if act is None or act not in rule.params["activations"]:
+                return "the activation is not one of " + ", ".join(f"'{a}'" for a in rule.params["activations"])
+            if rule.params["activations"][act] is not None:
+                kwargs["activation"] = _quoted(rule.params["activations"][act])
+        args = [cst.Arg(cst.Integer(str(width))), cst.Arg(units)]
+        args += [cst.Arg(v, keyword=cst.Name(k), equal=_EQUAL) for k, v in kwargs.items()]
+        return cst.Call(func=parse_expression(spec["to"]), args=args), int(units.value)
+
+    def _initializer(self, rule, value: cst.CSTNode, transpose: bool):
+        name = _string(value)
+        if name is not None:
+            if name not in rule.params["initializers"]:
+                return f"the initializer '{name}' has no native lowering yet"
+            return _quoted(rule.params["initializers"][name])
+        if isinstance(value, cst.Call) and dotted(value.func) in rule.params["constant"] and len(value.args) == 1 \
+                and value.args[0].keyword in (None,) and not value.args[0].star:
+            inner = value.args[0].value
+            if _number(inner):
+                return inner
+            code = "ms.Tensor({v}, ms.float32).T" if transpose else "ms.Tensor({v}, ms.float32)"
+            return template_expression(code, v=inner)
+        return "an initializer is not a name or a constant initializer"
+
+    def _model_uses(self, name: str, binding: cst.Name) -> dict | str:
+        nodes = {}
+        for read in self.reads(name, binding):
+            up = self.parent.get(read)
+            if isinstance(up, cst.Call) and up.func is read:
+                positional = [a for a in up.args if a.keyword is None]
+                others = [a for a in up.args if a.keyword is not None]
+                if len(positional) != 1 or positional[0].star or any(a.keyword.value != "training" for a in others):
+                    return f"`{name}` is called with arguments other than the inputs and `training`"
+                if others:
+                    nodes[up] = lambda new: new.with_changes(args=[new.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+                continue
+            if isinstance(up, cst.Attribute) and up.value is read and up.attr.value in ("trainable_variables", "trainable_weights"):
+                nodes[up] = lambda new, name=name: template_expression("{m}.trainable_params()", m=cst.Name(name))
+                continue
+            what = f"`.{up.attr.value}`" if isinstance(up, cst.Attribute) and up.value is read else "a use the native cell does not serve"
+            return f"`{name}` has {what}"
+        return nodes
+
+    # -- optimizers ---------------------------------------------------------------------------
+
+    def lower_optimizers(self) -> None:
+        for rule in self.rules.get("optimizer", ()):
+            lowers = set(rule.params["lowers"])
+            for statement in self.module.body:
+                found = _module_assign(statement)
+                if found is None or dotted(found[1].func) not in lowers:
+                    continue
+                name, call = found
+                why = self._optimizer(rule, statement, name, call)
+                if why is not None:
+                    self.note(name, rule, "info", f"`{name}` keeps the shim (`mk`): {why}")
+
+    def _optimizer(self, rule, statement, name: str, call: cst.Call) -> str | None:
+        binding = statement.body[0].targets[0].target
+        if not self.bound_once(name, binding):
+            return f"`{name}` is bound more than once"
+        bound = argbind.bind(call, rule.params["signature"])
+        if bound is None:
+            return "it is given arguments the native optimizer does not take with Keras's formula"
+        for key, value in bound.items():
+            if not _literal(value):
+                return f"`{key}` is not a literal (a schedule or a variable changes MindSpore's update)"
+        model, applies, builds = None, [], []
+        for read in self.reads(name, binding):
+            up = self.parent.get(read)
+            method = up.attr.value if isinstance(up, cst.Attribute) and up.value is read else None
+            use = self.parent.get(up) if method else None
+            if not (isinstance(use, cst.Call) and use.func is up and isinstance(self.parent.get(use), cst.Expr)):
+                return f"`{name}` has a use other than `apply_gradients(...)` as a statement"
+            if method == "apply_gradients":
+                found = _zip_with_weights(use)
+                if found is None:
+                    return "`apply_gradients` is not given `zip(grads, model.trainable_variables)`"
+                grads, owner = found
+                applies.append((use, grads))
+            elif method == "build" and len(use.args) == 1:
+                owner = _weights_owner(use.args[0].value)
+                builds.append(use)
+            else:
+                return f"`{name}.{method}` has no native counterpart" if method else f"`{name}` is used directly"
+            if owner is None or (model is not None and owner != model):
+                return "its variables are not one model's `trainable_variables`"
+            model = owner
+        if model is None:
+            return f"`{name}` never applies gradients"
+        if model not in self.models:
+            return f"the model `{model}` keeps the shim"
+        if self.module.body.index(self.models[model]) > self.module.body.index(statement):
+            return f"it is made before the model `{model}`"
+        args = [cst.Arg(template_expression("{m}.trainable_params()", m=cst.Name(model)))]
+        explicit = argbind.explicit(call, rule.params["signature"])
+        defaults = dict(rule.params.get("defaults", {}))
+        for keras, ms_name in rule.params["arguments"].items():
+            if keras in explicit and given(bound, keras) is not None:
+                args.append(cst.Arg(bound[keras], keyword=cst.Name(ms_name), equal=_EQUAL))
+            elif ms_name in defaults:
+                args.append(cst.Arg(parse_expression(str(defaults.pop(ms_name))), keyword=cst.Name(ms_name), equal=_EQUAL))
+        reducer = self.fresh("grad_reducer")
+        native = call.with_changes(func=parse_expression(rule.params["to"]), args=args)
+        self.out.nodes[call] = lambda new: native
+        reducer_statement = parse_statement(rule.params["reducer"].format(name=reducer, optimizer=name))
+        self.out.statements[statement] = [statement, reducer_statement]
+        self.reducer_statements.append(reducer_statement)
+        for use, grads in applies:
+            self.out.nodes[use] = lambda new: template_expression("{o}({r}({g}))", o=cst.Name(name), r=cst.Name(reducer),
+                                                                  g=new.args[0].value.args[0].value)
+            self.gone.add(use.args[0].value.func)  # `zip`
+        for use in builds:
+            self.out.removed.add(self.statement_of(use))
+        self.optimizers[name] = (model, reducer)
+        self.note(name, rule, "converted", f"`{name}` is a native `{rule.params['to']}` over `{model}`'s weights; "
+                  f"gradients are summed across processes by `{reducer}` before it applies them")
+        return None
+
+    # -- loss objects -------------------------------------------------------------------------
+
+    def lower_losses(self) -> None:
+        for rule in self.rules.get("loss", ()):
+            lowers = set(rule.params["lowers"])
+            for statement in self.module.body:
+                found = _module_assign(statement)
+                if found is None or dotted(found[1].func) not in lowers:
+                    continue
+                name, call = found
+                why = self._loss(rule, statement, name, call)
+                if why is not None:
+                    self.note(name, rule, "info", f"`{name}` keeps the shim (`mk`): {why}")
+
+    def _loss(self, rule, statement, name: str, call: cst.Call) -> str | None:
+        binding = statement.body[0].targets[0].target
+        if not self.bound_once(name, binding):
+            return f"`{name}` is bound more than once"
+        bound = argbind.bind(call, rule.params["signature"])
+        if bound is None:
+            return "it is given arguments the native loss does not take"
+        for key, code in rule.params.get("require", {}).items():
+            if bound[key].deep_equals(parse_expression(code)) is False and not (
+                    isinstance(bound[key], cst.Name) and bound[key].value == code):
+                return f"`{key}` is not `{code}`"
+        reduction = _string(bound["reduction"])
+        if reduction not in rule.params["reductions"]:
+            return "the reduction is not a literal " + " / ".join(f"'{r}'" for r in rule.params["reductions"])
+        calls = {}
+        for read in self.reads(name, binding):
+            use = self.parent.get(read)
+            if not (isinstance(use, cst.Call) and use.func is read and len(use.args) == 2
+                    and all(a.keyword is None and not a.star for a in use.args)):
+                return f"`{name}` has a use other than `{name}(y_true, y_pred)`"
+            if not self._native_output(use.args[1].value):
+                return "its predictions are not a native model's output (their rank decides MindSpore's class axis)"
+            calls[use] = use
+        for use in calls:
+            self.out.nodes[use] = lambda new, template=rule.params["template"]: template_expression(
+                template, loss=new.func, y_true=new.args[0].value, y_pred=new.args[1].value)
+        native = call.with_changes(func=parse_expression(rule.params["to"]), args=[
+            cst.Arg(_quoted(rule.params["reductions"][reduction]), keyword=cst.Name("reduction"), equal=_EQUAL)])
+        self.out.nodes[call] = lambda new: native
+        self.losses.add(name)
+        self.note(name, rule, "converted", f"`{name}` is a native `{rule.params['to']}`")
+        return None
+
+    def _native_output(self, node: cst.CSTNode) -> bool:
+        """``model(x)`` of a native model, or a name bound once in its function to one."""
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in self.models:
+            return True
+        if not isinstance(node, cst.Name):
+            return False
+        function = node
+        while function is not None and not isinstance(function, cst.FunctionDef):
+            function = self.parent.get(function)
+        if function is None:
+            return False
+        values = [s.value for s in _assignments(function) if len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name)
+                  and s.targets[0].target.value == node.value]
+        return len(values) == 1 and self._native_output(values[0])
+
+    # -- gradients and losses -----------------------------------------------------------------
+
+    def lower_gradients(self) -> None:
+        for rule in self.rules.get("gradients", ()):
+            lowers = set(rule.params["lowers"])
+            for name_nodes in list(self.names.values()):
+                for node in name_nodes:
+                    up = self.parent.get(node)
+                    call = self.parent.get(up) if isinstance(up, cst.Attribute) and up.value is node else None
+                    if not (isinstance(call, cst.Call) and call.func is up and dotted(up) in lowers):
+                        continue
+                    bound = argbind.bind(call, ["fn", "grad_position=None", "weights=None", "has_aux=False"])
+                    owner = _weights_owner(bound.get("weights")) if bound else None
+                    if owner is None or owner not in self.models:
+                        continue
+                    weights = template_expression("{m}.trainable_params()", m=cst.Name(owner))
+                    for opt, (model, _) in self.optimizers.items():
+                        if model == owner:
+                            weights = template_expression("{o}.parameters", o=cst.Name(opt))
+                            break
+                    where = next(i for i, a in enumerate(call.args) if a.value is bound["weights"])
+                    to = parse_expression(rule.params["to"])
+                    self.out.nodes[call] = lambda new, where=where, weights=weights, to=to: new.with_changes(
+                        func=to, args=[a.with_changes(value=weights) if i == where else a for i, a in enumerate(new.args)])
+                    self.gone.add(call.func)
+                    self.used.add(rule.id)
+                self.used.add(rule.id)
+
+    def lower_average_losses(self) -> None:
+        for rule in self.rules.get("average_loss", ()):
+            lowers = set(rule.params["lowers"])
+            for call in self._calls_of(lowers):
+                bound = argbind.bind(call, rule.params["signature"])
+                if bound is None or given(bound, "sample_weight") is not None or given(bound, "global_batch_size") is None:
+                    continue
+                self.out.nodes[call] = lambda new, template=rule.params["template"], signature=rule.params["signature"]: \
+                    template_expression(template, **{k: v for k, v in argbind.bind(new, signature).items() if "{%s}" % k in template})
+                self.gone.add(call.func)
+                self.used.add(rule.id)
+
+    def _calls_of(self, lowers: set[str]) -> list[cst.Call]:
+        found = []
+        for node, up in self.parent.items():
+            if isinstance(up, cst.Call) and up.func is node and dotted(node) in lowers:
+                found.append(up)
+        return found
+
+    # -- compiled steps -----------------------------------------------------------------------
+
+    def lower_jit(self) -> None:
+        for rule in self.rules.get("jit", ()):
+            functions = {s.name.value: s for s in self.module.body if isinstance(s, cst.FunctionDef)}
+            constants = _module_constants(self.module)
+            reduces = {}
+            all_reduce = None
+            for name in sorted(self.jitted):
+                function = functions.get(name)
+                if function is None:
+                    continue
+                why = self._jit_checks(rule, function, functions, constants, reduces, set())
+                if why is not None:
+                    self.note(name, rule, "info", f"`{name}` runs eagerly (PyNative): {why}")
+                    continue
+                if reduces.get(function) and all_reduce is None:
+                    if not self.reducer_statements:
+                        self.note(name, rule, "info", f"`{name}` runs eagerly (PyNative): its `reduce` needs a native optimizer's set-up")
+                        continue
+                    all_reduce = self.fresh("all_reduce")
+                    statement = parse_statement(rule.params["all_reduce"].format(name=all_reduce))
+                    for replacement in self.out.statements.values():
+                        if self.reducer_statements[-1] in replacement:
+                            replacement.append(statement)
+                for call in reduces.get(function, ()):
+                    self.out.nodes[call] = lambda new, r=all_reduce: template_expression("{r}({v})", r=cst.Name(r), v=new.args[1].value)
+                self.out.decorate[function] = cst.Decorator(parse_expression(rule.params["decorator"]))
+                self._mutable_batches(rule, name)
+                self.note(name, rule, "converted", f"`{name}` is compiled by `{rule.params['decorator']}`: every name it "
+                          "reads is native")
+
+    def _jit_checks(self, rule, function: cst.FunctionDef, functions, constants, reduces, seen) -> str | None:
+        if function in seen:
+            return None
+        seen.add(function)
+        if function.decorators and function not in self.out.decorate:
+            return "it has decorators"
+        params = function.params
+        if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg or params.kwonly_params or params.posonly_params:
+            return "it takes `*args`/`**kwargs`"
+        local = _locals(function)
+        native_objects = set(self.models) | set(self.optimizers) | self.losses | {r for _, r in self.optimizers.values()}
+        modules = set(rule.params["modules"])
+        for statement in _walk_statements(function.body):
+            if not isinstance(statement, (cst.SimpleStatementLine, cst.FunctionDef)):
+                return f"it has a `{type(statement).__name__}` statement (control flow stays eager in this version)"
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if not isinstance(small, (cst.Assign, cst.Return, cst.Expr)):
+                        return f"it has a `{type(small).__name__}` statement"
+        for node in _names_in(function):
+            value = node.value
+            if value in local:
+                continue
+            up = self.parent.get(node)
+            if self._goes(node) or value in native_objects or value in constants or value in modules or value in ("True", "False", "None"):
+                continue
+            if value in functions:
+                why = self._jit_checks(rule, functions[value], functions, constants, reduces, seen)
+                if why is not None:
+                    return why if why.startswith("`") else f"`{value}`, which it calls: {why}"
+                continue
+            if value == "spmd" and isinstance(up, cst.Attribute) and up.attr.value == "reduce":
+                call = self.parent.get(up)
+                reduced = self._sum_reduce(call, function, functions)
+                if reduced is None:
+                    return "its `reduce` is not a SUM over replicas (`axis=None`) of a tensor"
+                reduces.setdefault(function, []).append(call)
+                continue
+            return f"it reads `{value}`, which is not native"
+        return None
+
+    def _goes(self, node: cst.CSTNode) -> bool:
+        while node is not None:
+            if node in self.gone:
+                return True
+            node = self.parent.get(node)
+        return False
+
+    def _sum_reduce(self, call, function, functions) -> cst.CSTNode | None:
+        if not isinstance(call, cst.Call):
+            return None
+        bound = argbind.bind(call, ["reduce_op", "value", "axis"])
+        if bound is None or dotted(bound["reduce_op"]) not in ("ops.ReduceOp.SUM",):
+            return None
+        if not (isinstance(bound["axis"], cst.Name) and bound["axis"].value == "None"):
+            return None
+        value = bound["value"]
+        if not isinstance(value, cst.Name):
+            return None
+        # the value is one tensor: the result of a function of this module that returns one name
+        for statement in _walk_statements(function.body):
+            if isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+                            and small.targets[0].target.value == value.value and isinstance(small.value, cst.Call)
+                            and isinstance(small.value.func, cst.Name) and small.value.func.value in functions
+                            and _returns_one_tensor(functions[small.value.func.value])):
+                        return value
+        return None
+
+    def _mutable_batches(self, rule, name: str) -> None:
+        """``step(batch)`` where ``batch`` is a loop's element: ``step(ms.mutable(batch))``, so that
+        MindSpore compiles the step once for the tensors' shapes, not once per batch's values."""
+        for node in self.names.get(name, ()):
+            call = self.parent.get(node)
+            if not (isinstance(call, cst.Call) and call.func is node):
+                continue
+            args = []
+            for arg in call.args:
+                value = arg.value
+                if isinstance(value, cst.Name) and arg.keyword is None and not arg.star and self._loop_target(value):
+                    arg = arg.with_changes(value=template_expression(rule.params["mutable"], v=value))
+                args.append(arg)
+            if args != list(call.args):
+                self.out.nodes[call] = lambda new, args=args: new.with_changes(
+                    args=[n if a is b else a for a, b, n in zip(args, call.args, new.args)])
+
+    def _loop_target(self, read: cst.Name) -> bool:
+        node = read
+        while node in self.parent:
+            node = self.parent[node]
+            if isinstance(node, cst.For) and isinstance(node.target, cst.Name) and node.target.value == read.value:
+                return True
+            if isinstance(node, (cst.FunctionDef, cst.Module)):
+                return False
+        return False
+
+    # -- the whole pass -----------------------------------------------------------------------
+
+    def run(self) -> cst.Module:
+        self.lower_models()
+        self.lower_optimizers()
+        self.lower_losses()
+        self.lower_gradients()
+        self.lower_average_losses()
+        self.lower_jit()
+        if not (self.out.nodes or self.out.statements or self.out.removed or self.out.decorate):
+            return self.module
+        return self.module.visit(_Apply(self.out))
+
+
+_EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _quoted(text: str) -> cst.SimpleString:
+    return cst.SimpleString('"%s"' % text)
+
+
+def _input_width(call: cst.Call) -> int | None:
+    bound = argbind.bind(call, ["shape=None", "batch_size=None", "dtype=None"])
+    if bound is None or given(bound, "dtype") is not None or given(bound, "batch_size") is not None:
+        return None
+    return _shape_width(given(bound, "shape"))
+
+
+def _shape_width(shape) -> int | None:
+    if isinstance(shape, cst.Tuple) and len(shape.elements) == 1 and isinstance(shape.elements[0].value, cst.Integer):
+        return int(shape.elements[0].value.value)
+    return None
+
+
+def _weights_owner(node) -> str | None:
+    if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.attr.value in ("trainable_variables", "trainable_weights"):
+        return node.value.value
+    return None
+
+
+def _zip_with_weights(apply: cst.Call) -> tuple[cst.BaseExpression, str] | None:
+    if len(apply.args) != 1 or apply.args[0].keyword is not None or apply.args[0].star:
+        return None
+    pairs = apply.args[0].value
+    if not (isinstance(pairs, cst.Call) and isinstance(pairs.func, cst.Name) and pairs.func.value == "zip" and len(pairs.args) == 2
+            and all(a.keyword is None and not a.star for a in pairs.args)):
+        return None
+    owner = _weights_owner(pairs.args[1].value)
+    return (pairs.args[0].value, owner) if owner else None
+
+
+def _module_constants(module: cst.Module) -> set[str]:
+    """Names bound once at module level to a number literal (``GLOBAL_BATCH = 8``)."""
+    counts: dict[str, int] = {}
+    numbers = set()
+    for statement in module.body:
+        found = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if isinstance(found, cst.Assign) and len(found.targets) == 1 and isinstance(found.targets[0].target, cst.Name):
+            name = found.targets[0].target.value
+            counts[name] = counts.get(name, 0) + 1
+            if _number(found.value):
+                numbers.add(name)
+    return {n for n in numbers if counts[n] == 1}
+
+
+def _walk_statements(block) -> list[cst.CSTNode]:
+    out = []
+    for statement in block.body:
+        out.append(statement)
+        if isinstance(statement, cst.FunctionDef):
+            out.extend(_walk_statements(statement.body))
+    return out
+
+
+def _locals(function: cst.FunctionDef) -> set[str]:
+    """Parameters and names assigned anywhere in ``function`` (nested functions included)."""
+    found = set()
+
+    class Collect(cst.CSTVisitor):
+        def visit_Param(self, node: cst.Param) -> None:
+            found.add(node.name.value)
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            found.add(node.name.value)
+
+        def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+            for name in _target_names(node.target):
+                found.add(name)
+
+    function.visit(Collect())
+    found.discard(function.name.value)
+    return found
+
+
+def _target_names(target) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _target_names(e.value)]
+    return []
+
+
+def _names_in(function: cst.FunctionDef) -> list[cst.Name]:
+    found = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node: cst.Arg) -> bool:
+            node.value.visit(self)
+            return False
+
+        def visit_Param(self, node: cst.Param) -> bool:
+            return False
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+            node.body.visit(self)
+            return False
+
+        def visit_Name(self, node: cst.Name) -> None:
+            found.append(node)
+
+    function.body.visit(Collect())
+    return found
+
+
+def _assignments(function: cst.FunctionDef) -> list[cst.Assign]:
+    found = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Assign(self, node: cst.Assign) -> None:
+            found.append(node)
+
+    function.visit(Collect())
+    return found
+
+
+def _returns_one_tensor(function: cst.FunctionDef) -> bool:
+    returns = [s for line in function.body.body if isinstance(line, cst.SimpleStatementLine)
+               for s in line.body if isinstance(s, cst.Return)]
+    return bool(returns) and all(isinstance(r.value, (cst.Name, cst.Call, cst.BinaryOperation)) for r in returns)
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, out: Lowered) -> None:
+        super().__init__()
+        self.out = out
+
+    def on_leave(self, original, updated):
+        updated = super().on_leave(original, updated)  # (leave_Module, leave_IndentedBlock, leave_FunctionDef)
+        replace = self.out.nodes.get(original)
+        return updated if replace is None else _keep_parens(original, replace(updated))
+
+    def leave_FunctionDef(self, original, updated):
+        decorator = self.out.decorate.get(original)
+        return updated if decorator is None else updated.with_changes(decorators=[decorator, *updated.decorators])
+
+    def leave_IndentedBlock(self, original, updated):
+        return updated.with_changes(body=self._body(original.body, updated.body) or [cst.SimpleStatementLine([cst.Pass()])])
+
+    def leave_Module(self, original, updated):
+        return updated.with_changes(body=self._body(original.body, updated.body))
+
+    def _body(self, originals, updateds):
+        body = []
+        for old, new in zip(originals, updateds):
+            if old in self.out.removed:
+                continue
+            extra = self.out.statements.get(old)
+            body.append(new)
+            if extra:
+                body.extend(extra[1:])
+        return body
+
+
+def _keep_parens(original, replacement):
+    if isinstance(original, cst.BaseExpression) and isinstance(replacement, cst.BaseExpression) and original.lpar and not replacement.lpar:
+        return replacement.with_changes(lpar=original.lpar, rpar=original.rpar)
+    return replacement
+
+
+def lower(module: cst.Module, rules, jitted: frozenset[str]) -> tuple[cst.Module, list, set[str]]:
+    """The module with its native lowerings applied, the notes (name, rule, status, message),
+    and the ids of the rules that lowered something."""
+    native = NativePass(module, rules, jitted)
+    new = native.run()
+    return new, native.out.notes, native.used
+
