@@ -221,27 +221,33 @@ class NativePass:
         if status == "converted":
             self.used.add(rule.id)
 
-    # -- models -------------------------------------------------------------------------------
-
-    def lower_models(self) -> None:
-        for rule in self.rules.get("sequential", ()):
+    def _lower_objects(self, kind: str, lower) -> None:
+        """Each module-level ``name = <a shim constructor the rules of kind lower>(...)``, bound
+        once, lowered by ``lower(rule, statement, name, call)``, which returns why not (noted) or None."""
+        for rule in self.rules.get(kind, ()):
             lowers = set(rule.params["lowers"])
             for statement in self.module.body:
                 found = _module_assign(statement)
                 if found is None or dotted(found[1].func) not in lowers:
                     continue
                 name, call = found
-                why = self._model(rule, statement, name, call)
+                if not self.bound_once(name, statement.body[0].targets[0].target):
+                    why = f"`{name}` is bound more than once"
+                else:
+                    why = lower(rule, statement, name, call)
                 if why is not None:
                     self.note(name, rule, "info", f"`{name}` keeps the shim (`mk`): {why}")
+
+    # -- models -------------------------------------------------------------------------------
+
+    def lower_models(self) -> None:
+        self._lower_objects("sequential", self._model)
 
     def _model(self, rule, statement, name: str, call: cst.Call) -> str | None:
         word = self.mentions(rule.params.get("refuse_when", []))
         if word is not None:
             return f"the module uses `{word}`, which changes what Keras layers compute"
         binding = statement.body[0].targets[0].target
-        if not self.bound_once(name, binding):
-            return f"`{name}` is bound more than once"
         if len(call.args) != 1 or call.args[0].keyword not in (None,) and call.args[0].keyword.value != "layers":
             return "the layers are not one list"
         layers = call.args[0].value
@@ -358,21 +364,10 @@ class NativePass:
     # -- optimizers ---------------------------------------------------------------------------
 
     def lower_optimizers(self) -> None:
-        for rule in self.rules.get("optimizer", ()):
-            lowers = set(rule.params["lowers"])
-            for statement in self.module.body:
-                found = _module_assign(statement)
-                if found is None or dotted(found[1].func) not in lowers:
-                    continue
-                name, call = found
-                why = self._optimizer(rule, statement, name, call)
-                if why is not None:
-                    self.note(name, rule, "info", f"`{name}` keeps the shim (`mk`): {why}")
+        self._lower_objects("optimizer", self._optimizer)
 
     def _optimizer(self, rule, statement, name: str, call: cst.Call) -> str | None:
         binding = statement.body[0].targets[0].target
-        if not self.bound_once(name, binding):
-            return f"`{name}` is bound more than once"
         bound = argbind.bind(call, rule.params["signature"])
         if bound is None:
             return "it is given arguments the native optimizer does not take with Keras's formula"
@@ -434,27 +429,15 @@ class NativePass:
     # -- loss objects -------------------------------------------------------------------------
 
     def lower_losses(self) -> None:
-        for rule in self.rules.get("loss", ()):
-            lowers = set(rule.params["lowers"])
-            for statement in self.module.body:
-                found = _module_assign(statement)
-                if found is None or dotted(found[1].func) not in lowers:
-                    continue
-                name, call = found
-                why = self._loss(rule, statement, name, call)
-                if why is not None:
-                    self.note(name, rule, "info", f"`{name}` keeps the shim (`mk`): {why}")
+        self._lower_objects("loss", self._loss)
 
     def _loss(self, rule, statement, name: str, call: cst.Call) -> str | None:
         binding = statement.body[0].targets[0].target
-        if not self.bound_once(name, binding):
-            return f"`{name}` is bound more than once"
         bound = argbind.bind(call, rule.params["signature"])
         if bound is None:
             return "it is given arguments the native loss does not take"
         for key, code in rule.params.get("require", {}).items():
-            if bound[key].deep_equals(parse_expression(code)) is False and not (
-                    isinstance(bound[key], cst.Name) and bound[key].value == code):
+            if not bound[key].deep_equals(parse_expression(code)):
                 return f"`{key}` is not `{code}`"
         reduction = _string(bound["reduction"])
         if reduction not in rule.params["reductions"]:
