@@ -369,8 +369,8 @@ def build_parser(with_launcher: bool = True) -> argparse.ArgumentParser:
         p.add_argument("--select", action="append", metavar="IDS", help="only these rule ids or id prefixes (comma-separated)")
         p.add_argument("--ignore", action="append", metavar="IDS", help="skip these rule ids or id prefixes (comma-separated)")
         p.add_argument("--tier", choices=TIERS, help="native (default): MindSpore's own cells, optimizers and ms.jit where "
-                       "proven equal to TF (the TFN rules), the migrate.runtime shim elsewhere; shim: migrate.runtime "
-                       "throughout (the same as --ignore TFN)")
+                       "proven equal to TF (the TFL rules), the migrate.runtime shim elsewhere; shim: migrate.runtime "
+                       "throughout (the same as --ignore TFL)")
         p.add_argument("--config", metavar="PYPROJECT", help="read [tool.migrate] from this file instead of the nearest pyproject.toml")
         p.add_argument("--jobs", "-j", type=_positive_int, metavar="N", help="convert N files at a time (output is the same as with 1)")
         p.add_argument("--quiet", "-q", action="store_true", help="print only errors and findings that need a person")

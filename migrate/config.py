@@ -28,10 +28,10 @@ from migrate.safe_io import read_source
 
 KNOWN_KEYS = {"select", "ignore", "exclude", "jobs", "rules-dirs", "cache-dir", "max-file-size", "tier"}
 # The output tiers (see migrate.ops.native): "native" lowers to MindSpore's own API where proven
-# equal (the TFN rules); "shim" keeps every conversion on migrate.runtime.
+# equal (the TFL rules); "shim" keeps every conversion on migrate.runtime.
 TIERS = ("native", "shim")
 # The rules only the native tier applies.
-NATIVE_RULES = "TFN"
+NATIVE_RULES = "TFL"
 _SIZE_UNITS = {"": 1, "B": 1, "KB": 1000, "K": 1000, "KIB": 1024, "MB": 1000**2, "M": 1000**2, "MIB": 1024**2, "GB": 1000**3, "G": 1000**3, "GIB": 1024**3}
 
 

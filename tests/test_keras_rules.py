@@ -96,14 +96,14 @@ def test_the_worked_example_model_converts_whole():
     assert code.startswith("from migrate.runtime import keras as mk\n\nmodel = mk.Sequential([\n    mk.Input(shape=(4,)),\n")
     assert "mk.layers.Dense(8, activation=\"tanh\", kernel_initializer=mk.constant_initializer(w1))" in code
     assert "reduction=mk.losses.Reduction.NONE)" in code
-    shim = [f for f in findings if not f.rule.startswith("TFN")]
+    shim = [f for f in findings if not f.rule.startswith("TFL")]
     assert {f.rule for f in shim} == {"TFK109", "TFK102", "TFK150", "TFK130", "TFK120", "TFK122", "TFK141", "TFC401"}
     assert all(f.status == "converted" for f in shim)
     # The checkpoint holds the model and the optimizer: a use the native tier does not serve, so both keep the shim.
-    native = {f.rule: f for f in findings if f.rule.startswith("TFN")}
-    assert sorted(native) == ["TFN100", "TFN110", "TFN150"]
+    native = {f.rule: f for f in findings if f.rule.startswith("TFL")}
+    assert sorted(native) == ["TFL100", "TFL110", "TFL150"]
     assert all(f.status == "info" and "keeps the shim" in f.message for f in native.values())
-    assert "`model` has a use the native cell does not serve" in native["TFN100"].message
+    assert "`model` has a use the native cell does not serve" in native["TFL100"].message
 
 
 def test_a_keras_name_the_runtime_lacks_stays_and_is_reported():

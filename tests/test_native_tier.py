@@ -9,8 +9,9 @@ import textwrap
 
 import pytest
 
-from migrate.config import ConfigError, load_config
+from migrate.config import NATIVE_RULES, ConfigError, load_config
 from migrate.engine.runner import RuleSelection, convert_source, rule_index
+from migrate.rules import load_rules
 from tests.helpers import convert
 
 HEAD = textwrap.dedent('''\
@@ -40,9 +41,9 @@ def test_a_statically_known_program_is_lowered_whole():
     assert "nn.SGD(model.trainable_params(), learning_rate=0.1, momentum=0.9)" in out
     assert "ms.value_and_grad(forward, None, optimizer.parameters)()" in out
     assert "optimizer(grad_reducer(grads))" in out
-    [model] = notes(findings, "TFN100")
+    [model] = notes(findings, "TFL100")
     assert (model.line, model.status) == (3, "converted")
-    [opt] = notes(findings, "TFN110")
+    [opt] = notes(findings, "TFL110")
     assert (opt.line, opt.status) == (4, "converted")
 
 
@@ -56,9 +57,9 @@ def test_a_statically_known_program_is_lowered_whole():
 def test_a_model_with_another_use_keeps_the_shim_and_says_why(extra, why):
     out, findings = convert(HEAD + "\n\n" + extra)
     assert "mk.Sequential([" in out and "mk.optimizers.SGD(" in out
-    [model] = notes(findings, "TFN100")
+    [model] = notes(findings, "TFL100")
     assert model.status == "info" and why in model.message and "keeps the shim" in model.message
-    [opt] = notes(findings, "TFN110")
+    [opt] = notes(findings, "TFL110")
     assert "the model `model` keeps the shim" in opt.message
 
 
@@ -71,7 +72,7 @@ def test_a_model_with_another_use_keeps_the_shim_and_says_why(extra, why):
 def test_layers_the_native_tier_cannot_prove_keep_the_shim(layer, why):
     out, findings = convert(HEAD.replace("tf.keras.layers.Dense(1)", layer))
     assert "mk.Sequential([" in out
-    [model] = notes(findings, "TFN100")
+    [model] = notes(findings, "TFL100")
     assert why in model.message
 
 
@@ -83,7 +84,7 @@ def test_an_optimizer_it_cannot_prove_keeps_the_shim_over_the_native_model(optim
     out, findings = convert(HEAD.replace("tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)", optimizer))
     assert "nn.SequentialCell([" in out and "mk.optimizers." in out
     assert "optimizer.apply_gradients(zip(grads, model.trainable_params()))" in out
-    [opt] = notes(findings, "TFN110")
+    [opt] = notes(findings, "TFL110")
     assert why in opt.message
 
 
@@ -97,7 +98,7 @@ def test_a_step_with_control_flow_runs_eagerly_and_the_report_says_why():
         ''')
     out, findings = convert(code)
     assert "@ms.jit" not in out and "nn.SequentialCell" in out
-    [jit] = notes(findings, "TFN140")
+    [jit] = notes(findings, "TFL140")
     assert jit.status == "info" and "`For` statement" in jit.message
 
 
@@ -107,14 +108,27 @@ def test_a_step_reading_a_shim_object_runs_eagerly():
     code += "\n\n@tf.function\ndef step(x, y):\n    return train_step(x, y)\n"
     out, findings = convert(code)
     assert "@ms.jit" not in out
-    [jit] = notes(findings, "TFN140")
+    [jit] = notes(findings, "TFL140")
     assert "reads `optimizer`, which is not native" in jit.message
 
 
 def test_the_shim_tier_is_the_same_as_ignoring_the_native_rules():
-    index = rule_index(RuleSelection(ignore=("TFN",)))
+    index = rule_index(RuleSelection(ignore=(NATIVE_RULES,)))
     out = convert_source(HEAD.encode(), index, "example.py").converted.decode()
     assert "mk.Sequential([" in out and "mk.optimizers.SGD(" in out and "nn." not in out
+
+
+def test_the_native_rules_prefix_names_the_native_rules_alone():
+    """Ignoring the native tier's prefix drops the lowerings and nothing else (`tf.nest` still converts)."""
+    import migrate.ops
+
+    rules = load_rules()
+    native = {r.id for r in rules if r.id.startswith(NATIVE_RULES)}
+    assert native == {r.id for r in rules if migrate.ops.REGISTRY[r.operation].target == "lowering"}
+    out, _ = convert("import tensorflow as tf\n\nflat = tf.nest.flatten(x)\n")
+    shim = convert_source(b"import tensorflow as tf\n\nflat = tf.nest.flatten(x)\n",
+                          rule_index(RuleSelection(ignore=(NATIVE_RULES,))), "example.py").converted.decode()
+    assert shim == out and "tf.nest" not in shim
 
 
 def test_tier_flag_and_configuration(tmp_path):

@@ -17,7 +17,7 @@ parameters hold the API knowledge (names, argument maps, Keras's defaults), its 
 are its tests. Proof is by uses: an object is lowered only if it is bound once, at module
 level, and *every* read of its name is a use the native object serves (a model is called
 and asked for its weights; an optimizer applies gradients of a native model); anything else
-keeps the shim, and the report says why. ``--tier shim`` (ignoring the ``TFN`` rules) turns
+keeps the shim, and the report says why. ``--tier shim`` (ignoring the ``TFL`` rules) turns
 the pass off.
 """
 
