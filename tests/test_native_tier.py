@@ -67,13 +67,141 @@ def test_a_model_with_another_use_keeps_the_shim_and_says_why(extra, why):
     ("tf.keras.layers.Dense(units)", "width is not a literal"),
     ("tf.keras.layers.Dense(3, activation='gelu')", "the activation is not one of"),
     ("tf.keras.layers.Dense(3, kernel_regularizer='l2')", "arguments the native layer does not take"),
-    ("tf.keras.layers.Dropout(0.5)", "has no native lowering yet"),
+    ("tf.keras.layers.LayerNormalization()", "has no native lowering yet"),
+    ("tf.keras.layers.Dropout(0.5, seed=1)", "`Dropout` is given a `noise_shape` or a `seed`"),
+    ("tf.keras.layers.Dropout(rate)", "rate is not a literal in [0, 1)"),
+    ("tf.keras.layers.Activation('gelu')", "the activation layer's function is not one of"),
+    ("tf.keras.layers.Flatten(data_format='channels_first')", "other than 'channels_last'"),
 ])
 def test_layers_the_native_tier_cannot_prove_keep_the_shim(layer, why):
     out, findings = convert(HEAD.replace("tf.keras.layers.Dense(1)", layer))
     assert "mk.Sequential([" in out
     [model] = notes(findings, "TFL100")
     assert why in model.message
+
+
+def test_flatten_dropout_and_activation_layers_are_lowered_with_the_widths_they_imply():
+    code = HEAD.replace(
+        '[tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(3, activation="relu"), tf.keras.layers.Dense(1)]',
+        '[tf.keras.layers.Flatten(input_shape=(2, 3, 2)), tf.keras.layers.Dense(5), tf.keras.layers.ReLU(),'
+        ' tf.keras.layers.Dropout(0.25), tf.keras.layers.Dense(2), tf.keras.layers.Activation("softmax")]')
+    out, findings = convert(code)
+    assert ("nn.SequentialCell([nn.Flatten(), nn.Dense(12, 5, weight_init=\"xavier_uniform\", bias_init=\"zeros\"), nn.ReLU(),"
+            " nn.Dropout(p=0.25), nn.Dense(5, 2, weight_init=\"xavier_uniform\", bias_init=\"zeros\"), nn.Softmax()])\n"
+            "model.set_train()\n") in out
+    [model] = notes(findings, "TFL100")
+    assert model.status == "converted"
+
+
+CNN = HEAD.replace(
+    '[tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(3, activation="relu"), tf.keras.layers.Dense(1)]',
+    '[tf.keras.Input(shape=(8, 8, 3)), tf.keras.layers.Conv2D(4, 3, strides=2, padding="same", activation="relu", '
+    'kernel_initializer=tf.constant_initializer(k)), tf.keras.layers.BatchNormalization(momentum=0.9), '
+    'tf.keras.layers.MaxPooling2D(), tf.keras.layers.Flatten(), tf.keras.layers.Dense(1)]')
+
+
+def test_a_model_with_convolutions_is_a_cell_that_runs_them_channels_first():
+    out, findings = convert(CNN)
+    assert textwrap.dedent('''\
+        class Model(nn.Cell):
+            """`model`: Keras's layers as MindSpore's cells. The convolutions run channels-first, as
+            MindSpore's kernels do, between the channels-last input and the channels-last features
+            that Keras flattens."""
+
+            def __init__(self):
+                super().__init__()
+                self.features = nn.SequentialCell([
+                    nn.Conv2d(3, 4, 3, stride=2, pad_mode="same", has_bias=True, weight_init=ms.Tensor(k, ms.float32).transpose(3, 2, 0, 1), bias_init="zeros"),
+                    nn.ReLU(),
+                    nn.BatchNorm2d(4, eps=0.001, momentum=0.9),
+                    nn.MaxPool2d(kernel_size=2, stride=2, pad_mode="valid"),
+                ])
+                self.head = nn.SequentialCell([
+                    nn.Flatten(),
+                    nn.Dense(16, 1, weight_init="xavier_uniform", bias_init="zeros"),
+                ])
+
+            def construct(self, x):
+                x = self.features(x.transpose(0, 3, 1, 2))
+                return self.head(x.transpose(0, 2, 3, 1))
+
+
+        model = Model()
+        model.set_train()
+        optimizer = nn.SGD(model.trainable_params(), learning_rate=0.1, momentum=0.9)
+        ''') in out  # 8x8 -> 4x4 (stride 2, same) -> 2x2 (pool): 2*2*4 features; every call trains (BatchNorm's batch statistics)
+    [model] = notes(findings, "TFL100")
+    assert model.status == "converted" and "`Model`" in model.message
+
+
+@pytest.mark.parametrize("old,new,why", [
+    ("tf.keras.layers.Conv2D(4, 3, strides=2,", "tf.keras.layers.Conv2D(4, 3, dilation_rate=2, strides=2,", "dilated or grouped"),
+    ("tf.keras.layers.Conv2D(4, 3,", "tf.keras.layers.Conv2D(filters, 3,", "`filters` is not a literal"),
+    ("tf.keras.Input(shape=(8, 8, 3)), ", "", "input shape (height, width, channels) is not known"),
+    ("tf.keras.layers.MaxPooling2D()", "tf.keras.layers.AveragePooling2D(padding='same')", "padding is not a literal it lowers ('valid')"),
+    ("BatchNormalization(momentum=0.9)", "BatchNormalization(axis=1)", "an axis other than the channels"),
+    ("BatchNormalization(momentum=0.9)", "BatchNormalization(center=False)", "`center` is not True"),
+    ("tf.keras.Input(shape=(8, 8, 3)), ", "tf.keras.Input(shape=(8, 8, 3)), tf.keras.layers.Dense(3), ",
+     "needs a flat input comes before its convolutions"),
+])
+def test_convolutions_it_cannot_prove_keep_the_shim(old, new, why):
+    assert old in CNN
+    out, findings = convert(CNN.replace(old, new))
+    assert "mk.Sequential([" in out
+    [model] = notes(findings, "TFL100")
+    assert why in model.message
+
+
+@pytest.mark.parametrize("calls,mode", [
+    ("model(x, training=True)", "model.set_train()\n"),   # every call trains: the cell's mode is set once
+    ("model(x)", ""),                                      # no call trains: a Cell's mode is inference already
+])
+def test_a_dropout_model_takes_the_mode_of_its_calls(calls, mode):
+    code = HEAD.replace("tf.keras.layers.Dense(1)]", "tf.keras.layers.Dropout(0.5), tf.keras.layers.Dense(1)]")
+    code = code.replace("model(x, training=True)", calls)
+    out, _ = convert(code)
+    assert "nn.Dropout(p=0.5)" in out and ("model.set_train()" in out) == bool(mode)
+
+
+def test_a_dropout_model_called_both_training_and_not_keeps_the_shim():
+    code = HEAD.replace("tf.keras.layers.Dense(1)]", "tf.keras.layers.Dropout(0.5), tf.keras.layers.Dense(1)]")
+    out, findings = convert(code + "\n\ndef predict(x):\n    return model(x, training=False)\n")
+    assert "mk.Sequential([" in out
+    [model] = notes(findings, "TFL100")
+    assert "called both training and not" in model.message and "`Dropout`, `BatchNormalization`" in model.message
+
+
+def test_adam_is_lowered_with_keras_epsilon_and_keeps_the_shim_for_amsgrad():
+    out, findings = convert(HEAD.replace("tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)",
+                                         "tf.keras.optimizers.Adam(0.01, beta_1=0.8)"))
+    assert "optimizer = nn.Adam(model.trainable_params(), learning_rate=0.01, beta1=0.8, eps=1e-07)\n" in out
+    [opt] = notes(findings, "TFL111")
+    assert opt.status == "converted"
+    out, findings = convert(HEAD.replace("tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)",
+                                         "tf.keras.optimizers.Adam(amsgrad=True)"))
+    assert "mk.optimizers.Adam(amsgrad=True)" in out
+    [opt] = notes(findings, "TFL111")
+    assert "`amsgrad` is not `False`" in opt.message
+
+
+def test_native_adam_takes_the_steps_of_keras_adam():
+    """nn.Adam with the epsilon written out computes Keras's update (epsilon before the bias
+    correction), step by step, with gradients small enough for epsilon to matter."""
+    ms = pytest.importorskip("mindspore")
+    import numpy as np
+
+    from migrate.runtime import keras as mk
+
+    w0 = np.array([[1.0, -2.0, 0.5]], np.float32)
+    grads = [np.array([[1e-7, 3e-6, -0.2]], np.float32), np.array([[2e-6, -1e-7, 0.1]], np.float32)] * 2
+    native = ms.Parameter(ms.Tensor(w0), name="w")
+    optimizer = ms.nn.Adam([native], learning_rate=0.01, beta1=0.8, eps=1e-07)
+    shim = ms.Parameter(ms.Tensor(w0), name="v")
+    keras = mk.optimizers.Adam(0.01, beta_1=0.8)
+    for g in grads:
+        optimizer((ms.Tensor(g),))
+        keras.apply_gradients([(ms.Tensor(g), shim)])
+        np.testing.assert_allclose(native.asnumpy(), shim.asnumpy(), rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("optimizer,why", [
@@ -110,6 +238,33 @@ def test_a_step_reading_a_shim_object_runs_eagerly():
     assert "@ms.jit" not in out
     [jit] = notes(findings, "TFL140")
     assert "reads `optimizer`, which is not native" in jit.message
+
+
+STEP = "\n\n@tf.function\ndef step(x, y):\n    return train_step(x, y)\n\n\nfor x, y in batches:\n    print(float(step(x, y)))\n"
+
+
+def test_a_compiled_step_of_a_native_module_is_a_cell_of_a_graph_mode_program():
+    out, findings = convert(HEAD + STEP)
+    assert "class Step(nn.Cell):\n    def construct(self, x, y):\n        return train_step(x, y)\n\n\nstep = Step()\n" in out
+    assert "@ms.jit" not in out
+    # GRAPH_MODE is set once, after the imports, before anything runs
+    head, _, rest = out.partition("ms.set_context(mode=ms.GRAPH_MODE)\n")
+    assert rest and all(line.startswith(("import ", "from ")) or not line for line in head.splitlines())
+    [jit] = notes(findings, "TFL140")
+    assert jit.status == "converted" and "`Step`" in jit.message and "GRAPH_MODE" in jit.message
+
+
+@pytest.mark.parametrize("extra,why", [
+    ("metric = tf.keras.metrics.Mean()\nmetric.update_state(1.0)\n", "reads `mk` (`migrate.runtime.keras`)"),
+    ("import helpers\nhelpers.log(1)\n", "reads `helpers` (`helpers`)"),
+    ("def probe(x):\n    with tf.GradientTape() as tape:\n        y = model(x)\n    return tape.gradient(y, model.trainable_variables)\n",
+     "`ms.value_and_grad` is also called outside the compiled steps"),
+])
+def test_a_compiled_step_stays_an_ms_jit_function_where_the_module_needs_pynative(extra, why):
+    out, findings = convert(HEAD + "\n\n" + extra + STEP)
+    assert "@ms.jit\ndef step(x, y):" in out and "GRAPH_MODE" not in out and "nn.Cell)" not in out
+    [jit] = notes(findings, "TFL140")
+    assert jit.status == "converted" and "stays an `ms.jit` function under PyNative" in jit.message and why in jit.message
 
 
 def test_the_shim_tier_is_the_same_as_ignoring_the_native_rules():

@@ -23,6 +23,7 @@ the pass off.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,7 @@ class LowerNative(Operation):
         "layers": Param(dict, doc="sequential: shim layer -> MindSpore cell"),
         "inputs": Param(list, doc="sequential: the shim's Input spellings"),
         "activations": Param(dict, doc="sequential: Keras activation name -> MindSpore's (null: none)"),
+        "activation_cells": Param(dict, doc="sequential: Keras activation name -> MindSpore's activation cell"),
         "initializers": Param(dict, doc="sequential: Keras initializer name -> MindSpore's"),
         "constant": Param(list, doc="sequential: the shim's constant-initializer spellings"),
         "refuse_when": Param(list, doc="words whose presence in the module changes what the shim objects do"),
@@ -62,6 +64,11 @@ class LowerNative(Operation):
         "decorators": Param(list, doc="jit: the TF decorators whose functions may be compiled"),
         "modules": Param(list, doc="jit: module names a compiled function may read"),
         "mutable": Param(str, doc="jit: the wrapper of a batch passed to a compiled function"),
+        "cell": Param(str, doc="the base class of a cell it writes (a model with convolutions, a compiled step)"),
+        "graph_mode": Param(str, doc="jit: the statement that makes the program GRAPH_MODE, where its steps become cells"),
+        "graph_mode_before": Param(list, doc="jit: calls the mode is set before (else it is set after the imports)"),
+        "graph_safe": Param(list, doc="jit: modules (besides the standard library) a GRAPH_MODE program may read"),
+        "graph_gradients": Param(list, doc="jit: gradient calls that must sit inside compiled steps in GRAPH_MODE"),
         "shim_imports": Param(list, doc="imports of the shim that may become unused"),
     }
 
@@ -152,6 +159,7 @@ class Lowered:
     statements: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)
     nodes: dict[cst.CSTNode, cst.CSTNode] = field(default_factory=dict)
     removed: set[cst.CSTNode] = field(default_factory=set)  # statements (in any block) that go
+    before: dict[cst.CSTNode, list[cst.BaseStatement]] = field(default_factory=dict)  # statements put before a module statement
     decorate: dict[cst.FunctionDef, cst.Decorator] = field(default_factory=dict)
     notes: list[tuple[str, "Any", str, str]] = field(default_factory=list)  # (where, rule, status, message)
 
@@ -177,6 +185,7 @@ class NativePass:
         self.taken = set(self.names)
         self.reducer_statements: list[cst.CSTNode] = []
         self.gone: set[cst.CSTNode] = set()  # nodes the lowering drops (a lowered call's shim callee, `zip`)
+        self.compiled: list[tuple] = []  # (rule, function name, names of the functions it runs, its note's index)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -254,51 +263,103 @@ class NativePass:
         if not isinstance(layers, (cst.List, cst.Tuple)) or any(not isinstance(e, cst.Element) for e in layers.elements):
             return "the layers are not a list display"
         elements = [e.value for e in layers.elements]
-        width = None
+        shape = None  # the layer's input shape, batch left out, where it is known statically
         if elements and isinstance(elements[0], cst.Call) and dotted(elements[0].func) in rule.params["inputs"]:
-            width = _input_width(elements.pop(0))
-            if width is None:
-                return "the `Input` shape is not a literal `(n,)`"
-        cells = []
+            shape = _input_shape(elements.pop(0))
+            if shape is None:
+                return "the `Input` shape is not a literal tuple of widths"
+        cells, training = [], False
         for i, layer in enumerate(elements):
             if not isinstance(layer, cst.Call):
                 return "a layer is not constructed in the list"
             spec = rule.params["layers"].get(dotted(layer.func))
             if spec is None:
                 return f"`{dotted(layer.func)}` has no native lowering yet"
-            made = self._dense(rule, spec, layer, width, first=i == 0 and width is None)
+            bound = argbind.bind(layer, spec["signature"])
+            if bound is None:
+                return f"`{dotted(layer.func)}` is called with arguments the native layer does not take"
+            given_shape = given(bound, "input_shape")
+            if given_shape is not None:
+                if i != 0 or shape is not None:
+                    return "`input_shape` is given to a layer that is not the first"
+                shape = _shape(given_shape)
+            kind = spec.get("kind", "dense")
+            made = getattr(self, "_" + kind)(rule, spec, bound, shape)
             if isinstance(made, str):
                 return made
-            cell, width = made
-            cells.append(cell)
+            made, shape = made
+            training = training or kind == "batchnorm" or (kind == "dropout" and not _zero(bound["rate"]))
+            cells.append(made)
         if not cells:
             return "the model has no layers"
-        uses = self._model_uses(name, binding)
+        uses = self._model_uses(name, binding, training)
         if isinstance(uses, str):
             return uses
+        uses, train = uses
+        if not any(isinstance(made, _Spatial) for made in cells):
+            cells = [made.cells[0] for made in cells]  # (one cell per layer: only a convolution adds its activation's)
+        if any(isinstance(made, _Spatial) for made in cells):
+            made = self._channels_first(rule, name, cells)
+            if isinstance(made, str):
+                return made
+            cell_class, native = made
+            self.out.before[statement] = [cell_class.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])]
+            self.out.nodes[statement] = lambda new: new.with_changes(
+                leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *(line for line in new.leading_lines if line.comment)])
+            what = f"a native `nn.Cell`, `{native.func.value}`"
+        else:
+            new_list = layers.with_changes(elements=[e.with_changes(value=c) for e, c in zip(layers.elements[-len(cells):], cells)])
+            native = call.with_changes(func=parse_expression(rule.params["to"]), args=[
+                call.args[0].with_changes(value=new_list, keyword=None, equal=cst.MaybeSentinel.DEFAULT)])
+            what = f"a native `{rule.params['to']}`"
         self.out.nodes.update(uses)
-        new_list = layers.with_changes(elements=[e.with_changes(value=c) for e, c in zip(layers.elements[-len(cells):], cells)])
-        native = call.with_changes(func=parse_expression(rule.params["to"]),
-                                   args=[call.args[0].with_changes(value=new_list, keyword=None, equal=cst.MaybeSentinel.DEFAULT)])
+        if train:  # (the model's calls all train: its Dropout drops and its BatchNormalization uses the batch's statistics)
+            self.out.statements[statement] = [statement, parse_statement(f"{name}.set_train()")]
         self.out.nodes[call] = lambda new: native
         self.models[name] = statement
-        self.note(name, rule, "converted", f"`{name}` is a native `{rule.params['to']}` (all its uses are ones MindSpore's cells serve)")
+        self.note(name, rule, "converted", f"`{name}` is {what} (all its uses are ones MindSpore's cells serve)")
         return None
 
-    def _dense(self, rule, spec: dict, layer: cst.Call, width: int | None, first: bool):
-        bound = argbind.bind(layer, spec["signature"])
-        if bound is None:
-            return f"`{dotted(layer.func)}` is called with arguments the native layer does not take"
+    def _channels_first(self, rule, name: str, cells: list) -> tuple[cst.ClassDef, cst.Call] | str:
+        """A model with convolutions: a Cell whose ``construct`` takes Keras's channels-last
+        input, runs the convolution part channels-first (MindSpore's CPU and Ascend layout) and
+        gives the rest its input channels-last again, so that ``Flatten`` orders the features
+        as Keras does and the Dense weights mean what they meant."""
+        spatial = [i for i, made in enumerate(cells) if isinstance(made, _Spatial)]
+        first, last = spatial[0], spatial[-1]
+        if any(isinstance(made, _Flat) for made in cells[:first]):
+            return "a layer that needs a flat input comes before its convolutions"
+        if any(isinstance(made, _Flat) for made in cells[first:last]):
+            return "a `Flatten` or `Dense` sits between its convolutions"
+        split = next((i for i in range(last + 1, len(cells)) if isinstance(cells[i], _Flat)), len(cells))
+        code = cst.Module([]).code_for_node
+
+        def block(items: list) -> str:
+            return "".join(f"            {code(c)},\n" for made in items for c in made.cells)
+
+        class_name = self.fresh("".join(part[:1].upper() + part[1:] for part in name.split("_")) or "Model")
+        lines = [f"class {class_name}({rule.params['cell']}):",
+                 f'    """`{name}`: Keras\'s layers as MindSpore\'s cells. The convolutions run channels-first, as',
+                 "    MindSpore's kernels do, between the channels-last input and the channels-last features",
+                 '    that Keras flattens."""',
+                 "",
+                 "    def __init__(self):",
+                 "        super().__init__()",
+                 f"        self.features = {rule.params['to']}([\n{block(cells[:split])}        ])"]
+        if split < len(cells):
+            lines.append(f"        self.head = {rule.params['to']}([\n{block(cells[split:])}        ])")
+        lines += ["", "    def construct(self, x):", "        x = self.features(x.transpose(0, 3, 1, 2))"]
+        lines.append("        return self.head(x.transpose(0, 2, 3, 1))" if split < len(cells) else "        return x.transpose(0, 2, 3, 1)")
+        cell_class = parse_statement("\n".join(lines) + "\n")
+        return cell_class, cst.Call(func=cst.Name(class_name))
+
+    def _dense(self, rule, spec: dict, bound: dict, shape: tuple | None):
         units = given(bound, "units")
         if not isinstance(units, cst.Integer):
             return "a layer's width is not a literal"
-        shape = given(bound, "input_shape")
-        if shape is not None:
-            if not first:
-                return "`input_shape` is given to a layer that is not the first"
-            width = _shape_width(shape)
-        if width is None:
+        if shape is None:
             return "the input width of a layer is not known statically"
+        width = shape[-1]
         kwargs = {"weight_init": _quoted(rule.params["initializers"]["glorot_uniform"]),
                   "bias_init": _quoted(rule.params["initializers"]["zeros"])}
         for keras, ms_name in (("kernel_initializer", "weight_init"), ("bias_initializer", "bias_init")):
@@ -325,7 +386,116 @@ class NativePass:
                 kwargs["activation"] = _quoted(rule.params["activations"][act])
         args = [cst.Arg(cst.Integer(str(width))), cst.Arg(units)]
         args += [cst.Arg(v, keyword=cst.Name(k), equal=_EQUAL) for k, v in kwargs.items()]
-        return cst.Call(func=parse_expression(spec["to"]), args=args), int(units.value)
+        return _Flat(cst.Call(func=parse_expression(spec["to"]), args=args)), shape[:-1] + (int(units.value),)
+
+    def _conv2d(self, rule, spec: dict, bound: dict, shape: tuple | None):
+        filters = given(bound, "filters")
+        if not isinstance(filters, cst.Integer):
+            return "a convolution's `filters` is not a literal"
+        if shape is None or len(shape) != 3:
+            return "a convolution's input shape (height, width, channels) is not known statically"
+        data_format = given(bound, "data_format")
+        if data_format is not None and _string(data_format) != "channels_last":
+            return "a convolution is given a `data_format` other than 'channels_last'"
+        if _pair(bound["dilation_rate"]) != (1, 1) or not bound["groups"].deep_equals(cst.Integer("1")):
+            return "a convolution is dilated or grouped"
+        kernel, strides = _pair(bound["kernel_size"]), _pair(bound["strides"])
+        padding = _string(bound["padding"])
+        if kernel is None or strides is None or padding not in ("valid", "same"):
+            return "a convolution's kernel size, strides or padding is not a literal"
+        kwargs = {"stride": _pair_code(strides)} if strides != (1, 1) else {}
+        kwargs |= {"pad_mode": _quoted(padding), "has_bias": cst.Name("True"),
+                  "weight_init": _quoted(rule.params["initializers"]["glorot_uniform"]),
+                  "bias_init": _quoted(rule.params["initializers"]["zeros"])}
+        for keras, ms_name in (("kernel_initializer", "weight_init"), ("bias_initializer", "bias_init")):
+            value = given(bound, keras)
+            if value is not None:
+                init = self._initializer(rule, value, transpose=spec["transpose"] if keras == "kernel_initializer" else None)
+                if isinstance(init, str):
+                    return init
+                kwargs[ms_name] = init
+        use_bias = given(bound, "use_bias")
+        if use_bias is not None:
+            if not (isinstance(use_bias, cst.Name) and use_bias.value in ("True", "False")):
+                return "`use_bias` is not a literal"
+            if use_bias.value == "False":
+                kwargs["has_bias"] = use_bias
+                del kwargs["bias_init"]
+        cells = [cst.Call(func=parse_expression(spec["to"]), args=[
+            cst.Arg(cst.Integer(str(shape[2]))), cst.Arg(filters), cst.Arg(_pair_code(kernel)),
+            *[cst.Arg(v, keyword=cst.Name(k), equal=_EQUAL) for k, v in kwargs.items()]])]
+        activation = given(bound, "activation")
+        if activation is not None:
+            act = _string(activation)
+            if act is None or (act not in rule.params["activation_cells"] and act != "linear"):
+                return "the activation is not one of " + ", ".join(f"'{a}'" for a in rule.params["activation_cells"])
+            if act != "linear":
+                cells.append(cst.Call(func=parse_expression(rule.params["activation_cells"][act])))
+        out = tuple(_out_size(n, k, s, padding) for n, k, s in zip(shape[:2], kernel, strides))
+        return _Spatial(*cells), out + (int(filters.value),)
+
+    def _pool2d(self, rule, spec: dict, bound: dict, shape: tuple | None):
+        if shape is None or len(shape) != 3:
+            return "a pooling layer's input shape (height, width, channels) is not known statically"
+        data_format = given(bound, "data_format")
+        if data_format is not None and _string(data_format) != "channels_last":
+            return "a pooling layer is given a `data_format` other than 'channels_last'"
+        size = _pair(bound["pool_size"])
+        strides = size if given(bound, "strides") is None else _pair(bound["strides"])
+        padding = _string(bound["padding"])
+        if size is None or strides is None or padding not in spec["paddings"]:
+            return "a pooling layer's size, strides or padding is not a literal it lowers (" + \
+                ", ".join(f"'{p}'" for p in spec["paddings"]) + ")"
+        cell = cst.Call(func=parse_expression(spec["to"]), args=[
+            cst.Arg(_pair_code(size), keyword=cst.Name("kernel_size"), equal=_EQUAL),
+            cst.Arg(_pair_code(strides), keyword=cst.Name("stride"), equal=_EQUAL),
+            cst.Arg(_quoted(padding), keyword=cst.Name("pad_mode"), equal=_EQUAL)])
+        out = tuple(_out_size(n, k, s, padding) for n, k, s in zip(shape[:2], size, strides))
+        return _Spatial(cell), out + (shape[2],)
+
+    def _batchnorm(self, rule, spec: dict, bound: dict, shape: tuple | None):
+        if shape is None or len(shape) not in (1, 3):
+            return "a `BatchNormalization`'s input shape is not known statically (one axis, or height, width, channels)"
+        axis = bound["axis"]
+        axis_value = -int(axis.expression.value) if isinstance(axis, cst.UnaryOperation) and isinstance(axis.expression, cst.Integer) \
+            else int(axis.value) if isinstance(axis, cst.Integer) else None
+        if axis_value not in (-1, len(shape)):
+            return "a `BatchNormalization` normalizes an axis other than the channels (the last)"
+        for key in ("momentum", "epsilon"):
+            if not _number(bound[key]):
+                return f"a `BatchNormalization`'s `{key}` is not a literal"
+        for key in ("center", "scale"):
+            if not bound[key].deep_equals(cst.Name("True")):
+                return f"a `BatchNormalization`'s `{key}` is not True"
+        cls = spec["to"] if len(shape) == 3 else spec["to_flat"]
+        cell = cst.Call(func=parse_expression(cls), args=[
+            cst.Arg(cst.Integer(str(shape[-1]))),
+            cst.Arg(bound["epsilon"], keyword=cst.Name("eps"), equal=_EQUAL),
+            cst.Arg(bound["momentum"], keyword=cst.Name("momentum"), equal=_EQUAL)])
+        return (_Spatial(cell) if len(shape) == 3 else _Flat(cell)), shape
+
+    def _flatten(self, rule, spec: dict, bound: dict, shape: tuple | None):
+        data_format = given(bound, "data_format")
+        if data_format is not None and _string(data_format) != "channels_last":
+            return "`Flatten` is given a `data_format` other than 'channels_last'"
+        flat = None if shape is None else (math.prod(shape),)
+        return _Flat(cst.Call(func=parse_expression(spec["to"]))), flat
+
+    def _dropout(self, rule, spec: dict, bound: dict, shape: tuple | None):
+        rate = bound["rate"]
+        if not (_number(rate) and not isinstance(rate, cst.UnaryOperation) and 0 <= float(rate.value) < 1):
+            return "the `Dropout` rate is not a literal in [0, 1)"
+        if given(bound, "noise_shape") is not None or given(bound, "seed") is not None:
+            return "`Dropout` is given a `noise_shape` or a `seed`"
+        return _Any(cst.Call(func=parse_expression(spec["to"]), args=[cst.Arg(rate, keyword=cst.Name("p"), equal=_EQUAL)])), shape
+
+    def _activation(self, rule, spec: dict, bound: dict, shape: tuple | None):
+        name = _string(bound["activation"]) if "activation" in bound else spec["activation"]
+        to = rule.params["activation_cells"].get(name) if name is not None else None
+        if to is None:
+            return "the activation layer's function is not one of " + ", ".join(
+                f"'{a}'" for a in rule.params["activation_cells"])
+        return _Any(cst.Call(func=parse_expression(to))), shape
 
     def _initializer(self, rule, value: cst.CSTNode, transpose: bool):
         name = _string(value)
@@ -338,12 +508,14 @@ class NativePass:
             inner = value.args[0].value
             if _number(inner):
                 return inner
-            code = "ms.Tensor({v}, ms.float32).T" if transpose else "ms.Tensor({v}, ms.float32)"
+            code = "ms.Tensor({v}, ms.float32)" + ("" if not transpose else ".T" if transpose is True else f".transpose({transpose})")
             return template_expression(code, v=inner)
         return "an initializer is not a name or a constant initializer"
 
-    def _model_uses(self, name: str, binding: cst.Name) -> dict | str:
-        nodes = {}
+    def _model_uses(self, name: str, binding: cst.Name, modal: bool) -> tuple[dict, bool] | str:
+        """The replacements of the model's uses, and whether its calls train (set once, as a
+        Cell's mode, where a layer computes differently in training: all its calls must agree)."""
+        nodes, modes = {}, set()
         for read in self.reads(name, binding):
             up = self.parent.get(read)
             if isinstance(up, cst.Call) and up.func is read:
@@ -351,6 +523,12 @@ class NativePass:
                 others = [a for a in up.args if a.keyword is not None]
                 if len(positional) != 1 or positional[0].star or any(a.keyword.value != "training" for a in others):
                     return f"`{name}` is called with arguments other than the inputs and `training`"
+                mode = others[0].value if others else cst.Name("False")
+                if not (isinstance(mode, cst.Name) and mode.value in ("True", "False", "None")):
+                    if modal:
+                        return f"`{name}` is called with a `training` that is not a literal, and its {_MODAL} depend on it"
+                else:
+                    modes.add(mode.value == "True")
                 if others:
                     nodes[up] = lambda new: new.with_changes(args=[new.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
                 continue
@@ -359,7 +537,9 @@ class NativePass:
                 continue
             what = f"`.{up.attr.value}`" if isinstance(up, cst.Attribute) and up.value is read else "a use the native cell does not serve"
             return f"`{name}` has {what}"
-        return nodes
+        if modal and len(modes) > 1:
+            return f"`{name}` is called both training and not, and its {_MODAL} depend on it (a Cell's mode is set once)"
+        return nodes, modal and modes == {True}
 
     # -- optimizers ---------------------------------------------------------------------------
 
@@ -374,6 +554,9 @@ class NativePass:
         for key, value in bound.items():
             if not _literal(value):
                 return f"`{key}` is not a literal (a schedule or a variable changes MindSpore's update)"
+        for key, code in rule.params.get("require", {}).items():
+            if not bound[key].deep_equals(parse_expression(code)):
+                return f"`{key}` is not `{code}`"
         model, applies, builds = None, [], []
         for read in self.reads(name, binding):
             up = self.parent.get(read)
@@ -535,7 +718,8 @@ class NativePass:
                 function = functions.get(name)
                 if function is None:
                     continue
-                why = self._jit_checks(rule, function, functions, constants, reduces, set())
+                closure: set = set()
+                why = self._jit_checks(rule, function, functions, constants, reduces, closure)
                 if why is not None:
                     self.note(name, rule, "info", f"`{name}` runs eagerly (PyNative): {why}")
                     continue
@@ -554,6 +738,7 @@ class NativePass:
                 self._mutable_batches(rule, name)
                 self.note(name, rule, "converted", f"`{name}` is compiled by `{rule.params['decorator']}`: every name it "
                           "reads is native")
+                self.compiled.append((rule, name, {f.name.value for f in closure}, len(self.out.notes) - 1))
 
     def _jit_checks(self, rule, function: cst.FunctionDef, functions, constants, reduces, seen) -> str | None:
         if function in seen:
@@ -661,9 +846,47 @@ class NativePass:
         self.lower_gradients()
         self.lower_average_losses()
         self.lower_jit()
-        if not (self.out.nodes or self.out.statements or self.out.removed or self.out.decorate):
+        if not (self.out.nodes or self.out.statements or self.out.removed or self.out.decorate or self.out.before):
             return self.module
-        return self.module.visit(_Apply(self.out))
+        module = self.module.visit(_Apply(self.out))
+        return self.graph_cells(module) if self.compiled else module
+
+    # -- compiled steps as cells of a GRAPH_MODE program --------------------------------------
+
+    def graph_cells(self, module: cst.Module) -> cst.Module:
+        """The compiled steps as cells of a GRAPH_MODE program, where nothing else the lowered
+        module runs needs PyNative: MindSpore compiles a Cell called in GRAPH_MODE with its
+        data-parallel passes (the gradient all-reduce fused in the graph), an ``ms.jit``
+        function under PyNative without them."""
+        rule = self.compiled[0][0]
+        if "graph_mode" not in rule.params:
+            return module
+        steps = {name for _, name, _, _ in self.compiled}
+        closure = set().union(*(c for _, _, c, _ in self.compiled)) | steps
+        why = _graph_unsafe(module, rule.params, closure)
+        if why is not None:
+            for _, name, _, index in self.compiled:
+                where, r, status, message = self.out.notes[index]
+                self.out.notes[index] = (where, r, status, message + f"; it stays an `ms.jit` function under PyNative: {why}")
+            return module
+        classes = {name: self.fresh("".join(part[:1].upper() + part[1:] for part in name.split("_")) or "Step")
+                   for name in sorted(steps)}
+        for _, name, _, index in self.compiled:
+            where, r, status, message = self.out.notes[index]
+            self.out.notes[index] = (where, r, status, f"`{name}` is a `{rule.params['cell']}`, `{classes[name]}`, that "
+                                     "MindSpore compiles in GRAPH_MODE (with its data-parallel passes): every name it reads is native")
+        body = []
+        for statement in module.body:
+            if isinstance(statement, cst.FunctionDef) and statement.name.value in classes:
+                body += _cell_of(statement, classes[statement.name.value], rule.params["cell"], rule.params["decorator"])
+            else:
+                body.append(statement)
+        at = _graph_mode_place(body, set(rule.params.get("graph_mode_before", ())))
+        body.insert(at, parse_statement(rule.params["graph_mode"]).with_changes(
+            leading_lines=body[at].leading_lines if at < len(body) else ()))
+        if at + 1 < len(body):
+            body[at + 1] = body[at + 1].with_changes(leading_lines=())
+        return module.with_changes(body=body)
 
 
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
@@ -673,17 +896,63 @@ def _quoted(text: str) -> cst.SimpleString:
     return cst.SimpleString('"%s"' % text)
 
 
-def _input_width(call: cst.Call) -> int | None:
+def _input_shape(call: cst.Call) -> tuple[int, ...] | None:
     bound = argbind.bind(call, ["shape=None", "batch_size=None", "dtype=None"])
     if bound is None or given(bound, "dtype") is not None or given(bound, "batch_size") is not None:
         return None
-    return _shape_width(given(bound, "shape"))
+    return _shape(given(bound, "shape"))
 
 
-def _shape_width(shape) -> int | None:
-    if isinstance(shape, cst.Tuple) and len(shape.elements) == 1 and isinstance(shape.elements[0].value, cst.Integer):
-        return int(shape.elements[0].value.value)
+def _shape(shape) -> tuple[int, ...] | None:
+    """A literal shape ``(28, 28)`` / ``(4,)``, batch left out."""
+    if isinstance(shape, (cst.Tuple, cst.List)) and shape.elements and all(
+            isinstance(e, cst.Element) and isinstance(e.value, cst.Integer) for e in shape.elements):
+        return tuple(int(e.value.value) for e in shape.elements)
     return None
+
+
+_MODAL = "layers that compute differently in training (`Dropout`, `BatchNormalization`)"
+
+
+class _Made:
+    """The cells one Keras layer becomes, and the layout they take."""
+
+    def __init__(self, *cells: cst.Call) -> None:
+        self.cells = list(cells)
+
+
+class _Spatial(_Made):
+    """Cells that take channels-first images (convolution, pooling, 2-D batch norm)."""
+
+
+class _Flat(_Made):
+    """Cells that take Keras's layout as it is (Dense, Flatten, 1-D batch norm)."""
+
+
+class _Any(_Made):
+    """Element-wise cells (activations, Dropout): any layout."""
+
+
+def _pair(node) -> tuple[int, int] | None:
+    """A literal ``3`` or ``(3, 3)``."""
+    if isinstance(node, cst.Integer):
+        return (int(node.value),) * 2
+    if isinstance(node, (cst.Tuple, cst.List)) and len(node.elements) == 2 and all(
+            isinstance(e.value, cst.Integer) for e in node.elements):
+        return tuple(int(e.value.value) for e in node.elements)
+    return None
+
+
+def _pair_code(pair: tuple[int, int]) -> cst.BaseExpression:
+    return cst.Integer(str(pair[0])) if pair[0] == pair[1] else parse_expression(f"({pair[0]}, {pair[1]})")
+
+
+def _out_size(size: int, kernel: int, stride: int, padding: str) -> int:
+    return -(-size // stride) if padding == "same" else (size - kernel) // stride + 1
+
+
+def _zero(node) -> bool:
+    return isinstance(node, (cst.Integer, cst.Float)) and float(node.value) == 0
 
 
 def _weights_owner(node) -> str | None:
@@ -823,6 +1092,7 @@ class _Apply(cst.CSTTransformer):
             if old in self.out.removed:
                 continue
             extra = self.out.statements.get(old)
+            body.extend(self.out.before.get(old, ()))
             body.append(new)
             if extra:
                 body.extend(extra[1:])
@@ -833,6 +1103,77 @@ def _keep_parens(original, replacement):
     if isinstance(original, cst.BaseExpression) and isinstance(replacement, cst.BaseExpression) and original.lpar and not replacement.lpar:
         return replacement.with_changes(lpar=original.lpar, rpar=original.rpar)
     return replacement
+
+
+def _cell_of(function: cst.FunctionDef, name: str, base: str, decorator: str) -> list[cst.BaseStatement]:
+    """``@ms.jit def step(args): body`` → ``class Step(nn.Cell): def construct(self, args): body`` and
+    ``step = Step()``: the name the module calls is the cell."""
+    decorators = [d for d in function.decorators if dotted(d.decorator) != decorator]
+    construct = function.with_changes(
+        name=cst.Name("construct"), decorators=decorators, leading_lines=(),
+        params=function.params.with_changes(params=[cst.Param(cst.Name("self")), *function.params.params]))
+    cell = cst.ClassDef(name=cst.Name(name), bases=[cst.Arg(parse_expression(base))], body=cst.IndentedBlock([construct]),
+                        leading_lines=function.leading_lines)
+    instance = parse_statement(f"{function.name.value} = {name}()").with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+    return [cell, instance]
+
+
+def _graph_mode_place(body: list, before: set[str]) -> int:
+    """Where the mode is set: before the module's first call of one of ``before`` (``init()``,
+    as MindSpore's programs set the mode and then start the collectives), else after its imports."""
+    for at, statement in enumerate(body):
+        if isinstance(statement, cst.SimpleStatementLine) and any(
+                isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and dotted(small.value.func) in before
+                for small in statement.body):
+            return at
+    return _after_imports(body)
+
+
+def _after_imports(body: list) -> int:
+    """The index of the first statement after the module's docstring and its first imports."""
+    at = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and isinstance(body[0].body[0], cst.Expr) \
+        and isinstance(body[0].body[0].value, (cst.SimpleString, cst.ConcatenatedString)) else 0
+    while at < len(body) and isinstance(body[at], cst.SimpleStatementLine) \
+            and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in body[at].body):
+        at += 1
+    return at
+
+
+def _graph_unsafe(module: cst.Module, params: dict, compiled: set[str]) -> str | None:
+    """Why the lowered module cannot run in GRAPH_MODE, or None: every module it reads is one
+    whose objects GRAPH_MODE serves (the shim's Keras layers run only eagerly), and every
+    gradient it takes is inside a compiled step."""
+    import sys
+
+    safe = tuple(params["graph_safe"])
+    walk = _Walk()
+    module.visit(walk)
+    origins: dict[str, str] = {}
+    for node in walk.parent:
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                origins[(alias.asname.name.value if alias.asname else get_full_name_for_node(alias.name)).split(".")[0]] = \
+                    get_full_name_for_node(alias.name)
+        elif isinstance(node, cst.ImportFrom):
+            base = "." * len(node.relative) + (get_full_name_for_node(node.module) if node.module else "")
+            if isinstance(node.names, cst.ImportStar):
+                return f"it imports `*` from `{base}`"
+            for alias in node.names:
+                origins[(alias.asname.name if alias.asname else alias.name).value] = f"{base}.{alias.name.value}"
+    for name, origin in sorted(origins.items()):
+        top = origin.split(".")[0]
+        reads = [n for n in walk.names.get(name, ()) if not isinstance(walk.parent.get(n), (cst.ImportAlias, cst.AsName))]
+        if reads and top not in sys.stdlib_module_names and not any(origin == m or origin.startswith(m + ".") for m in safe):
+            return f"the module reads `{name}` (`{origin}`), whose objects may need PyNative"
+    gradients = set(params.get("graph_gradients", ()))
+    for node, up in walk.parent.items():
+        if isinstance(up, cst.Call) and up.func is node and dotted(node) in gradients:
+            owner = up
+            while owner in walk.parent and not (isinstance(owner, cst.FunctionDef) and walk.parent.get(owner) is module):
+                owner = walk.parent[owner]
+            if not (isinstance(owner, cst.FunctionDef) and owner.name.value in compiled):
+                return f"`{dotted(node)}` is also called outside the compiled steps"
+    return None
 
 
 def lower(module: cst.Module, rules, jitted: frozenset[str]) -> tuple[cst.Module, list, set[str]]:
