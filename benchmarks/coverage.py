@@ -14,7 +14,10 @@ this converts every ``.py`` and ``.ipynb`` file into a scratch directory with
 - where the converted uses went: MindSpore's own API, ``migrate.runtime`` (the shim:
   ``mk``, ``tfdata``, ``spmd``, ...), or plain Python (a scope dissolved, a call removed),
   by what the converting rule imports; the share that goes to MindSpore rather than
-  the shim is issue 19's measure.
+  the shim is issue 19's measure. A shim use the native tier lowered afterwards counts
+  as MindSpore: one inside the statement a lowering's finding names (the model's, the
+  optimizer's, a compiled step's whole function), or one whose shim module the converted
+  file no longer reads at all. The native tier's own findings (``TFL``) are not TF uses.
 
 The last table sums every DIR. Converting needs neither TensorFlow nor
 MindSpore. The numbers come from the JSON report (its schema is
@@ -60,8 +63,12 @@ def _code_of(path: Path) -> str:
     return "\n".join(out)
 
 
-def rule_targets() -> dict[str, str]:
-    """Rule id -> where its converted uses go: "mindspore", "runtime" or "python" (by the rule's imports).
+LOWERING = "TFL"  # the native tier's rules: they report lowerings, not TF uses
+
+
+def rule_targets() -> tuple[dict[str, str], dict[str, set[str]]]:
+    """Rule id -> where its converted uses go: "mindspore", "runtime" or "python" (by the rule's
+    imports); and, for the runtime rules, the names their shim imports bind (``mk``, ``spmd``).
 
     ``migrate.runtime.spmd.init`` alone does not make a rule a shim rule: it is MindSpore's
     ``init()`` under a launcher (and nothing without one).
@@ -69,16 +76,53 @@ def rule_targets() -> dict[str, str]:
     sys.path.insert(0, str(ROOT))
     from migrate.rules import load_rules
 
-    targets = {}
+    targets, shim_names = {}, {}
     for rule in load_rules():
         modules = [(i.module, i.obj) for i in rule.imports]
-        if any(m.startswith("migrate.runtime") and (m, o) != ("migrate.runtime.spmd", "init") for m, o in modules):
+        shim = [i for i in rule.imports if i.module.startswith("migrate.runtime")
+                and (i.module, i.obj) != ("migrate.runtime.spmd", "init")]
+        if shim:
             targets[rule.id] = "runtime"
+            shim_names[rule.id] = {i.asname or i.obj or i.module.split(".")[0] for i in shim}
         elif any(m.startswith("mindspore") for m, _ in modules):
             targets[rule.id] = "mindspore"
         else:
             targets[rule.id] = "python"
-    return targets
+    return targets, shim_names
+
+
+def _spans(source: str, lines: set[int]) -> list[tuple[int, int]]:
+    """The original lines of the statements starting at ``lines`` (a function from its first decorator)."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    spans = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.stmt):
+            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+            if start in lines or node.lineno in lines:
+                spans.append((start, node.end_lineno or node.lineno))
+    return spans
+
+
+def _went(findings: list[dict], targets: dict, shim_names: dict, source: str, code: str | None) -> collections.Counter:
+    """Where the file's converted TF uses went, shim uses the native tier lowered counted as MindSpore."""
+    lowered = {f["line"] for f in findings if f["rule"].startswith(LOWERING) and f["status"] == "converted"}
+    spans = _spans(source, lowered) if lowered else []
+    read = set(re.findall(r"\b([A-Za-z_]\w*)\.", code)) if code is not None else None
+    went: collections.Counter = collections.Counter()
+    for f in findings:
+        if f["status"] != "converted" or f["rule"].startswith(LOWERING):
+            continue
+        target = targets.get(f["rule"], "python")
+        if target == "runtime" and (any(a <= f["line"] <= b for a, b in spans)
+                                    or (read is not None and not (shim_names.get(f["rule"], set()) & read))):
+            target = "mindspore"
+        went[target] += 1
+    return went
 
 
 def measure(tree: Path, jobs: int) -> dict:
@@ -95,18 +139,17 @@ def measure(tree: Path, jobs: int) -> dict:
         if proc.returncode not in (0, 1) and not report.exists():
             raise SystemExit(f"{tree}: migrate convert exited {proc.returncode}\n{proc.stderr[-2000:]}")
         data = json.loads(report.read_text(encoding="utf-8"))
-        targets = rule_targets()
+        targets, shim_names = rule_targets()
         per_api: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
         files = []
         for entry in data["files"]:
             if entry["status"] in ("skipped",):
                 continue
-            findings = entry.get("findings", [])
+            every = entry.get("findings", [])
+            findings = [f for f in every if not f["rule"].startswith(LOWERING)]
             if not findings and entry["status"] != "failed":
                 continue  # no TF in this file: not a TF file
             counts = collections.Counter(f["status"] for f in findings)
-            went = collections.Counter(targets.get(f["rule"], "python") for f in findings
-                                       if f["status"] == "converted")
             for f in findings:
                 per_api[f.get("api") or f["rule"]][f["status"]] += 1
             src = Path(entry["path"])
@@ -116,10 +159,12 @@ def measure(tree: Path, jobs: int) -> dict:
                 rel = Path(src.name)
             converted = out / rel
             still_tf = said = False
+            code = None
             if converted.is_file():
                 code = _code_of(converted)
                 still_tf = bool(_TF_IMPORT.search(code))
                 said = still_tf and "# migrate:" in code
+            went = _went(every, targets, shim_names, _code_of(src) if src.is_file() else "", code)
             files.append({
                 "path": str(rel), "status": entry["status"], "manual": counts["manual"],
                 "converted": counts["converted"], "runtime": counts["runtime"],
