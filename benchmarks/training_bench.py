@@ -2,19 +2,28 @@
 
     python benchmarks/training_bench.py                # 3 interleaved rounds, 1 and 2 processes
     python benchmarks/training_bench.py --quick        # 1 round, fewer examples (a smoke run)
-    python benchmarks/training_bench.py --json out.json
+    python benchmarks/training_bench.py --workload cnn --json out.json
 
-Workload: an MLP 784-512-512-10, 16,384 examples, global batch 256, SGD with momentum
-(``benchmarks/training/mlp_tf.py``). Programs, each run on 1 process and on 2:
+Two workloads (``--workload mlp|cnn|all``, all by default), each a TF program trained by a
+custom loop under a MirroredStrategy with SGD and momentum:
+
+- **mlp**: an MLP 784-512-512-10, 16,384 examples, global batch 256
+  (``benchmarks/training/mlp_tf.py``);
+- **cnn**: Conv2D-BatchNormalization-ReLU-MaxPooling2D twice (16, then 32 filters) and a
+  Dense head on channels-last 32x32x3 images, 4,096 examples, global batch 128
+  (``benchmarks/training/cnn_tf.py``).
+
+Programs, each run on 1 process and on 2:
 
 - **TF**: the original under a MirroredStrategy over 1 or 2 logical CPU devices;
-- **converted, native tier** (the default: ``nn.SequentialCell``, ``nn.SGD``,
-  ``nn.CrossEntropyLoss``, ``ms.value_and_grad``, ``@ms.jit``) and **converted, shim tier**
-  (``--tier shim``: ``migrate.runtime``): ``migrate convert`` of that file, run by
-  ``migrate run -n 2`` (plainly, ``python``, on 1 process);
+- **converted, native tier** (the default: MindSpore's cells, ``nn.SGD``,
+  ``nn.CrossEntropyLoss``, ``ms.value_and_grad``, the step a Cell compiled in GRAPH_MODE) and
+  **converted, shim tier** (``--tier shim``: ``migrate.runtime``): ``migrate convert`` of that
+  file, run by ``migrate run -n 2`` (plainly, ``python``, on 1 process);
 - **MindSpore GRAPH** and **MindSpore PyNative**: the same model written by hand
-  (``benchmarks/training/mlp_mindspore.py``: nn.SequentialCell, nn.Momentum,
-  NumpySlicesDataset sharded by rank, nn.TrainOneStepCell), under msrun for 2.
+  (``benchmarks/training/*_mindspore.py``: nn.SequentialCell, nn.Momentum,
+  NumpySlicesDataset sharded by rank, nn.TrainOneStepCell; the CNN's images channels-first
+  from the start), under msrun for 2.
 
 Every program times its own epochs and prints its last step's loss summed over the
 replicas (the TF and converted programs reduce it every step, the hand-written ones once
@@ -44,6 +53,11 @@ PROGRAMS = Path(__file__).resolve().parent / "training"
 TF_REPLICAS = REPO / "tests" / "equivalence" / "tf_replicas.py"
 
 
+# workload -> (TF program, hand-written MindSpore program, examples, what it trains)
+WORKLOADS = {
+    "mlp": ("mlp_tf.py", "mlp_mindspore.py", 16384, "MLP 784-512-512-10, global batch 256"),
+    "cnn": ("cnn_tf.py", "cnn_mindspore.py", 4096, "CNN (Conv2D-BN-ReLU-pool x2, Dense) on 32x32x3, global batch 128"),
+}
 NATIVE, SHIM = "converted, native tier", "converted, shim tier (--tier shim)"
 
 
@@ -80,55 +94,62 @@ def run(command: list[str], extra_env: dict, cwd: Path) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="1 round, 4,096 examples, 2 epochs")
+    parser.add_argument("--quick", action="store_true", help="1 round, a quarter of the examples")
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--nproc", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--workload", choices=[*WORKLOADS, "all"], default="all")
     parser.add_argument("--json", type=Path, help="also write the results here")
     opts = parser.parse_args()
     rounds = opts.rounds or (1 if opts.quick else 3)
-    sizes = {"BENCH_EXAMPLES": "4096", "BENCH_EPOCHS": "3"} if opts.quick else {"BENCH_EXAMPLES": "16384",
-                                                                                 "BENCH_EPOCHS": "3"}
+    rows = []
+    for workload in (WORKLOADS if opts.workload == "all" else [opts.workload]):
+        rows += bench(workload, rounds, opts.nproc, opts.quick)
+    if opts.json:
+        opts.json.write_text(json.dumps({"rows": rows, "rounds": rounds}, indent=1))
+    return 0
+
+
+def bench(workload: str, rounds: int, nprocs: list[int], quick: bool) -> list[dict]:
+    tf_program, ms_program, examples, title = WORKLOADS[workload]
+    sizes = {"BENCH_EXAMPLES": str(examples // 4 if quick else examples), "BENCH_EPOCHS": "3"}
     work = Path(tempfile.mkdtemp(prefix="migrate-train-bench-"))
     try:
         scripts = {}
         for tier in ("native", "shim"):
-            subprocess.run([sys.executable, "-m", "migrate", "convert", str(PROGRAMS / "mlp_tf.py"), "--out",
+            subprocess.run([sys.executable, "-m", "migrate", "convert", str(PROGRAMS / tf_program), "--out",
                             str(work / tier), "--no-cache", "--tier", tier], check=True, capture_output=True, env=env(), cwd=work)
-            scripts[tier] = work / tier / "mlp_tf.py"
+            scripts[tier] = work / tier / tf_program
         programs = {
             "TF (MirroredStrategy)": lambda n: [sys.executable, str(TF_REPLICAS), "--replicas", str(n),
-                                                str(PROGRAMS / "mlp_tf.py")],
+                                                str(PROGRAMS / tf_program)],
             NATIVE: lambda n: launched(scripts["native"], n, [], work),
             SHIM: lambda n: launched(scripts["shim"], n, [], work),
-            "MindSpore GRAPH, by hand": lambda n: launched(PROGRAMS / "mlp_mindspore.py", n, ["graph"], work),
-            "MindSpore PyNative, by hand": lambda n: launched(PROGRAMS / "mlp_mindspore.py", n, ["pynative"], work),
+            "MindSpore GRAPH, by hand": lambda n: launched(PROGRAMS / ms_program, n, ["graph"], work),
+            "MindSpore PyNative, by hand": lambda n: launched(PROGRAMS / ms_program, n, ["pynative"], work),
         }
-        results: dict = {n: {name: [] for name in programs} for n in opts.nproc}
+        results: dict = {n: {name: [] for name in programs} for n in nprocs}
         for round_ in range(rounds):
-            for n in opts.nproc:
+            for n in nprocs:
                 for name, command in programs.items():
                     result = run(command(n), sizes, work)
                     results[n][name].append(result)
-                    print(f"round {round_ + 1}/{rounds}, {n} process(es), {name}: "
+                    print(f"{workload}, round {round_ + 1}/{rounds}, {n} process(es), {name}: "
                           f"{result['examples_per_s']:,.0f} examples/s, final loss {result['final_loss']:.4f}",
                           file=sys.stderr, flush=True)
         rows = []
-        for n in opts.nproc:
+        for n in nprocs:
             medians = {name: statistics.median(r["examples_per_s"] for r in runs) for name, runs in results[n].items()}
             for name, value in medians.items():
-                rows.append({"processes": n, "program": name, "examples_per_s": value,
+                rows.append({"workload": workload, "processes": n, "program": name, "examples_per_s": value,
                              "native_over_it": medians[NATIVE] / value, "shim_over_it": medians[SHIM] / value,
-                             "final_loss": results[n][name][-1]["final_loss"]})
-        print(f"\nTraining throughput: MLP 784-512-512-10, {sizes['BENCH_EXAMPLES']} examples, global batch 256, "
-              f"median of {rounds} round(s)")
+                             "final_loss": results[n][name][-1]["final_loss"], **sizes})
+        print(f"\nTraining throughput: {title}, {sizes['BENCH_EXAMPLES']} examples, median of {rounds} round(s)")
         print("| processes | program | examples/s | native tier / it | shim tier / it | final loss |")
         print("|---|---|---|---|---|---|")
         for row in rows:
             print(f"| {row['processes']} | {row['program']} | {row['examples_per_s']:,.0f} | "
-                  f"{row['native_over_it']:.2f} | {row['shim_over_it']:.2f} | {row['final_loss']:.4f} |")
-        if opts.json:
-            opts.json.write_text(json.dumps({"rows": rows, "rounds": rounds, **sizes}, indent=1))
-        return 0
+                  f"{row['native_over_it']:.2f} | {row['shim_over_it']:.2f} | {row['final_loss']:.4f} |", flush=True)
+        return rows
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
