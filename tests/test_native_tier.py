@@ -152,6 +152,47 @@ def test_convolutions_it_cannot_prove_keep_the_shim(old, new, why):
     assert why in model.message
 
 
+FUNCTIONAL = HEAD.replace(
+    'model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(3, activation="relu"), tf.keras.layers.Dense(1)])',
+    'inputs = tf.keras.Input(shape=(4,))\n'
+    '# the hidden layer\n'
+    'x = tf.keras.layers.Dense(3, activation="relu")(inputs)\n'
+    'outputs = tf.keras.layers.Dense(1)(x)\n'
+    'model = tf.keras.Model(inputs=inputs, outputs=outputs, name="regressor")')
+
+
+def test_a_functional_chain_is_a_sequential_cell_and_its_graph_tensors_go():
+    out, findings = convert(FUNCTIONAL)  # (`x` is also train_step's own parameter: that is not a read of the graph's `x`)
+    assert textwrap.dedent('''\
+        # the hidden layer
+        model = nn.SequentialCell([
+            nn.Dense(4, 3, weight_init="xavier_uniform", bias_init="zeros", activation="relu"),
+            nn.Dense(3, 1, weight_init="xavier_uniform", bias_init="zeros"),
+        ])
+        optimizer = nn.SGD(''') in out
+    assert "inputs" not in out and "outputs" not in out
+    [model] = notes(findings, "TFL100")
+    assert model.status == "converted"
+
+
+@pytest.mark.parametrize("extra,why", [
+    ("print(x.shape)\n", "`x`, a tensor of the model's graph, is read elsewhere"),
+    ("def f():\n    global x\n    return x\n", "`x`, a tensor of the model's graph, is read elsewhere"),
+])
+def test_a_functional_model_whose_graph_is_read_elsewhere_keeps_the_shim(extra, why):
+    out, findings = convert(FUNCTIONAL + "\n\n" + extra)
+    assert "mk.Model(inputs=inputs, outputs=outputs" in out
+    [model] = notes(findings, "TFL100")
+    assert why in model.message
+
+
+def test_a_functional_model_that_is_not_a_chain_keeps_the_shim():
+    code = FUNCTIONAL.replace("outputs = tf.keras.layers.Dense(1)(x)", "outputs = tf.keras.layers.Add()([x, inputs])")
+    out, findings = convert(code)
+    [model] = notes(findings, "TFL100")
+    assert "is not one layer applied to one name" in model.message
+
+
 @pytest.mark.parametrize("calls,mode", [
     ("model(x, training=True)", "model.set_train()\n"),   # every call trains: the cell's mode is set once
     ("model(x)", ""),                                      # no call trains: a Cell's mode is inference already
@@ -169,6 +210,22 @@ def test_a_dropout_model_called_both_training_and_not_keeps_the_shim():
     assert "mk.Sequential([" in out
     [model] = notes(findings, "TFL100")
     assert "called both training and not" in model.message and "`Dropout`, `BatchNormalization`" in model.message
+
+
+def test_a_loss_reduction_given_as_the_keras_constant_is_lowered():
+    code = HEAD + textwrap.dedent('''
+
+        loss_object = tf.keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction=tf.keras.losses.Reduction.NONE)
+
+
+        def per_example(x, y):
+            return loss_object(y, model(x))
+        ''')
+    out, findings = convert(code)
+    assert 'loss_object = nn.CrossEntropyLoss(reduction="none")\n' in out
+    [loss] = notes(findings, "TFL150")
+    assert loss.status == "converted"
 
 
 def test_adam_is_lowered_with_keras_epsilon_and_keeps_the_shim_for_amsgrad():

@@ -50,6 +50,7 @@ class LowerNative(Operation):
         "defaults": Param(dict, doc="MindSpore parameter -> Keras's default as code, stated where MindSpore's differs"),
         "layers": Param(dict, doc="sequential: shim layer -> MindSpore cell"),
         "inputs": Param(list, doc="sequential: the shim's Input spellings"),
+        "functional": Param(list, doc="sequential: the shim's functional Model spellings (a chain of layer calls)"),
         "activations": Param(dict, doc="sequential: Keras activation name -> MindSpore's (null: none)"),
         "activation_cells": Param(dict, doc="sequential: Keras activation name -> MindSpore's activation cell"),
         "initializers": Param(dict, doc="sequential: Keras initializer name -> MindSpore's"),
@@ -58,6 +59,7 @@ class LowerNative(Operation):
         "template": Param(str, doc="average_loss: the native expression; loss: the call, {loss}, {y_true}, {y_pred}"),
         "require": Param(dict, doc="loss: Keras parameter -> the literal it must be (as code)"),
         "reductions": Param(dict, doc="loss: Keras reduction -> MindSpore's"),
+        "reduction_names": Param(dict, doc="loss: the shim's reduction constants -> Keras's reduction"),
         "reducer": Param(str, doc="optimizer: the gradient reducer statement, {name} and {optimizer} placeholders"),
         "all_reduce": Param(str, doc="jit: the cross-process sum statement, {name} placeholder"),
         "decorator": Param(str, doc="jit: the decorator"),
@@ -257,12 +259,19 @@ class NativePass:
         if word is not None:
             return f"the module uses `{word}`, which changes what Keras layers compute"
         binding = statement.body[0].targets[0].target
-        if len(call.args) != 1 or call.args[0].keyword not in (None,) and call.args[0].keyword.value != "layers":
-            return "the layers are not one list"
-        layers = call.args[0].value
-        if not isinstance(layers, (cst.List, cst.Tuple)) or any(not isinstance(e, cst.Element) for e in layers.elements):
-            return "the layers are not a list display"
-        elements = [e.value for e in layers.elements]
+        chain = None
+        if dotted(call.func) in rule.params.get("functional", ()):
+            chain = self._functional(rule, statement, call)
+            if isinstance(chain, str):
+                return chain
+            elements, layers = [c for _, c in chain], None
+        else:
+            if len(call.args) != 1 or call.args[0].keyword not in (None,) and call.args[0].keyword.value != "layers":
+                return "the layers are not one list"
+            layers = call.args[0].value
+            if not isinstance(layers, (cst.List, cst.Tuple)) or any(not isinstance(e, cst.Element) for e in layers.elements):
+                return "the layers are not a list display"
+            elements = [e.value for e in layers.elements]
         shape = None  # the layer's input shape, batch left out, where it is known statically
         if elements and isinstance(elements[0], cst.Call) and dotted(elements[0].func) in rule.params["inputs"]:
             shape = _input_shape(elements.pop(0))
@@ -298,6 +307,14 @@ class NativePass:
         uses, train = uses
         if not any(isinstance(made, _Spatial) for made in cells):
             cells = [made.cells[0] for made in cells]  # (one cell per layer: only a convolution adds its activation's)
+            if layers is None:  # a functional chain: the list is written anew
+                code = cst.Module([]).code_for_node
+                layers = parse_expression("[\n" + "".join(f"    {code(c)},\n" for c in cells) + "]")
+        if chain is not None:
+            self.out.removed.update(s for s, _ in chain)
+            comments = [line for s, _ in chain for line in s.leading_lines if line.comment]
+            if comments:
+                self.out.nodes[statement] = lambda new: new.with_changes(leading_lines=[*new.leading_lines, *comments])
         if any(isinstance(made, _Spatial) for made in cells):
             made = self._channels_first(rule, name, cells)
             if isinstance(made, str):
@@ -310,7 +327,8 @@ class NativePass:
         else:
             new_list = layers.with_changes(elements=[e.with_changes(value=c) for e, c in zip(layers.elements[-len(cells):], cells)])
             native = call.with_changes(func=parse_expression(rule.params["to"]), args=[
-                call.args[0].with_changes(value=new_list, keyword=None, equal=cst.MaybeSentinel.DEFAULT)])
+                call.args[0].with_changes(value=new_list, keyword=None, equal=cst.MaybeSentinel.DEFAULT,
+                                          comma=cst.MaybeSentinel.DEFAULT)])
             what = f"a native `{rule.params['to']}`"
         self.out.nodes.update(uses)
         if train:  # (the model's calls all train: its Dropout drops and its BatchNormalization uses the batch's statistics)
@@ -319,6 +337,64 @@ class NativePass:
         self.models[name] = statement
         self.note(name, rule, "converted", f"`{name}` is {what} (all its uses are ones MindSpore's cells serve)")
         return None
+
+    def _functional(self, rule, statement, call: cst.Call) -> list[tuple[cst.CSTNode, cst.Call]] | str:
+        """A functional model that is a chain, ``i = Input(...)``, ``x = Layer(...)(i)``, ...,
+        ``model = Model(i, x)``, each a module statement before the model's, its names read
+        nowhere else: the chain's statements and the calls that make its layers (Input first)."""
+        bound = argbind.bind(call, ["inputs", "outputs", "name=None", "trainable=True"])
+        if bound is None or not isinstance(bound["inputs"], cst.Name) or not isinstance(bound["outputs"], cst.Name):
+            return "its inputs and outputs are not one name each"
+        if not bound["trainable"].deep_equals(cst.Name("True")):
+            return "it is not trainable"
+        body = list(self.module.body)
+        at = body.index(statement)
+        want, chain, names = bound["outputs"].value, [], set()
+        while True:
+            found = None
+            for i in range(at - 1, -1, -1):
+                assigned = _module_assign(body[i]) if isinstance(body[i], cst.SimpleStatementLine) else None
+                if assigned is not None and assigned[0] == want:
+                    found = i
+                    break
+                if want in _bound_by(body[i]):
+                    return f"`{want}` is not bound by a layer call"
+            if found is None:
+                return f"`{want}` is not made at module level before the model"
+            made = body[found].body[0].value
+            names.add(want)
+            at = found
+            if want == bound["inputs"].value:
+                if dotted(made.func) not in rule.params["inputs"]:
+                    return f"`{want}` is not an `Input`"
+                chain.append((body[found], made))
+                break
+            if not (isinstance(made.func, cst.Call) and len(made.args) == 1 and isinstance(made.args[0].value, cst.Name)
+                    and made.args[0].keyword is None and not made.args[0].star):
+                return f"`{want}` is not one layer applied to one name"
+            chain.append((body[found], made.func))
+            want = made.args[0].value.value
+        chain.reverse()
+        inside = {statement, *(s for s, _ in chain)}
+        for chained in names:
+            for node in self.names.get(chained, ()):
+                if self.statement_of(node) not in inside and not self._local(node):
+                    return f"`{chained}`, a tensor of the model's graph, is read elsewhere"
+        return chain
+
+    def _local(self, name: cst.Name) -> bool:
+        """The name is a function's own (a parameter or assigned in it), not the module's."""
+        node = name
+        while node in self.parent:
+            node = self.parent[node]
+            if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                if isinstance(node, cst.Lambda):
+                    if name.value in {p.name.value for p in node.params.params}:
+                        return True
+                    continue
+                if name.value in _locals(node) and not _declared_global(node, name.value):
+                    return True
+        return False
 
     def _channels_first(self, rule, name: str, cells: list) -> tuple[cst.ClassDef, cst.Call] | str:
         """A model with convolutions: a Cell whose ``construct`` takes Keras's channels-last
@@ -622,7 +698,7 @@ class NativePass:
         for key, code in rule.params.get("require", {}).items():
             if not bound[key].deep_equals(parse_expression(code)):
                 return f"`{key}` is not `{code}`"
-        reduction = _string(bound["reduction"])
+        reduction = _string(bound["reduction"]) or rule.params.get("reduction_names", {}).get(dotted(bound["reduction"]))
         if reduction not in rule.params["reductions"]:
             return "the reduction is not a literal " + " / ".join(f"'{r}'" for r in rule.params["reductions"])
         calls = {}
@@ -634,10 +710,12 @@ class NativePass:
             if not self._native_output(use.args[1].value):
                 return "its predictions are not a native model's output (their rank decides MindSpore's class axis)"
             calls[use] = use
+        if not calls:
+            return f"`{name}` is never called"
         for use in calls:
             self.out.nodes[use] = lambda new, template=rule.params["template"]: template_expression(
                 template, loss=new.func, y_true=new.args[0].value, y_pred=new.args[1].value)
-        native = call.with_changes(func=parse_expression(rule.params["to"]), args=[
+        native = call.with_changes(func=parse_expression(rule.params["to"]), whitespace_before_args=cst.SimpleWhitespace(""), args=[
             cst.Arg(_quoted(rule.params["reductions"][reduction]), keyword=cst.Name("reduction"), equal=_EQUAL)])
         self.out.nodes[call] = lambda new: native
         self.losses.add(name)
@@ -931,6 +1009,26 @@ class _Flat(_Made):
 
 class _Any(_Made):
     """Element-wise cells (activations, Dropout): any layout."""
+
+
+def _declared_global(function: cst.FunctionDef, name: str) -> bool:
+    return any(isinstance(small, cst.Global) and any(n.name.value == name for n in small.names)
+               for line in function.body.body if isinstance(line, cst.SimpleStatementLine) for small in line.body)
+
+
+def _bound_by(statement) -> set[str]:
+    """Names a module statement binds, where it is not one ``name = call(...)`` (imports, defs, targets)."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return {statement.name.value}
+    found = set()
+    if isinstance(statement, cst.SimpleStatementLine):
+        for small in statement.body:
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    found.update(_target_names(target.target))
+            elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(small.target, cst.Name):
+                found.add(small.target.value)
+    return found
 
 
 def _pair(node) -> tuple[int, int] | None:
