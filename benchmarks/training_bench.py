@@ -10,7 +10,7 @@ custom loop under a MirroredStrategy with SGD and momentum:
 - **mlp**: an MLP 784-512-512-10, 16,384 examples, global batch 256
   (``benchmarks/training/mlp_tf.py``);
 - **cnn**: Conv2D-BatchNormalization-ReLU-MaxPooling2D twice (16, then 32 filters) and a
-  Dense head on channels-last 32x32x3 images, 4,096 examples, global batch 128
+  Dense head on channels-last 32x32x3 images, 2,048 examples, global batch 128
   (``benchmarks/training/cnn_tf.py``).
 
 Programs, each run on 1 process and on 2:
@@ -56,7 +56,7 @@ TF_REPLICAS = REPO / "tests" / "equivalence" / "tf_replicas.py"
 # workload -> (TF program, hand-written MindSpore program, examples, what it trains)
 WORKLOADS = {
     "mlp": ("mlp_tf.py", "mlp_mindspore.py", 16384, "MLP 784-512-512-10, global batch 256"),
-    "cnn": ("cnn_tf.py", "cnn_mindspore.py", 4096, "CNN (Conv2D-BN-ReLU-pool x2, Dense) on 32x32x3, global batch 128"),
+    "cnn": ("cnn_tf.py", "cnn_mindspore.py", 2048, "CNN (Conv2D-BN-ReLU-pool x2, Dense) on 32x32x3, global batch 128"),
 }
 NATIVE, SHIM = "converted, native tier", "converted, shim tier (--tier shim)"
 

@@ -19,14 +19,14 @@ import mindspore.dataset as ds
 from mindspore import nn, ops
 
 EPOCHS = int(os.environ.get("BENCH_EPOCHS", "3"))
-EXAMPLES = int(os.environ.get("BENCH_EXAMPLES", "4096"))
+EXAMPLES = int(os.environ.get("BENCH_EXAMPLES", "2048"))
 GLOBAL_BATCH = 128
 rng = np.random.default_rng(0)
 x = rng.normal(size=(EXAMPLES, 32, 32, 3)).astype(np.float32)
 y = rng.integers(0, 10, size=EXAMPLES).astype(np.int32)
 k0 = rng.normal(scale=0.2, size=(3, 3, 3, 16)).astype(np.float32)
 k1 = rng.normal(scale=0.1, size=(3, 3, 16, 32)).astype(np.float32)
-w2 = rng.normal(scale=0.02, size=(8 * 8 * 32, 10)).astype(np.float32)
+w2 = rng.normal(scale=0.01, size=(8 * 8 * 32, 10)).astype(np.float32)
 x = np.ascontiguousarray(x.transpose(0, 3, 1, 2))  # channels-first, once
 
 ms.set_context(mode=ms.GRAPH_MODE if sys.argv[1] == "graph" else ms.PYNATIVE_MODE)
@@ -64,7 +64,7 @@ net = nn.SequentialCell(
     nn.Dense(8 * 8 * 32, 10, weight_init=ms.Tensor(w2.T)),
 )
 net.set_train()
-train = nn.TrainOneStepCell(nn.WithLossCell(net, Loss()), nn.Momentum(net.trainable_params(), 0.01, 0.9))
+train = nn.TrainOneStepCell(nn.WithLossCell(net, Loss()), nn.Momentum(net.trainable_params(), 0.002, 0.9))
 data = ds.NumpySlicesDataset((x, y), column_names=["x", "y"], shuffle=False, num_shards=size, shard_id=rank)
 data = data.batch(GLOBAL_BATCH // size)
 

@@ -12,14 +12,14 @@ import numpy as np
 import tensorflow as tf
 
 EPOCHS = int(os.environ.get("BENCH_EPOCHS", "3"))
-EXAMPLES = int(os.environ.get("BENCH_EXAMPLES", "4096"))
+EXAMPLES = int(os.environ.get("BENCH_EXAMPLES", "2048"))
 GLOBAL_BATCH = 128
 rng = np.random.default_rng(0)
 x = rng.normal(size=(EXAMPLES, 32, 32, 3)).astype(np.float32)
 y = rng.integers(0, 10, size=EXAMPLES).astype(np.int32)
 k0 = rng.normal(scale=0.2, size=(3, 3, 3, 16)).astype(np.float32)
 k1 = rng.normal(scale=0.1, size=(3, 3, 16, 32)).astype(np.float32)
-w2 = rng.normal(scale=0.02, size=(8 * 8 * 32, 10)).astype(np.float32)
+w2 = rng.normal(scale=0.01, size=(8 * 8 * 32, 10)).astype(np.float32)
 
 strategy = tf.distribute.MirroredStrategy()
 with strategy.scope():
@@ -36,7 +36,7 @@ with strategy.scope():
         tf.keras.layers.Flatten(),
         tf.keras.layers.Dense(10, kernel_initializer=tf.constant_initializer(w2)),
     ])
-    optimizer = tf.keras.optimizers.SGD(learning_rate=0.01, momentum=0.9)
+    optimizer = tf.keras.optimizers.SGD(learning_rate=0.002, momentum=0.9)
     loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
     optimizer.build(model.trainable_variables)  # TF 2.21 cannot make the slots inside the step's tf.function
 
