@@ -3,29 +3,15 @@
 from __future__ import annotations
 
 import importlib.util
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
+from tests.test_native_tier import HEAD
+
 ROOT = Path(__file__).resolve().parents[1]
 
-PROGRAM = textwrap.dedent('''\
-    import tensorflow as tf
-
-    model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(3, activation="relu"),
-                                 tf.keras.layers.Dense(1)])
-    optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)
-
-
-    def train_step(x, y):
-        with tf.GradientTape() as tape:
-            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
-        grads = tape.gradient(loss, model.trainable_variables)
-        optimizer.apply_gradients(zip(grads, model.trainable_variables))
-        return loss
-    ''')
+PROGRAM = HEAD  # a model, an optimizer and a tape step the native tier lowers whole
 
 
 @pytest.fixture(scope="module")

@@ -438,21 +438,9 @@ class NativePass:
         width = shape[-1]
         kwargs = {"weight_init": _quoted(rule.params["initializers"]["glorot_uniform"]),
                   "bias_init": _quoted(rule.params["initializers"]["zeros"])}
-        for keras, ms_name in (("kernel_initializer", "weight_init"), ("bias_initializer", "bias_init")):
-            value = given(bound, keras)
-            if value is None:
-                continue
-            init = self._initializer(rule, value, transpose=keras == "kernel_initializer")
-            if isinstance(init, str):
-                return init
-            kwargs[ms_name] = init
-        use_bias = given(bound, "use_bias")
-        if use_bias is not None:
-            if not (isinstance(use_bias, cst.Name) and use_bias.value in ("True", "False")):
-                return "`use_bias` is not a literal"
-            if use_bias.value == "False":
-                kwargs["has_bias"] = use_bias
-                del kwargs["bias_init"]
+        why = self._weights(rule, bound, kwargs, transpose=True)
+        if why is not None:
+            return why
         activation = given(bound, "activation")
         if activation is not None:
             act = _string(activation)
@@ -463,6 +451,26 @@ class NativePass:
         args = [cst.Arg(cst.Integer(str(width))), cst.Arg(units)]
         args += [cst.Arg(v, keyword=cst.Name(k), equal=_EQUAL) for k, v in kwargs.items()]
         return _Flat(cst.Call(func=parse_expression(spec["to"]), args=args)), shape[:-1] + (int(units.value),)
+
+    def _weights(self, rule, bound: dict, kwargs: dict, transpose) -> str | None:
+        """The initializers and ``use_bias`` of a Dense or convolution into MindSpore's keywords
+        (``kwargs`` holds Keras's defaults, stated); why not, where one is not known statically.
+        ``transpose``: how a constant kernel goes into MindSpore's layout."""
+        for keras, ms_name in (("kernel_initializer", "weight_init"), ("bias_initializer", "bias_init")):
+            value = given(bound, keras)
+            if value is not None:
+                init = self._initializer(rule, value, transpose=transpose if keras == "kernel_initializer" else None)
+                if isinstance(init, str):
+                    return init
+                kwargs[ms_name] = init
+        use_bias = given(bound, "use_bias")
+        if use_bias is not None:
+            if not (isinstance(use_bias, cst.Name) and use_bias.value in ("True", "False")):
+                return "`use_bias` is not a literal"
+            if use_bias.value == "False":
+                kwargs["has_bias"] = use_bias
+                del kwargs["bias_init"]
+        return None
 
     def _conv2d(self, rule, spec: dict, bound: dict, shape: tuple | None):
         filters = given(bound, "filters")
@@ -483,20 +491,9 @@ class NativePass:
         kwargs |= {"pad_mode": _quoted(padding), "has_bias": cst.Name("True"),
                   "weight_init": _quoted(rule.params["initializers"]["glorot_uniform"]),
                   "bias_init": _quoted(rule.params["initializers"]["zeros"])}
-        for keras, ms_name in (("kernel_initializer", "weight_init"), ("bias_initializer", "bias_init")):
-            value = given(bound, keras)
-            if value is not None:
-                init = self._initializer(rule, value, transpose=spec["transpose"] if keras == "kernel_initializer" else None)
-                if isinstance(init, str):
-                    return init
-                kwargs[ms_name] = init
-        use_bias = given(bound, "use_bias")
-        if use_bias is not None:
-            if not (isinstance(use_bias, cst.Name) and use_bias.value in ("True", "False")):
-                return "`use_bias` is not a literal"
-            if use_bias.value == "False":
-                kwargs["has_bias"] = use_bias
-                del kwargs["bias_init"]
+        why = self._weights(rule, bound, kwargs, transpose=spec["transpose"])
+        if why is not None:
+            return why
         cells = [cst.Call(func=parse_expression(spec["to"]), args=[
             cst.Arg(cst.Integer(str(shape[2]))), cst.Arg(filters), cst.Arg(_pair_code(kernel)),
             *[cst.Arg(v, keyword=cst.Name(k), equal=_EQUAL) for k, v in kwargs.items()]])]
