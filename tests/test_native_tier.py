@@ -47,7 +47,20 @@ def test_a_statically_known_program_is_lowered_whole():
     assert (opt.line, opt.status) == (4, "converted")
 
 
+def test_a_dense_layers_kernel_read_by_index_is_the_cells_weight_transposed():
+    out, findings = convert(HEAD + "\n\nshow(model.layers[-1].kernel, model.layers[0].bias)\n")
+    assert "show(model[-1].weight.T, model[0].bias)" in out
+    [model] = notes(findings, "TFL100")
+    assert model.status == "converted"
+
+
 @pytest.mark.parametrize("extra,why", [
+    ("model.layers[0].kernel.assign(w)\n", "`model` has `.layers`"),   # a Keras variable's method: not a tensor's
+    ("show(model.layers[2].kernel)\n", "`model` has `.layers`"),      # no third layer
+    ("show(model.layers[i].kernel)\n", "`model` has `.layers`"),      # not a literal index
+    ("print(model(x_test))\n", "`model` is called on `x_test`, a module value that may be a NumPy array"),
+    ("print(model(x_test[:2]))\n", "`model` is called on `x_test`, a module value that may be a NumPy array"),
+    ("print(model(np.ones((2, 4))))\n", "`model` is called on `np.ones`"),
     ("model.summary()\n", "`model` has `.summary`"),
     ("model.compile(optimizer='sgd', loss='mse')\n", "`model` has `.compile`"),
     ("keep = [model]\n", "`model` has a use the native cell does not serve"),
@@ -391,3 +404,48 @@ def test_a_native_model_trains_with_a_shim_optimizer_as_the_shim_model_does():
         return out
 
     assert losses(True) == losses(False)
+
+
+def test_a_lowered_cnn_computes_what_the_shim_model_computes():
+    """The CNN cell (channels-first convolutions between channels-last input and features,
+    kernels transposed, global pooling as adaptive pooling and Flatten) gives the shim model's
+    outputs, from the two tiers' converted text of one Keras model with constant weights."""
+    pytest.importorskip("mindspore")
+    import numpy as np
+
+    code = textwrap.dedent('''\
+        import numpy as np
+        import tensorflow as tf
+
+        rng = np.random.default_rng(4)
+        k0 = rng.normal(size=(3, 3, 3, 5)).astype(np.float32)
+        k1 = rng.normal(size=(2, 2, 5, 4)).astype(np.float32)
+        w = rng.normal(size=(4, 2)).astype(np.float32)
+        model = tf.keras.Sequential([
+            tf.keras.Input(shape=(9, 7, 3)),
+            tf.keras.layers.Conv2D(5, 3, strides=(2, 1), padding="same", kernel_initializer=tf.constant_initializer(k0)),
+            tf.keras.layers.ReLU(),
+            tf.keras.layers.MaxPooling2D(padding="same"),
+            tf.keras.layers.Conv2D(4, 2, activation="tanh", kernel_initializer=tf.constant_initializer(k1),
+                                   bias_initializer=tf.constant_initializer(0.3)),
+            tf.keras.layers.GlobalAveragePooling2D(),
+            tf.keras.layers.Dense(2, kernel_initializer=tf.constant_initializer(w)),
+        ])
+
+
+        def forward(x):
+            return model(x)
+        ''')
+    import mindspore as ms
+
+    x = ms.Tensor(np.random.default_rng(5).normal(size=(3, 9, 7, 3)).astype(np.float32))
+    outputs = {}
+    for tier in ("native", "shim"):
+        index = rule_index(RuleSelection(ignore=(NATIVE_RULES,) if tier == "shim" else ()))
+        converted = convert_source(code.encode(), index, "cnn.py").converted.decode()
+        assert ("class Model(nn.Cell)" in converted) == (tier == "native")
+        scope: dict = {}
+        exec(compile(converted, f"cnn_{tier}.py", "exec"), scope)
+        outputs[tier] = scope["forward"](x).asnumpy()
+    assert outputs["native"].shape == (3, 2)
+    np.testing.assert_allclose(outputs["native"], outputs["shim"], rtol=1e-5, atol=1e-5)

@@ -298,10 +298,12 @@ class NativePass:
                 return made
             made, shape = made
             training = training or kind == "batchnorm" or (kind == "dropout" and not _zero(bound["rate"]))
-            cells.append(made)
+            cells.extend(made if isinstance(made, list) else [made])
         if not cells:
             return "the model has no layers"
-        uses = self._model_uses(name, binding, training)
+        dense = None if any(isinstance(made, _Spatial) for made in cells) else \
+            [rule.params["layers"][dotted(layer.func)].get("kind", "dense") == "dense" for layer in elements]
+        uses = self._model_uses(name, binding, training, dense)
         if isinstance(uses, str):
             return uses
         uses, train = uses
@@ -526,6 +528,19 @@ class NativePass:
         out = tuple(_out_size(n, k, s, padding) for n, k, s in zip(shape[:2], size, strides))
         return _Spatial(cell), out + (shape[2],)
 
+    def _global_pool2d(self, rule, spec: dict, bound: dict, shape: tuple | None):
+        """A global pooling: MindSpore's adaptive pooling to 1x1, channels-first, then ``Flatten``
+        of the channels (Keras's ``(batch, channels)``)."""
+        if shape is None or len(shape) != 3:
+            return "a global pooling's input shape (height, width, channels) is not known statically"
+        data_format = given(bound, "data_format")
+        if data_format is not None and _string(data_format) != "channels_last":
+            return "a global pooling is given a `data_format` other than 'channels_last'"
+        if not bound["keepdims"].deep_equals(cst.Name("False")):
+            return "a global pooling keeps its dimensions"
+        pool = cst.Call(func=parse_expression(spec["to"]), args=[cst.Arg(cst.Integer("1"))])
+        return [_Spatial(pool), _Flat(cst.Call(func=parse_expression(spec["flatten"])))], (shape[2],)
+
     def _batchnorm(self, rule, spec: dict, bound: dict, shape: tuple | None):
         if shape is None or len(shape) not in (1, 3):
             return "a `BatchNormalization`'s input shape is not known statically (one axis, or height, width, channels)"
@@ -585,9 +600,11 @@ class NativePass:
             return template_expression(code, v=inner)
         return "an initializer is not a name or a constant initializer"
 
-    def _model_uses(self, name: str, binding: cst.Name, modal: bool) -> tuple[dict, bool] | str:
+    def _model_uses(self, name: str, binding: cst.Name, modal: bool, dense: list[bool] | None) -> tuple[dict, bool] | str:
         """The replacements of the model's uses, and whether its calls train (set once, as a
-        Cell's mode, where a layer computes differently in training: all its calls must agree)."""
+        Cell's mode, where a layer computes differently in training: all its calls must agree).
+        ``dense``: per Keras layer, whether it is a Dense, where the cell's list holds one cell per
+        layer (``model.layers[i].kernel`` is then ``model[i].weight.T``)."""
         nodes, modes = {}, set()
         for read in self.reads(name, binding):
             up = self.parent.get(read)
@@ -596,6 +613,9 @@ class NativePass:
                 others = [a for a in up.args if a.keyword is not None]
                 if len(positional) != 1 or positional[0].star or any(a.keyword.value != "training" for a in others):
                     return f"`{name}` is called with arguments other than the inputs and `training`"
+                array = self._maybe_array(positional[0].value)
+                if array is not None:
+                    return f"`{name}` is called on `{array}`, a module value that may be a NumPy array (a MindSpore cell takes tensors; Keras converts arrays)"
                 mode = others[0].value if others else cst.Name("False")
                 if not (isinstance(mode, cst.Name) and mode.value in ("True", "False", "None")):
                     if modal:
@@ -608,11 +628,55 @@ class NativePass:
             if isinstance(up, cst.Attribute) and up.value is read and up.attr.value in ("trainable_variables", "trainable_weights"):
                 nodes[up] = lambda new, name=name: template_expression("{m}.trainable_params()", m=cst.Name(name))
                 continue
+            weight = self._layer_weight(up, read, dense)
+            if weight is not None:
+                nodes[weight[0]] = weight[1]
+                continue
             what = f"`.{up.attr.value}`" if isinstance(up, cst.Attribute) and up.value is read else "a use the native cell does not serve"
             return f"`{name}` has {what}"
         if modal and len(modes) > 1:
             return f"`{name}` is called both training and not, and its {_MODAL} depend on it (a Cell's mode is set once)"
         return nodes, modal and modes == {True}
+
+    def _maybe_array(self, value: cst.BaseExpression) -> str | None:
+        """The module-level name a model's input is read from (``model(x_test)``, ``model(x[:8])``),
+        where that is not a loop's element: data made at module level is NumPy as often as not.
+        Inputs that reach the model through a function's parameters or a loop come from the
+        converted pipeline (MindSpore tensors), as the steps of a custom loop take them."""
+        while isinstance(value, cst.Subscript):
+            value = value.value
+        if isinstance(value, cst.Call) and dotted(value.func) is not None and dotted(value.func).split(".")[0] in ("np", "numpy"):
+            return dotted(value.func)
+        if not isinstance(value, cst.Name) or self._local(value) or self._loop_target(value):
+            return None
+        node = value
+        while node in self.parent:
+            node = self.parent[node]
+            if isinstance(node, (cst.CompFor, cst.Lambda)):
+                return None
+        return value.value
+
+    def _layer_weight(self, up, read: cst.Name, dense: list[bool] | None):
+        """``model.layers[i].kernel`` / ``.bias`` read as a value (a Dense layer's): the node and its
+        replacement, ``model[i].weight.T`` (MindSpore keeps the kernel ``(out, in)``) / ``model[i].bias``."""
+        if dense is None or not (isinstance(up, cst.Attribute) and up.value is read and up.attr.value == "layers"):
+            return None
+        index = self.parent.get(up)
+        if not (isinstance(index, cst.Subscript) and index.value is up and len(index.slice) == 1
+                and isinstance(index.slice[0].slice, cst.Index)):
+            return None
+        number = index.slice[0].slice.value
+        i = -int(number.expression.value) if isinstance(number, cst.UnaryOperation) and isinstance(number.operator, cst.Minus) \
+            and isinstance(number.expression, cst.Integer) else int(number.value) if isinstance(number, cst.Integer) else None
+        if i is None or not -len(dense) <= i < len(dense) or not dense[i]:
+            return None
+        attribute = self.parent.get(index)
+        if not (isinstance(attribute, cst.Attribute) and attribute.value is index and attribute.attr.value in ("kernel", "bias")):
+            return None
+        if isinstance(self.parent.get(attribute), cst.Attribute):  # (`.assign(...)`, `.numpy()`: a Keras variable's methods)
+            return None
+        code = "{m}[{i}].weight.T" if attribute.attr.value == "kernel" else "{m}[{i}].bias"
+        return attribute, lambda new: template_expression(code, m=cst.Name(read.value), i=parse_expression(str(i)))
 
     # -- optimizers ---------------------------------------------------------------------------
 

@@ -62,7 +62,8 @@ def converted(tmp_path_factory) -> dict[str, Path]:
 
 # The programs whose model the native tier lowers to MindSpore's own cells (checked below):
 # they also run converted with `--tier shim`, which keeps migrate.runtime's Keras throughout.
-NATIVE = {"example", "metrics_replica_context", "multi_worker", "native_adam", "native_classifier", "native_cnn"}
+NATIVE = {"custom_loop_tfrecords", "example", "metrics_replica_context", "multi_worker", "native_adam", "native_classifier",
+          "native_cnn"}
 
 
 @pytest.fixture(scope="module")
