@@ -449,3 +449,25 @@ def test_a_lowered_cnn_computes_what_the_shim_model_computes():
         outputs[tier] = scope["forward"](x).asnumpy()
     assert outputs["native"].shape == (3, 2)
     np.testing.assert_allclose(outputs["native"], outputs["shim"], rtol=1e-5, atol=1e-5)
+
+
+def test_a_functional_chain_with_convolutions_is_a_cell_and_keeps_its_comments():
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+        images = tf.keras.Input(shape=(8, 8, 1))
+        # features
+        x = tf.keras.layers.Conv2D(2, 3)(images)
+        x = tf.keras.layers.Flatten()(x)
+        out = tf.keras.layers.Dense(2)(x)
+        model = tf.keras.Model(images, out)
+
+
+        def f(batch):
+            return model(batch)
+        ''')
+    out, findings = convert(code)
+    assert "        return self.head(x.transpose(0, 2, 3, 1))\n\n\n# features\nmodel = Model()\n" in out
+    assert "nn.Dense(72, 2," in out and "images" not in out  # 6x6x2 features
+    [model] = notes(findings, "TFL100")
+    assert model.status == "converted"

@@ -312,6 +312,7 @@ class NativePass:
             if layers is None:  # a functional chain: the list is written anew
                 code = cst.Module([]).code_for_node
                 layers = parse_expression("[\n" + "".join(f"    {code(c)},\n" for c in cells) + "]")
+        comments = []  # (the comments of a functional chain's statements stay, above the model's)
         if chain is not None:
             self.out.removed.update(s for s, _ in chain)
             comments = [line for s, _ in chain for line in s.leading_lines if line.comment]
@@ -324,7 +325,7 @@ class NativePass:
             cell_class, native = made
             self.out.before[statement] = [cell_class.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])]
             self.out.nodes[statement] = lambda new: new.with_changes(
-                leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *(line for line in new.leading_lines if line.comment)])
+                leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *(line for line in new.leading_lines if line.comment), *comments])
             what = f"a native `nn.Cell`, `{native.func.value}`"
         else:
             new_list = layers.with_changes(elements=[e.with_changes(value=c) for e, c in zip(layers.elements[-len(cells):], cells)])
