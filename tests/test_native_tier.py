@@ -471,3 +471,24 @@ def test_a_functional_chain_with_convolutions_is_a_cell_and_keeps_its_comments()
     assert "nn.Dense(72, 2," in out and "images" not in out  # 6x6x2 features
     [model] = notes(findings, "TFL100")
     assert model.status == "converted"
+
+
+def test_a_functional_chain_the_cell_cannot_take_keeps_its_statements():
+    """A refusal found late (a Dense before the convolutions) leaves the chain as it was."""
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+        images = tf.keras.Input(shape=(8, 8, 1))
+        x = tf.keras.layers.Dense(3)(images)
+        x = tf.keras.layers.Conv2D(2, 3)(x)
+        out = tf.keras.layers.Flatten()(x)
+        model = tf.keras.Model(images, out)
+
+
+        def f(batch):
+            return model(batch)
+        ''')
+    out, findings = convert(code)
+    assert "images = mk.Input(shape=(8, 8, 1))\nx = mk.layers.Dense(3)(images)\n" in out and "mk.Model(images, out)" in out
+    [model] = notes(findings, "TFL100")
+    assert "needs a flat input comes before its convolutions" in model.message

@@ -22,7 +22,7 @@ from migrate.engine.index import RuleIndex, mentions_any
 from migrate.engine.facts import LazyFacts
 from migrate.engine.tfvalues import KeptCalls
 from migrate.engine.findings import Finding, one_line
-from migrate.engine.lowering import lower_text, lowered_names
+from migrate.engine.lowering import lower_text
 from migrate.engine.prune import MIN_LINES, ImportTable, Pruned, analyse
 from migrate.engine.results import ConvertOptions, FileResult
 from migrate.engine import source
@@ -209,7 +209,8 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", option
                      for line, col, rule, api, message in pruned.flagged]
         findings.sort()
     # Only what this run converted is lowered: a file already on the shim keeps its tier.
-    if original_tree is not None and command is not None and result.code != body and _lowerable(index, result.code):
+    if (original_tree is not None and command is not None and result.code != body
+            and index.lowered_words is not None and index.lowered_words.search(result.code)):
         try:
             code, notes = lower_text(result.code, original_tree, index.lowerings, path, findings, aliases,
                                      lambda c, code: source.on_deep_stack(_transform, c, code))
@@ -227,14 +228,6 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", option
     status = "changed" if converted != data else "unchanged"
     return FileResult(path, status, findings=_unsuppressed(findings, text), original=data, converted=converted,
                       engine_error=engine_error)
-
-
-def _lowerable(index: RuleIndex, code: str) -> bool:
-    """Whether the converted ``code`` names anything a native lowering lowers (cheap: a regex)."""
-    words = index.__dict__.get("_lowered_words", False)
-    if words is False:
-        words = index.__dict__["_lowered_words"] = lowered_names(index.lowerings)
-    return words is not None and words.search(code) is not None
 
 
 def _libcst_nodes(tree: ast.Module, pruned: Pruned | None) -> int:

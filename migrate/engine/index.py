@@ -58,6 +58,10 @@ class RuleIndex:
         # The native tier's lowerings (migrate.ops.native) match nothing in TF code: they run
         # after the rewrite, on the shim's names it wrote.
         self.lowerings: tuple[Rule, ...] = tuple(r for r in rules if ops.REGISTRY[r.operation].target == "lowering")
+        # What a converted text must hold for any lowering to apply (the last part of a lowered name).
+        words = {name.rsplit(".", 1)[-1] for rule in self.lowerings for name in rule.params["lowers"]}
+        self.lowered_words: re.Pattern | None = \
+            re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, words)))) if words else None
         for rule in rules:
             if rule in self.lowerings:
                 continue

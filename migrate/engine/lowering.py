@@ -13,7 +13,6 @@ file's lines: the object's own statement (``model = ...``), or a function's ``de
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Mapping
 
 import libcst as cst
@@ -56,12 +55,6 @@ class NativeCommand(CodemodCommand):
                 imp = Import.parse(text)
                 RemoveImportsVisitor.remove_unused_import(self.context, imp.module, imp.obj, imp.asname)
         return new
-
-
-def lowered_names(rules: tuple[Rule, ...]) -> re.Pattern | None:
-    """What a converted text must hold for any lowering to apply (the last part of a lowered name)."""
-    words = {name.rsplit(".", 1)[-1] for rule in rules for name in rule.params["lowers"]}
-    return re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, words)))) if words else None
 
 
 def jitted_functions(tree: ast.Module, findings, rules: tuple[Rule, ...]) -> frozenset[str]:

@@ -301,24 +301,16 @@ class NativePass:
             cells.extend(made if isinstance(made, list) else [made])
         if not cells:
             return "the model has no layers"
-        dense = None if any(isinstance(made, _Spatial) for made in cells) else \
-            [rule.params["layers"][dotted(layer.func)].get("kind", "dense") == "dense" for layer in elements]
+        spatial = any(isinstance(made, _Spatial) for made in cells)
+        dense = None if spatial else [rule.params["layers"][dotted(layer.func)].get("kind", "dense") == "dense"
+                                      for layer in elements]
         uses = self._model_uses(name, binding, training, dense)
         if isinstance(uses, str):
             return uses
         uses, train = uses
-        if not any(isinstance(made, _Spatial) for made in cells):
-            cells = [made.cells[0] for made in cells]  # (one cell per layer: only a convolution adds its activation's)
-            if layers is None:  # a functional chain: the list is written anew
-                code = cst.Module([]).code_for_node
-                layers = parse_expression("[\n" + "".join(f"    {code(c)},\n" for c in cells) + "]")
-        comments = []  # (the comments of a functional chain's statements stay, above the model's)
-        if chain is not None:
-            self.out.removed.update(s for s, _ in chain)
-            comments = [line for s, _ in chain for line in s.leading_lines if line.comment]
-            if comments:
-                self.out.nodes[statement] = lambda new: new.with_changes(leading_lines=[*new.leading_lines, *comments])
-        if any(isinstance(made, _Spatial) for made in cells):
+        # (the comments of a functional chain's statements stay, above the model's)
+        comments = [line for s, _ in chain for line in s.leading_lines if line.comment] if chain is not None else []
+        if spatial:
             made = self._channels_first(rule, name, cells)
             if isinstance(made, str):
                 return made
@@ -328,11 +320,20 @@ class NativePass:
                 leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *(line for line in new.leading_lines if line.comment), *comments])
             what = f"a native `nn.Cell`, `{native.func.value}`"
         else:
-            new_list = layers.with_changes(elements=[e.with_changes(value=c) for e, c in zip(layers.elements[-len(cells):], cells)])
+            cells = [made.cells[0] for made in cells]  # (one cell per layer: only a convolution adds its activation's)
+            if layers is None:  # a functional chain: the list is written anew
+                code = cst.Module([]).code_for_node
+                new_list = parse_expression("[\n" + "".join(f"    {code(c)},\n" for c in cells) + "]")
+            else:
+                new_list = layers.with_changes(elements=[e.with_changes(value=c) for e, c in zip(layers.elements[-len(cells):], cells)])
             native = call.with_changes(func=parse_expression(rule.params["to"]), args=[
                 call.args[0].with_changes(value=new_list, keyword=None, equal=cst.MaybeSentinel.DEFAULT,
                                           comma=cst.MaybeSentinel.DEFAULT)])
+            if comments:
+                self.out.nodes[statement] = lambda new: new.with_changes(leading_lines=[*new.leading_lines, *comments])
             what = f"a native `{rule.params['to']}`"
+        if chain is not None:
+            self.out.removed.update(s for s, _ in chain)
         self.out.nodes.update(uses)
         if train:  # (the model's calls all train: its Dropout drops and its BatchNormalization uses the batch's statistics)
             self.out.statements[statement] = [statement, parse_statement(f"{name}.set_train()")]
@@ -416,7 +417,7 @@ class NativePass:
         def block(items: list) -> str:
             return "".join(f"            {code(c)},\n" for made in items for c in made.cells)
 
-        class_name = self.fresh("".join(part[:1].upper() + part[1:] for part in name.split("_")) or "Model")
+        class_name = self.fresh(_class_name(name) or "Model")
         lines = [f"class {class_name}({rule.params['cell']}):",
                  f'    """`{name}`: Keras\'s layers as MindSpore\'s cells. The convolutions run channels-first, as',
                  "    MindSpore's kernels do, between the channels-last input and the channels-last features",
@@ -481,8 +482,7 @@ class NativePass:
             return "a convolution's `filters` is not a literal"
         if shape is None or len(shape) != 3:
             return "a convolution's input shape (height, width, channels) is not known statically"
-        data_format = given(bound, "data_format")
-        if data_format is not None and _string(data_format) != "channels_last":
+        if not _channels_last(bound):
             return "a convolution is given a `data_format` other than 'channels_last'"
         if _pair(bound["dilation_rate"]) != (1, 1) or not bound["groups"].deep_equals(cst.Integer("1")):
             return "a convolution is dilated or grouped"
@@ -513,8 +513,7 @@ class NativePass:
     def _pool2d(self, rule, spec: dict, bound: dict, shape: tuple | None):
         if shape is None or len(shape) != 3:
             return "a pooling layer's input shape (height, width, channels) is not known statically"
-        data_format = given(bound, "data_format")
-        if data_format is not None and _string(data_format) != "channels_last":
+        if not _channels_last(bound):
             return "a pooling layer is given a `data_format` other than 'channels_last'"
         size = _pair(bound["pool_size"])
         strides = size if given(bound, "strides") is None else _pair(bound["strides"])
@@ -534,8 +533,7 @@ class NativePass:
         of the channels (Keras's ``(batch, channels)``)."""
         if shape is None or len(shape) != 3:
             return "a global pooling's input shape (height, width, channels) is not known statically"
-        data_format = given(bound, "data_format")
-        if data_format is not None and _string(data_format) != "channels_last":
+        if not _channels_last(bound):
             return "a global pooling is given a `data_format` other than 'channels_last'"
         if not bound["keepdims"].deep_equals(cst.Name("False")):
             return "a global pooling keeps its dimensions"
@@ -546,9 +544,7 @@ class NativePass:
         if shape is None or len(shape) not in (1, 3):
             return "a `BatchNormalization`'s input shape is not known statically (one axis, or height, width, channels)"
         axis = bound["axis"]
-        axis_value = -int(axis.expression.value) if isinstance(axis, cst.UnaryOperation) and isinstance(axis.expression, cst.Integer) \
-            else int(axis.value) if isinstance(axis, cst.Integer) else None
-        if axis_value not in (-1, len(shape)):
+        if _int(axis) not in (-1, len(shape)):
             return "a `BatchNormalization` normalizes an axis other than the channels (the last)"
         for key in ("momentum", "epsilon"):
             if not _number(bound[key]):
@@ -564,8 +560,7 @@ class NativePass:
         return (_Spatial(cell) if len(shape) == 3 else _Flat(cell)), shape
 
     def _flatten(self, rule, spec: dict, bound: dict, shape: tuple | None):
-        data_format = given(bound, "data_format")
-        if data_format is not None and _string(data_format) != "channels_last":
+        if not _channels_last(bound):
             return "`Flatten` is given a `data_format` other than 'channels_last'"
         flat = None if shape is None else (math.prod(shape),)
         return _Flat(cst.Call(func=parse_expression(spec["to"]))), flat
@@ -667,8 +662,7 @@ class NativePass:
                 and isinstance(index.slice[0].slice, cst.Index)):
             return None
         number = index.slice[0].slice.value
-        i = -int(number.expression.value) if isinstance(number, cst.UnaryOperation) and isinstance(number.operator, cst.Minus) \
-            and isinstance(number.expression, cst.Integer) else int(number.value) if isinstance(number, cst.Integer) else None
+        i = _int(number)
         if i is None or not -len(dense) <= i < len(dense) or not dense[i]:
             return None
         attribute = self.parent.get(index)
@@ -1009,7 +1003,7 @@ class NativePass:
                 where, r, status, message = self.out.notes[index]
                 self.out.notes[index] = (where, r, status, message + f"; it stays an `ms.jit` function under PyNative: {why}")
             return module
-        classes = {name: self.fresh("".join(part[:1].upper() + part[1:] for part in name.split("_")) or "Step")
+        classes = {name: self.fresh(_class_name(name) or "Step")
                    for name in sorted(steps)}
         for _, name, _, index in self.compiled:
             where, r, status, message = self.out.notes[index]
@@ -1091,6 +1085,24 @@ def _bound_by(statement) -> set[str]:
             elif isinstance(small, (cst.AugAssign, cst.AnnAssign)) and isinstance(small.target, cst.Name):
                 found.add(small.target.value)
     return found
+
+
+def _channels_last(bound: dict) -> bool:
+    """A layer's ``data_format`` is Keras's default, channels last."""
+    data_format = given(bound, "data_format")
+    return data_format is None or _string(data_format) == "channels_last"
+
+
+def _int(node) -> int | None:
+    """A literal ``3`` or ``-1``."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value)
+    return int(node.value) if isinstance(node, cst.Integer) else None
+
+
+def _class_name(name: str) -> str:
+    """``distributed_step`` → ``DistributedStep``."""
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
 
 
 def _pair(node) -> tuple[int, int] | None:
@@ -1308,18 +1320,17 @@ def _graph_unsafe(module: cst.Module, params: dict, compiled: set[str]) -> str |
     safe = tuple(params["graph_safe"])
     walk = _Walk()
     module.visit(walk)
-    origins: dict[str, str] = {}
+    origins: dict[str, str] = {}  # name an import binds -> what it stands for
     for node in walk.parent:
         if isinstance(node, cst.Import):
             for alias in node.names:
-                origins[(alias.asname.name.value if alias.asname else get_full_name_for_node(alias.name)).split(".")[0]] = \
-                    get_full_name_for_node(alias.name)
+                origins[alias.evaluated_alias or alias.evaluated_name.split(".")[0]] = alias.evaluated_name
         elif isinstance(node, cst.ImportFrom):
             base = "." * len(node.relative) + (get_full_name_for_node(node.module) if node.module else "")
             if isinstance(node.names, cst.ImportStar):
                 return f"it imports `*` from `{base}`"
             for alias in node.names:
-                origins[(alias.asname.name if alias.asname else alias.name).value] = f"{base}.{alias.name.value}"
+                origins[alias.evaluated_alias or alias.evaluated_name] = f"{base}.{alias.evaluated_name}"
     for name, origin in sorted(origins.items()):
         top = origin.split(".")[0]
         reads = [n for n in walk.names.get(name, ()) if not isinstance(walk.parent.get(n), (cst.ImportAlias, cst.AsName))]
