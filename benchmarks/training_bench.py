@@ -4,14 +4,17 @@
     python benchmarks/training_bench.py --quick        # 1 round, fewer examples (a smoke run)
     python benchmarks/training_bench.py --workload cnn --json out.json
 
-Two workloads (``--workload mlp|cnn|all``, all by default), each a TF program trained by a
-custom loop under a MirroredStrategy with SGD and momentum:
+Three workloads (``--workload mlp|cnn|fit|all``, all by default), each a TF program trained
+under a MirroredStrategy with SGD and momentum:
 
 - **mlp**: an MLP 784-512-512-10, 16,384 examples, global batch 256
   (``benchmarks/training/mlp_tf.py``);
 - **cnn**: Conv2D-BatchNormalization-ReLU-MaxPooling2D twice (16, then 32 filters) and a
   Dense head on channels-last 32x32x3 images, 2,048 examples, global batch 128
-  (``benchmarks/training/cnn_tf.py``).
+  (``benchmarks/training/cnn_tf.py``);
+- **fit**: the MLP compiled and trained by Keras's ``model.fit`` (one call per epoch, so each
+  is timed) instead of a custom loop (``benchmarks/training/mlp_fit_tf.py``); its epoch
+  loss is Keras's epoch mean, not the last step's. The hand-written programs are the MLP's.
 
 Programs, each run on 1 process and on 2:
 
@@ -57,6 +60,7 @@ TF_REPLICAS = REPO / "tests" / "equivalence" / "tf_replicas.py"
 WORKLOADS = {
     "mlp": ("mlp_tf.py", "mlp_mindspore.py", 16384, "MLP 784-512-512-10, global batch 256"),
     "cnn": ("cnn_tf.py", "cnn_mindspore.py", 2048, "CNN (Conv2D-BN-ReLU-pool x2, Dense) on 32x32x3, global batch 128"),
+    "fit": ("mlp_fit_tf.py", "mlp_mindspore.py", 16384, "the MLP trained by Keras `fit` (one call per epoch)"),
 }
 NATIVE, SHIM = "converted, native tier", "converted, shim tier (--tier shim)"
 

@@ -62,7 +62,7 @@ def test_a_dense_layers_kernel_read_by_index_is_the_cells_weight_transposed():
     ("print(model(x_test[:2]))\n", "`model` is called on `x_test`, a module value that may be a NumPy array"),
     ("print(model(np.ones((2, 4))))\n", "`model` is called on `np.ones`"),
     ("model.summary()\n", "`model` has `.summary`"),
-    ("model.compile(optimizer='sgd', loss='mse')\n", "`model` has `.compile`"),
+    ("model.compile(optimizer='sgd', loss='huber')\n", "the loss `huber` has no native lowering yet"),
     ("keep = [model]\n", "`model` has a use the native cell does not serve"),
     ("def make():\n    model = 1\n    return model\n", "`model` is bound more than once"),
     ("tf.keras.mixed_precision.set_global_policy('mixed_float16')\n", "the module uses `mixed_precision`"),
@@ -104,6 +104,91 @@ def test_flatten_dropout_and_activation_layers_are_lowered_with_the_widths_they_
             "model.set_train()\n") in out
     [model] = notes(findings, "TFL100")
     assert model.status == "converted"
+
+
+FIT = textwrap.dedent('''\
+    import tensorflow as tf
+
+    model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(3)])
+    model.compile(optimizer=OPTIMIZER, loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    history = model.fit(x, y, batch_size=8, epochs=2, verbose=0)
+    ''')
+
+
+def test_kerass_loop_over_a_native_model_is_the_native_loop_over_mindspores_optimizer_and_loss():
+    out, findings = convert(FIT.replace("OPTIMIZER", '"adam"') + "print(model.evaluate(x, y), model.predict(x_test))\n")
+    assert "mk." not in out
+    assert ("training.compile(model, optimizer=nn.Adam(model.trainable_params(), eps=1e-07), "
+            "loss=nn.CrossEntropyLoss(reduction=\"mean\"),\n              metrics=[\"accuracy\"])") in out
+    assert "history = training.fit(model, x, y, batch_size=8, epochs=2, verbose=0)" in out
+    assert "print(training.evaluate(model, x, y), training.predict(model, x_test))" in out  # (the loop takes NumPy)
+    assert "from migrate.runtime import training" in out and "ms.set_context(mode=ms.GRAPH_MODE)" in out
+    [_, loop] = notes(findings, "TFL100") + notes(findings, "TFL160")
+    assert loop.status == "converted" and "each step one compiled cell" in loop.message
+    assert loop.line == 4  # (the compile's: its optimizer and loss are MindSpore's now)
+
+
+def test_a_loop_argument_the_native_loop_does_not_take_keeps_the_shim_and_says_why():
+    for extra, why in [
+        ("model.fit(x, y, callbacks=[tf.keras.callbacks.EarlyStopping()])\n", "`model.fit` is given `callbacks`"),
+        ("model.fit(x, y, 32, 1, 0, [])\n", "more positional arguments than the native loop reads"),
+        ("model.evaluate(x, y, sample_weight=w)\n", "`model.evaluate` is given `sample_weight`"),
+    ]:
+        out, findings = convert(FIT.replace("OPTIMIZER", "tf.keras.optimizers.SGD(0.1)") + extra)
+        assert "mk.Sequential([" in out and "model.compile(optimizer=mk.optimizers.SGD(0.1)" in out
+        [model] = notes(findings, "TFL100")
+        assert why in model.message, model.message
+
+
+@pytest.mark.parametrize("optimizer,why", [
+    ('"rmsprop"', "the optimizer `rmsprop` has no native lowering yet"),
+    ("tf.keras.optimizers.SGD(learning_rate=schedule)", "its optimizer keeps the shim: `learning_rate` is not a literal"),
+    ("opt", "is not given a Keras optimizer the native tier lowers"),
+])
+def test_a_compile_the_native_tier_cannot_prove_keeps_the_shim(optimizer, why):
+    out, findings = convert(FIT.replace("OPTIMIZER", optimizer))
+    assert "model.fit(x, y" in out and "training." not in out
+    [model] = notes(findings, "TFL100")
+    assert why in model.message, model.message
+
+
+def test_a_name_bound_again_by_module_statements_is_judged_binding_by_binding():
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(8,))])
+        model.compile(loss="mse", optimizer=tf.keras.optimizers.SGD(learning_rate=1e-3))
+        history = model.fit(x, y, epochs=2)
+        model.summary()
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(10, input_shape=(8,))])
+        model.compile(loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), optimizer="sgd")
+        history = model.fit(x, labels, epochs=2)
+        y_proba = model.predict(x_new)
+        ''')
+    out, findings = convert(code)
+    assert "model = mk.Sequential([mk.layers.Dense(1, input_shape=(8,))])\nmodel.compile(" in out
+    assert "model = nn.SequentialCell([nn.Dense(8, 10," in out and "y_proba = training.predict(model, x_new)" in out
+    first, second = notes(findings, "TFL100")
+    assert (first.line, first.status) == (3, "info") and "`model` has `.summary`" in first.message
+    assert (second.line, second.status) == (8, "converted")
+    loop, eager = notes(findings, "TFL160")
+    assert (loop.line, loop.status) == (9, "converted")
+    assert (eager.line, eager.status) == (9, "info") and "`ms.jit` cells under PyNative: the module reads `mk`" in eager.message
+
+
+def test_a_name_bound_again_inside_a_function_is_not_judged_by_bindings():
+    code = HEAD + "\n\ndef rebuild():\n    global model\n    model = 1\n"
+    out, findings = convert(code)
+    [model] = notes(findings, "TFL100")
+    assert "bound more than once, and not only by statements of the module's straight-line code" in model.message
+
+
+def test_a_module_binding_the_loops_name_keeps_the_shim():
+    out, findings = convert(FIT.replace("OPTIMIZER", '"sgd"') + "training = True\n")
+    [model] = notes(findings, "TFL100")
+    assert "the module binds `training`" in model.message
 
 
 CNN = HEAD.replace(

@@ -66,15 +66,26 @@ def jitted_functions(tree: ast.Module, findings, rules: tuple[Rule, ...]) -> fro
 
 
 def _where(tree: ast.Module) -> dict[str, tuple[int, int]]:
-    """Original line and column of each ``name = ...`` (its first) and ``def name`` the module's
-    code runs, outside functions and classes (``with strategy.scope():`` blocks included: the
-    conversion dissolves them)."""
+    """Original line and column of each ``name = ...``, ``def name`` and ``name.method(...)``
+    statement (as ``"name.method"``) the module's code runs, outside functions and classes
+    (``with strategy.scope():`` blocks included: the conversion dissolves them): the first
+    under its key, the n-th also under ``key@n``."""
     found: dict[str, tuple[int, int]] = {}
+    counts: dict[str, int] = {}
+
+    def add(key: str, node: ast.stmt) -> None:
+        counts[key] = counts.get(key, 0) + 1
+        found.setdefault(key, (node.lineno, node.col_offset + 1))
+        found[f"{key}@{counts[key]}"] = (node.lineno, node.col_offset + 1)
+
     statements = list(tree.body)
     while statements:
         node = statements.pop(0)
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            found.setdefault(node.targets[0].id, (node.lineno, node.col_offset + 1))
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Attribute) \
+                and isinstance(node.value.func.value, ast.Name):
+            add(f"{node.value.func.value.id}.{node.value.func.attr}", node)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            add(node.targets[0].id, node)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found.setdefault(node.name, (node.lineno, node.col_offset + 1))
         elif isinstance(node, (ast.With, ast.If, ast.Try)):

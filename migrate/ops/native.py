@@ -33,7 +33,7 @@ from libcst.helpers import get_full_name_for_node
 from migrate.ops import args as argbind
 from migrate.ops.base import Operation, Param, parse_expression, parse_statement, template_expression
 
-KINDS = ("sequential", "optimizer", "loss", "gradients", "average_loss", "jit")
+KINDS = ("sequential", "optimizer", "loss", "gradients", "average_loss", "jit", "fit")
 
 
 class LowerNative(Operation):
@@ -44,7 +44,7 @@ class LowerNative(Operation):
     params = {
         "kind": Param(str, required=True, doc="what is lowered: " + ", ".join(KINDS)),
         "lowers": Param(list, required=True, doc="the shim's names it lowers, as converted code spells them"),
-        "to": Param(str, doc="MindSpore's constructor or function"),
+        "to": Param((str, dict), doc="MindSpore's constructor or function (loss: or one per shim constructor)"),
         "signature": Param(list, doc="the shim call's parameters (Keras's); a call passing others keeps the shim"),
         "arguments": Param(dict, doc="Keras parameter -> MindSpore parameter"),
         "defaults": Param(dict, doc="MindSpore parameter -> Keras's default as code, stated where MindSpore's differs"),
@@ -72,6 +72,13 @@ class LowerNative(Operation):
         "graph_safe": Param(list, doc="jit: modules (besides the standard library) a GRAPH_MODE program may read"),
         "graph_gradients": Param(list, doc="jit: gradient calls that must sit inside compiled steps in GRAPH_MODE"),
         "shim_imports": Param(list, doc="imports of the shim that may become unused"),
+        "compile": Param(list, doc="fit: Keras's `compile` parameters a lowered call may pass"),
+        "methods": Param(dict, doc="fit: method -> Keras's parameters a lowered call may pass"),
+        "positional": Param(dict, doc="fit: method -> how many leading arguments may be positional"),
+        "optimizer_names": Param(dict, doc="fit: optimizer string -> the shim's constructor it stands for"),
+        "metric_names": Param(list, doc="fit: the metric strings the loop resolves as Keras does"),
+        "loss_names": Param(dict, doc="fit: loss string -> the shim's constructor it stands for"),
+        "loop_only": Param(bool, doc="loss: lowered only inside the native loop (which aligns ranks as Keras does)"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -85,7 +92,8 @@ class LowerNative(Operation):
                   "average_loss": ("signature", "template"),
                   "loss": ("to", "signature", "template", "reductions"),
                   "jit": ("decorator", "decorators", "all_reduce", "modules", "mutable"),
-                  "gradients": ("to",)}[params["kind"]]
+                  "gradients": ("to",),
+                  "fit": ("to", "compile", "methods", "positional")}[params["kind"]]
         for key in needed:
             if key not in params:
                 raise ValueError(f"kind {params['kind']!r} needs parameter {key!r}")
@@ -143,6 +151,16 @@ def _string(node: cst.CSTNode) -> str | None:
     return None
 
 
+def _module_assign_any(statement: cst.CSTNode) -> str | None:
+    """The name of ``name = <anything>`` alone on its line."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    small = statement.body[0]
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+        return small.targets[0].target.value
+    return None
+
+
 def _module_assign(statement: cst.CSTNode) -> tuple[str, cst.Call] | None:
     """``name = call(...)`` alone on its line at module level."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
@@ -180,7 +198,9 @@ class NativePass:
         self.parent = walk.parent
         self.names = walk.names
         self.out = Lowered()
-        self.models: dict[str, cst.CSTNode] = {}  # native model name -> its statement
+        self.index = {statement: i for i, statement in enumerate(module.body)}
+        self.spans: dict[cst.Name, tuple[int, int]] = {}  # binding of a name bound again -> its value's span
+        self.models: dict[str, cst.CSTNode] = {}  # native model name (bound once) -> its statement
         self.optimizers: dict[str, tuple[str, str]] = {}  # native optimizer -> (model, reducer name)
         self.losses: set[str] = set()  # native loss objects
         self.used: set[str] = set()  # ids of the rules that lowered something
@@ -188,6 +208,9 @@ class NativePass:
         self.reducer_statements: list[cst.CSTNode] = []
         self.gone: set[cst.CSTNode] = set()  # nodes the lowering drops (a lowered call's shim callee, `zip`)
         self.compiled: list[tuple] = []  # (rule, function name, names of the functions it runs, its note's index)
+        self.loop_rules: dict[str, set[str]] = {}  # model -> the rules its Keras loop's lowering uses (TFL160)
+        self.compiles: dict[str, list] = {}  # model -> its lowered `compile` statements
+        self.loops: list[tuple] = []  # (rule, model) whose Keras loop runs natively
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -199,24 +222,79 @@ class NativePass:
         return name
 
     def reads(self, name: str, binding: cst.Name) -> list[cst.Name]:
-        return [n for n in self.names.get(name, ()) if n is not binding]
+        """The Name nodes reading ``binding``'s value: every other node of the name, or, for a name
+        the module's straight-line code binds again (see ``rebound``), those up to the next binding."""
+        span = self.spans.get(binding)
+        if span is None:
+            return [n for n in self.names.get(name, ()) if n is not binding]
+        start, end = span
+        out = []
+        for node in self.names.get(name, ()):
+            at = self.top_index(node)
+            if start < at < end or (at == end and not isinstance(self.parent.get(node), cst.AssignTarget)):
+                out.append(node)
+        return out
+
+    def place(self, name: str, statement: cst.CSTNode, method: str = "") -> str:
+        """Where a note on ``name`` (or on its ``name.method(...)`` statement) goes: the name,
+        or, for a name bound again, which of its module-level statements ``statement`` is."""
+        key = f"{name}.{method}" if method else name
+        if not any(binding in self.spans for binding in self.names.get(name, ())):
+            return key
+        def same(s):
+            if method:
+                return (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
+                        and isinstance(s.body[0].value, cst.Call) and dotted(s.body[0].value.func) == key)
+            return _module_assign_any(s) == name
+        return f"{key}@{sum(1 for s in self.module.body[:self.index[statement] + 1] if same(s))}"
+
+    def top_index(self, node: cst.CSTNode) -> int:
+        while self.parent.get(node) is not self.module:
+            node = self.parent[node]
+        return self.index[node]
+
+    def rebound(self, name: str, statement: cst.CSTNode) -> tuple[int, int] | None:
+        """Where a name bound more than once is still one object: when every binding is a
+        ``name = ...`` statement of the module's own body and every read is module-level code
+        (no function, class or lambda reads it later, at another binding's time), the value
+        ``statement`` binds is read from the statement after it up to the next binding's value.
+        None otherwise."""
+        bindings = []
+        for node in self.names.get(name, ()):
+            scope = node
+            while scope in self.parent:
+                scope = self.parent[scope]
+                if isinstance(scope, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    return None
+            if not self.binds(node):
+                continue
+            top = self.module.body[self.top_index(node)]
+            if not (isinstance(self.parent[node], cst.AssignTarget) and _module_assign_any(top) == name
+                    and top.body[0].targets[0] is self.parent[node]):
+                return None
+            bindings.append(self.index[top])
+        start = self.index[statement]
+        return start, min((i for i in bindings if i > start), default=len(self.module.body))
 
     def bound_once(self, name: str, binding: cst.Name) -> bool:
         """Every other Name node of ``name`` is a plain read (no parameter, target, def or global)."""
-        for node in self.reads(name, binding):
-            up = self.parent.get(node)
-            if isinstance(up, (cst.AssignTarget, cst.Param, cst.FunctionDef, cst.ClassDef, cst.For, cst.AsName, cst.Global,
-                               cst.ImportAlias,
-                               cst.Nonlocal, cst.CompFor, cst.NamedExpr, cst.AugAssign, cst.AnnAssign, cst.Del)):
-                return False
-            if isinstance(up, (cst.Tuple, cst.List, cst.Element)):
-                # a tuple target (`a, model = ...`) binds too
-                top = up
-                while isinstance(self.parent.get(top), (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
-                    top = self.parent[top]
-                if isinstance(self.parent.get(top), (cst.AssignTarget, cst.For, cst.CompFor)) and self.parent[top].target is top:
-                    return False
-        return True
+        return not any(self.binds(node) for node in self.names.get(name, ()) if node is not binding)
+
+    def binds(self, node: cst.Name) -> bool:
+        """The Name node binds its name (a target, parameter, def, import, global...)."""
+        up = self.parent.get(node)
+        if isinstance(up, (cst.AssignTarget, cst.Param, cst.FunctionDef, cst.ClassDef, cst.For, cst.AsName, cst.Global,
+                           cst.ImportAlias,
+                           cst.Nonlocal, cst.CompFor, cst.NamedExpr, cst.AugAssign, cst.AnnAssign, cst.Del)):
+            return True
+        if isinstance(up, (cst.Tuple, cst.List, cst.Element)):
+            # a tuple target (`a, model = ...`) binds too
+            top = up
+            while isinstance(self.parent.get(top), (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+                top = self.parent[top]
+            if isinstance(self.parent.get(top), (cst.AssignTarget, cst.For, cst.CompFor)) and self.parent[top].target is top:
+                return True
+        return False
 
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
         while not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
@@ -242,12 +320,16 @@ class NativePass:
                 if found is None or dotted(found[1].func) not in lowers:
                     continue
                 name, call = found
-                if not self.bound_once(name, statement.body[0].targets[0].target):
-                    why = f"`{name}` is bound more than once"
+                binding = statement.body[0].targets[0].target
+                span = None if self.bound_once(name, binding) else self.rebound(name, statement)
+                if span is not None:
+                    self.spans[binding] = span
+                if span is None and not self.bound_once(name, binding):
+                    why = f"`{name}` is bound more than once, and not only by statements of the module's straight-line code"
                 else:
                     why = lower(rule, statement, name, call)
                 if why is not None:
-                    self.note(name, rule, "info", f"`{name}` keeps the shim (`mk`): {why}")
+                    self.note(self.place(name, statement), rule, "info", f"`{name}` keeps the shim (`mk`): {why}")
 
     # -- models -------------------------------------------------------------------------------
 
@@ -305,6 +387,7 @@ class NativePass:
         dense = None if spatial else [rule.params["layers"][dotted(layer.func)].get("kind", "dense") == "dense"
                                       for layer in elements]
         uses = self._model_uses(name, binding, training, dense)
+        loop_rules, compiles = self.loop_rules.pop(name, set()), self.compiles.pop(name, [])
         if isinstance(uses, str):
             return uses
         uses, train = uses
@@ -338,8 +421,17 @@ class NativePass:
         if train:  # (the model's calls all train: its Dropout drops and its BatchNormalization uses the batch's statistics)
             self.out.statements[statement] = [statement, parse_statement(f"{name}.set_train()")]
         self.out.nodes[call] = lambda new: native
-        self.models[name] = statement
-        self.note(name, rule, "converted", f"`{name}` is {what} (all its uses are ones MindSpore's cells serve)")
+        if binding not in self.spans:  # (a name bound again is not one model to the other objects' lowerings)
+            self.models[name] = statement
+        self.note(self.place(name, statement), rule, "converted", f"`{name}` is {what} (all its uses are ones MindSpore's cells serve)")
+        if loop_rules:
+            self.used.update(loop_rules)
+            loop = next(r for r in self.rules["fit"] if r.id in loop_rules)
+            for compiled in compiles:
+                where = self.place(name, compiled, "compile")
+                self.loops.append((loop, where))
+                self.note(where, loop, "converted", f"`{name}`'s Keras loop is `{loop.params['to']}`'s over "
+                          "MindSpore's optimizer and loss: each step one compiled cell")
         return None
 
     def _functional(self, rule, statement, call: cst.Call) -> list[tuple[cst.CSTNode, cst.Call]] | str:
@@ -624,6 +716,14 @@ class NativePass:
             if isinstance(up, cst.Attribute) and up.value is read and up.attr.value in ("trainable_variables", "trainable_weights"):
                 nodes[up] = lambda new, name=name: template_expression("{m}.trainable_params()", m=cst.Name(name))
                 continue
+            if isinstance(up, cst.Attribute) and up.value is read and up.attr.value in _LOOP_METHODS:
+                use = self.parent.get(up)
+                made = self._loop_use(name, up.attr.value, use) if isinstance(use, cst.Call) and use.func is up else None
+                if isinstance(made, str):
+                    return made
+                if made is not None:
+                    nodes[use] = made
+                    continue
             weight = self._layer_weight(up, read, dense)
             if weight is not None:
                 nodes[weight[0]] = weight[1]
@@ -633,6 +733,81 @@ class NativePass:
         if modal and len(modes) > 1:
             return f"`{name}` is called both training and not, and its {_MODAL} depend on it (a Cell's mode is set once)"
         return nodes, modal and modes == {True}
+
+    def _loop_use(self, name: str, method: str, use: cst.Call):
+        """``model.compile/fit/evaluate/predict(...)`` as ``training.<method>(model, ...)`` (TFL160):
+        the replacement, or why the model keeps the shim (None: no rule lowers Keras's loop)."""
+        rule = next(iter(self.rules.get("fit", ())), None)
+        if rule is None:
+            return None
+        module = rule.params["to"]
+        if module in self.names:
+            return f"the module binds `{module}`, the name of the native loop's module"
+        if method == "compile":
+            return self._compile_use(rule, name, use)
+        signature = rule.params["methods"][method]
+        if argbind.bind(use, signature) is None:
+            passed = [a.keyword.value for a in use.args if a.keyword is not None]
+            other = next((k for k in passed if k not in {p.split("=")[0] for p in signature}), None)
+            return (f"`{name}.{method}` is given `{other}`, which the native loop does not take" if other
+                    else f"`{name}.{method}` is given arguments the native loop does not take")
+        if sum(a.keyword is None for a in use.args) > rule.params["positional"][method]:
+            return f"`{name}.{method}` is given more positional arguments than the native loop reads in Keras's order"
+        self.loop_rules.setdefault(name, set()).add(rule.id)
+        return lambda new: new.with_changes(func=parse_expression(f"{module}.{method}"),
+                                            args=[_first_arg(cst.Name(name), new, new.args), *new.args])
+
+    def _compile_use(self, rule, name: str, use: cst.Call):
+        bound = argbind.bind(use, rule.params["compile"])
+        if bound is None:
+            return f"`{name}.compile` is given arguments the native loop does not take"
+        if not _zero(bound["loss_weights"]) and dotted(bound["loss_weights"]) != "None":
+            return f"`{name}.compile` is given `loss_weights`"
+        optimizer, loss, metrics = bound["optimizer"], bound["loss"], bound["metrics"]
+        if _string(optimizer) is not None:
+            known = rule.params.get("optimizer_names", {}).get(_string(optimizer).lower())
+            if known is None:
+                return f"the optimizer `{_string(optimizer)}` has no native lowering yet"
+            optimizer = cst.Call(func=parse_expression(known))
+        lowering = next((r for r in self.rules.get("optimizer", ()) if isinstance(optimizer, cst.Call)
+                         and dotted(optimizer.func) in r.params["lowers"]), None)
+        if lowering is None:
+            return f"`{name}.compile` is not given a Keras optimizer the native tier lowers"
+        native_optimizer = self._native_optimizer(lowering, optimizer, name)
+        if isinstance(native_optimizer, str):
+            return f"its optimizer keeps the shim: {native_optimizer}"
+        if _string(loss) is not None:
+            known = rule.params.get("loss_names", {}).get(_string(loss))
+            if known is None:
+                return f"the loss `{_string(loss)}` has no native lowering yet"
+            loss = cst.Call(func=parse_expression(known))
+        loss_rule = next((r for r in self.rules.get("loss", ()) if isinstance(loss, cst.Call)
+                          and dotted(loss.func) in r.params["lowers"]), None)
+        if loss_rule is None:
+            return f"`{name}.compile` is not given a Keras loss object the native tier lowers"
+        native_loss = self._native_loss(loss_rule, loss)
+        if isinstance(native_loss, str):
+            return f"its loss keeps the shim: {native_loss}"
+        if native_loss[1] != "mean":
+            return "its loss's reduction is not Keras's default, the mean over the batch"
+        if dotted(metrics) != "None":
+            names = metrics.elements if isinstance(metrics, (cst.List, cst.Tuple)) else None
+            if names is None or any(_string(e.value) not in rule.params.get("metric_names", ()) for e in names):
+                return "its metrics are not a list of metric names the native loop resolves"
+        self.loop_rules.setdefault(name, set()).update({rule.id, lowering.id, loss_rule.id})
+        self.compiles.setdefault(name, []).append(self.statement_of(use))
+        passed = argbind.passed_args(use, rule.params["compile"])
+        values = {"optimizer": native_optimizer, "loss": native_loss[0]}
+
+        def native(new: cst.Call) -> cst.Call:
+            args = []
+            for original, arg in zip(use.args, new.args):
+                key = next(k for k, a in passed.items() if a is original)
+                value = values.get(key, arg.value)
+                args.append(arg.with_changes(value=value, keyword=cst.Name(key), equal=arg.equal if arg.keyword else _EQUAL))
+            return new.with_changes(func=parse_expression(f"{rule.params['to']}.compile"),
+                                    args=[_first_arg(cst.Name(name), new, args), *args])
+        return native
 
     def _maybe_array(self, value: cst.BaseExpression) -> str | None:
         """The module-level name a model's input is read from (``model(x_test)``, ``model(x[:8])``),
@@ -678,8 +853,8 @@ class NativePass:
     def lower_optimizers(self) -> None:
         self._lower_objects("optimizer", self._optimizer)
 
-    def _optimizer(self, rule, statement, name: str, call: cst.Call) -> str | None:
-        binding = statement.body[0].targets[0].target
+    def _native_optimizer(self, rule, call: cst.Call, model: str) -> cst.Call | str:
+        """MindSpore's optimizer over ``model``'s parameters for a Keras optimizer call, or why not."""
         bound = argbind.bind(call, rule.params["signature"])
         if bound is None:
             return "it is given arguments the native optimizer does not take with Keras's formula"
@@ -689,6 +864,21 @@ class NativePass:
         for key, code in rule.params.get("require", {}).items():
             if not bound[key].deep_equals(parse_expression(code)):
                 return f"`{key}` is not `{code}`"
+        args = [cst.Arg(template_expression("{m}.trainable_params()", m=cst.Name(model)))]
+        explicit = argbind.explicit(call, rule.params["signature"])
+        defaults = dict(rule.params.get("defaults", {}))
+        for keras, ms_name in rule.params["arguments"].items():
+            if keras in explicit and given(bound, keras) is not None:
+                args.append(cst.Arg(bound[keras], keyword=cst.Name(ms_name), equal=_EQUAL))
+            elif ms_name in defaults:
+                args.append(cst.Arg(parse_expression(str(defaults.pop(ms_name))), keyword=cst.Name(ms_name), equal=_EQUAL))
+        return call.with_changes(func=parse_expression(rule.params["to"]), args=args)
+
+    def _optimizer(self, rule, statement, name: str, call: cst.Call) -> str | None:
+        binding = statement.body[0].targets[0].target
+        native = self._native_optimizer(rule, call, "model")  # (checks the arguments; the model is known below)
+        if isinstance(native, str):
+            return native
         model, applies, builds = None, [], []
         for read in self.reads(name, binding):
             up = self.parent.get(read)
@@ -716,16 +906,8 @@ class NativePass:
             return f"the model `{model}` keeps the shim"
         if self.module.body.index(self.models[model]) > self.module.body.index(statement):
             return f"it is made before the model `{model}`"
-        args = [cst.Arg(template_expression("{m}.trainable_params()", m=cst.Name(model)))]
-        explicit = argbind.explicit(call, rule.params["signature"])
-        defaults = dict(rule.params.get("defaults", {}))
-        for keras, ms_name in rule.params["arguments"].items():
-            if keras in explicit and given(bound, keras) is not None:
-                args.append(cst.Arg(bound[keras], keyword=cst.Name(ms_name), equal=_EQUAL))
-            elif ms_name in defaults:
-                args.append(cst.Arg(parse_expression(str(defaults.pop(ms_name))), keyword=cst.Name(ms_name), equal=_EQUAL))
         reducer = self.fresh("grad_reducer")
-        native = call.with_changes(func=parse_expression(rule.params["to"]), args=args)
+        native = self._native_optimizer(rule, call, model)
         self.out.nodes[call] = lambda new: native
         reducer_statement = parse_statement(rule.params["reducer"].format(name=reducer, optimizer=name))
         self.out.statements[statement] = [statement, reducer_statement]
@@ -737,7 +919,7 @@ class NativePass:
         for use in builds:
             self.out.removed.add(self.statement_of(use))
         self.optimizers[name] = (model, reducer)
-        self.note(name, rule, "converted", f"`{name}` is a native `{rule.params['to']}` over `{model}`'s weights; "
+        self.note(self.place(name, statement), rule, "converted", f"`{name}` is a native `{rule.params['to']}` over `{model}`'s weights; "
                   f"gradients are summed across processes by `{reducer}` before it applies them")
         return None
 
@@ -746,8 +928,8 @@ class NativePass:
     def lower_losses(self) -> None:
         self._lower_objects("loss", self._loss)
 
-    def _loss(self, rule, statement, name: str, call: cst.Call) -> str | None:
-        binding = statement.body[0].targets[0].target
+    def _native_loss(self, rule, call: cst.Call) -> tuple[cst.Call, str] | str:
+        """MindSpore's loss for a Keras loss constructor, and its reduction (MindSpore's name), or why not."""
         bound = argbind.bind(call, rule.params["signature"])
         if bound is None:
             return "it is given arguments the native loss does not take"
@@ -757,6 +939,21 @@ class NativePass:
         reduction = _string(bound["reduction"]) or rule.params.get("reduction_names", {}).get(dotted(bound["reduction"]))
         if reduction not in rule.params["reductions"]:
             return "the reduction is not a literal " + " / ".join(f"'{r}'" for r in rule.params["reductions"])
+        reduction = rule.params["reductions"][reduction]
+        to = rule.params["to"]
+        to = to[dotted(call.func)] if isinstance(to, dict) else to
+        return call.with_changes(func=parse_expression(to), whitespace_before_args=cst.SimpleWhitespace(""), args=[
+            cst.Arg(_quoted(reduction), keyword=cst.Name("reduction"), equal=_EQUAL)]), reduction
+
+    def _loss(self, rule, statement, name: str, call: cst.Call) -> str | None:
+        if rule.params.get("loop_only"):
+            return ("it is called directly, where Keras brings labels and predictions to one rank and MindSpore "
+                    "broadcasts them (only the native loop, TFL160, aligns them)")
+        binding = statement.body[0].targets[0].target
+        native = self._native_loss(rule, call)
+        if isinstance(native, str):
+            return native
+        native = native[0]
         calls = {}
         for read in self.reads(name, binding):
             use = self.parent.get(read)
@@ -771,11 +968,9 @@ class NativePass:
         for use in calls:
             self.out.nodes[use] = lambda new, template=rule.params["template"]: template_expression(
                 template, loss=new.func, y_true=new.args[0].value, y_pred=new.args[1].value)
-        native = call.with_changes(func=parse_expression(rule.params["to"]), whitespace_before_args=cst.SimpleWhitespace(""), args=[
-            cst.Arg(_quoted(rule.params["reductions"][reduction]), keyword=cst.Name("reduction"), equal=_EQUAL)])
         self.out.nodes[call] = lambda new: native
         self.losses.add(name)
-        self.note(name, rule, "converted", f"`{name}` is a native `{rule.params['to']}`")
+        self.note(self.place(name, statement), rule, "converted", f"`{name}` is a native `{dotted(native.func)}`")
         return None
 
     def _native_output(self, node: cst.CSTNode) -> bool:
@@ -844,6 +1039,8 @@ class NativePass:
 
     def lower_jit(self) -> None:
         for rule in self.rules.get("jit", ()):
+            if self.mentions([n.rsplit(".", 1)[-1] for n in rule.params["lowers"]]) is None:
+                continue  # (nothing a step compiles for: no reduce, gradients or native optimizer)
             functions = {s.name.value: s for s in self.module.body if isinstance(s, cst.FunctionDef)}
             constants = _module_constants(self.module)
             reduces = {}
@@ -983,7 +1180,9 @@ class NativePass:
         if not (self.out.nodes or self.out.statements or self.out.removed or self.out.decorate or self.out.before):
             return self.module
         module = self.module.visit(_Apply(self.out))
-        return self.graph_cells(module) if self.compiled else module
+        if self.compiled:
+            return self.graph_cells(module)
+        return self.graph_loops(module) if self.loops else module
 
     # -- compiled steps as cells of a GRAPH_MODE program --------------------------------------
 
@@ -1015,15 +1214,35 @@ class NativePass:
                 body += _cell_of(statement, classes[statement.name.value], rule.params["cell"], rule.params["decorator"])
             else:
                 body.append(statement)
-        at = _graph_mode_place(body, set(rule.params.get("graph_mode_before", ())))
-        body.insert(at, parse_statement(rule.params["graph_mode"]).with_changes(
-            leading_lines=body[at].leading_lines if at < len(body) else ()))
-        if at + 1 < len(body):
-            body[at + 1] = body[at + 1].with_changes(leading_lines=())
-        return module.with_changes(body=body)
+        return module.with_changes(body=_with_graph_mode(body, rule.params))
+
+    def graph_loops(self, module: cst.Module) -> cst.Module:
+        """A program whose Keras loops run natively (and with no compiled step of its own) runs in
+        GRAPH_MODE where nothing else it reads needs PyNative: the loop's step cells compile
+        with the data-parallel passes."""
+        rule = self.loops[0][0]
+        why = _graph_unsafe(module, rule.params, set())
+        if why is not None:
+            for _, where in self.loops:
+                name = where.split(".")[0]
+                self.note(where, rule, "info", f"`{name}`'s loop steps are `ms.jit` cells under PyNative: {why}")
+            return module
+        return module.with_changes(body=_with_graph_mode(list(module.body), rule.params))
 
 
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+_LOOP_METHODS = ("compile", "fit", "evaluate", "predict")
+
+
+def _first_arg(value: cst.BaseExpression, call: cst.Call, args) -> cst.Arg:
+    """``value`` as a call's new first argument: on a line of its own where the arguments start on
+    a new line (each then has its own), else followed by ``, ``."""
+    own_line = isinstance(call.whitespace_before_args, cst.ParenthesizedWhitespace) and isinstance(args[0].comma, cst.Comma) \
+        if args else False
+    comma = args[0].comma if own_line else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    return cst.Arg(value, comma=comma if args else cst.MaybeSentinel.DEFAULT)
 
 
 def _quoted(text: str) -> cst.SimpleString:
@@ -1299,6 +1518,16 @@ def _graph_mode_place(body: list, before: set[str]) -> int:
                 for small in statement.body):
             return at
     return _after_imports(body)
+
+
+def _with_graph_mode(body: list, params: dict) -> list:
+    """The module's statements with ``ms.set_context(mode=ms.GRAPH_MODE)`` in its place."""
+    at = _graph_mode_place(body, set(params.get("graph_mode_before", ())))
+    body.insert(at, parse_statement(params["graph_mode"]).with_changes(
+        leading_lines=body[at].leading_lines if at < len(body) else ()))
+    if at + 1 < len(body):
+        body[at + 1] = body[at + 1].with_changes(leading_lines=())
+    return body
 
 
 def _after_imports(body: list) -> int:

@@ -1,0 +1,314 @@
+"""Keras's `compile` / `fit` / `evaluate` / `predict` over MindSpore's own cell, optimizer and loss.
+
+The native tier (TFL160) lowers a Keras model to an ``nn.Cell``, its optimizer to MindSpore's
+(``nn.Momentum``, ``nn.Adam``...) and its loss to an ``nn`` loss. What stays is the loop:
+Keras's ``fit`` reports what ``mindspore.train.Model.train`` does not (per-epoch means of the
+loss and of training metrics computed on each step's pre-update predictions, in a
+``History``), and splits each global batch the way ``tf.distribute`` does (each process
+takes the contiguous slice of every batch; ``Model.train`` with a sharded dataset deals
+examples round-robin and pads). So the converted program reads::
+
+    model = nn.SequentialCell([...])
+    training.compile(model, optimizer=nn.Momentum(model.trainable_params(), 0.1, 0.9),
+                     loss=nn.CrossEntropyLoss(), metrics=["accuracy"])
+    history = training.fit(model, x, y, batch_size=32, epochs=3)
+
+and each step is one compiled cell (forward, loss, ``ms.value_and_grad``, the gradient
+all-reduce, the optimizer), as a MindSpore engineer writes it.
+
+Numbers, as Keras 3 under a MirroredStrategy:
+- the loss is the mean over the replica's examples (``nn`` losses' ``"mean"``); gradients are
+  averaged across processes (``nn.DistributedGradReducer(mean=True)``), which is Keras's sum of
+  replica losses scaled by ``1 / replicas``, partial last batches included; a process whose
+  slice is empty contributes zero gradients;
+- the epoch's ``loss`` is the example-weighted mean of the replica losses over the epoch, and
+  each metric accumulates across processes (read with a cross-process sum);
+- ``evaluate`` does the same without updates; ``predict`` runs every batch whole on every
+  process (no split, no communication).
+
+Integer labels reach the loss as int32 (MindSpore's class-index losses take int32 only).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import OrderedDict
+
+import numpy as np
+
+from .keras._tensors import map_structure
+from .keras.callbacks import CallbackList
+from .keras.models.data_adapter import DataAdapter, local_share, to_device
+from .keras.models.training import _logs_to_floats, _resolve_metric, _validation_args
+
+__all__ = ["compile", "fit", "evaluate", "predict"]
+
+_STATE = "_migrate_training"
+
+
+class _Compiled:
+    def __init__(self, network, optimizer, loss, metrics):
+        from .keras import metrics as metrics_module
+
+        self.network, self.optimizer, self.loss = network, optimizer, loss
+        self.metric_specs = list(metrics) if isinstance(metrics, (list, tuple)) else ([] if metrics is None else [metrics])
+        self.metrics = None  # resolved on the first batch (``"accuracy"`` depends on the shapes)
+        self.loss_tracker = metrics_module.Mean(name="loss")
+        self.train_step = self.eval_step = self.forward = self.empty_step = None
+
+    def all_metrics(self) -> list:
+        return [self.loss_tracker, *(self.metrics or [])]
+
+    def resolve(self, y, y_pred) -> None:
+        if self.metrics is None:
+            self.metrics = [_resolve_metric(spec, y, y_pred) for spec in self.metric_specs]
+
+    def results(self) -> dict:
+        return _logs_to_floats({metric.name: metric.result() for metric in self.all_metrics()})
+
+    def reset(self) -> None:
+        for metric in self.all_metrics():
+            metric.reset_state()
+
+
+def _state(network, what: str) -> _Compiled:
+    state = network.__dict__.get(_STATE)
+    if state is None:
+        raise ValueError(f"You must call `compile()` before using the model ({what}).")
+    return state
+
+
+def _world():
+    from . import collectives
+
+    return collectives.world()
+
+
+class _Step:
+    """What the loop's compiled cells share: they broadcast no parameters when they compile.
+
+    Under ``parameter_broadcast=True``, GRAPH_MODE broadcasts a cell's parameters from rank 0
+    each time it compiles the cell, for each new input shape. Processes whose slices of a
+    batch differ in size compile different shapes at different steps, so those broadcasts
+    would pair up wrongly across processes (and started without a launcher there is no
+    collective to run). ``compile`` broadcasts the network's parameters once instead."""
+
+    def parameters_broadcast_dict(self, recurse=True):
+        return OrderedDict()
+
+    def keras_loss(self, logits, y):
+        """The loss as Keras computes it: class indices as they are; other labels in the
+        predictions' type and rank (a trailing axis of 1 added to the one that lacks it)."""
+        if not self.class_index:
+            y = y.astype(logits.dtype)
+            if y.ndim == logits.ndim - 1 and logits.shape[-1] == 1:
+                y = y.reshape(logits.shape)
+            elif logits.ndim == y.ndim - 1 and y.shape[-1] == 1:
+                logits = logits.reshape(y.shape)
+        return self.loss_fn(logits, y)
+
+
+def _broadcast_parameters(network) -> None:
+    """Rank 0's initial weights on every process, as ``parameter_broadcast=True`` asks (once)."""
+    import mindspore as ms
+
+    world = _world()
+    if world.size > 1 and ms.get_auto_parallel_context("parameter_broadcast"):
+        for parameter in network.get_parameters():
+            parameter.set_data(world.broadcast(parameter, root=0))
+
+
+def _cells(state: _Compiled):
+    """The compiled steps, made once per compile (GRAPH_MODE compiles them; under PyNative ``ms.jit`` does)."""
+    if state.train_step is not None:
+        return
+    import mindspore as ms
+    from mindspore import nn
+
+
+    network, loss_fn, optimizer = state.network, state.loss, state.optimizer
+    weights = optimizer.parameters if optimizer is not None else None
+    processes = _world().size
+
+    class_index = isinstance(loss_fn, (nn.CrossEntropyLoss, nn.NLLLoss))
+
+    def labels(y):
+        return y.astype(ms.int32) if class_index and y.dtype in (ms.int64, ms.int16, ms.int8, ms.uint8) else y
+
+
+    class TrainStep(_Step, nn.Cell):
+        def __init__(self):
+            super().__init__(auto_prefix=False)
+            self.network, self.loss_fn, self.optimizer = network, loss_fn, optimizer
+            self.class_index = class_index
+            self.weights = weights
+            self.grad_reducer = nn.DistributedGradReducer(weights, mean=True) if processes > 1 else nn.Identity()
+
+        def forward(self, x, y, scale):
+            logits = self.network(x)
+            loss = self.keras_loss(logits, y)
+            return loss * scale, (loss, logits)
+
+        @ms.jit
+        def construct(self, x, y, scale):
+            (_, (loss, logits)), grads = ms.value_and_grad(self.forward, None, self.weights, has_aux=True)(x, y, scale)
+            self.optimizer(self.grad_reducer(grads))
+            return loss, logits
+
+    class EvalStep(_Step, nn.Cell):
+        def __init__(self):
+            super().__init__(auto_prefix=False)
+            self.network, self.loss_fn = network, loss_fn
+            self.class_index = class_index
+
+        @ms.jit
+        def construct(self, x, y):
+            logits = self.network(x)
+            return self.keras_loss(logits, y), logits
+
+    train, evaluate = TrainStep(), EvalStep()
+    one, zero = ms.Tensor(1.0, ms.float32), ms.Tensor(0.0, ms.float32)
+    state.train_step = lambda x, y: train(x, labels(y), one)
+    state.eval_step = lambda x, y: evaluate(x, labels(y))
+    state.forward = state.forward or _forward_cell(network)
+
+    def empty_step(x, y):
+        """This process's slice is empty: the step runs on the batch's first example with the loss
+        scaled by 0, so it all-reduces zero gradients exactly as the other processes' steps
+        all-reduce theirs (the same compiled graph, the same collectives in the same order)."""
+        train(x, labels(y), zero)
+
+    state.empty_step = empty_step
+
+
+def compile(network, optimizer=None, loss=None, metrics=None):  # noqa: A001 (Keras's name)
+    """Keras's ``model.compile`` for a MindSpore cell: ``optimizer`` is a MindSpore optimizer over
+    the cell's parameters, ``loss`` a MindSpore loss taking ``(logits, labels)`` and reducing to
+    the mean, ``metrics`` Keras metric names or objects."""
+    if loss is None:
+        raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+    _broadcast_parameters(network)
+    network.__dict__[_STATE] = _Compiled(network, optimizer, loss, metrics)
+
+
+class _Mode:
+    """Sets the cell's training mode for a loop and restores it after (a direct call keeps its own)."""
+
+    def __init__(self, network, training: bool):
+        self.network, self.training, self.before = network, training, network.training
+
+    def __enter__(self):
+        self.network.set_train(self.training)
+
+    def __exit__(self, *exc):
+        self.network.set_train(self.before)
+
+
+def _run(state: _Compiled, batch, step):
+    """One step on this process's contiguous slice of a global batch; the slice's size."""
+    group = _world()
+    local, count = local_share(batch, group.rank, group.size)
+    if count == 0:
+        if step is state.train_step:
+            x, y, _ = to_device(map_structure(lambda a: None if a is None else a[:1], batch))
+            state.empty_step(x, y)
+        return 0
+    x, y, weights = to_device(local)
+    if weights is not None:
+        raise ValueError("sample weights are not supported by the native loop (the shim's `fit` takes them)")
+    loss, logits = step(x, y)
+    state.resolve(y, logits)
+    state.loss_tracker.update_state(loss, sample_weight=float(count))
+    for metric in state.metrics:
+        metric.update_state(y, logits)
+    return count
+
+
+def fit(network, x=None, y=None, batch_size=None, epochs=1, verbose="auto", validation_split=0.0,
+        validation_data=None, shuffle=True, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
+        validation_batch_size=None, validation_freq=1):
+    """Keras's ``model.fit``: trains for ``epochs`` and returns a ``History``."""
+    state = _state(network, "fit")
+    if state.optimizer is None:
+        raise ValueError("`fit` needs an optimizer: pass one to `compile()`.")
+    _cells(state)
+    adapter = DataAdapter(x, y, None, batch_size, shuffle, steps_per_epoch)
+    if validation_split and validation_data is None:
+        validation_data = adapter.validation_split(validation_split)
+    verbose = 1 if verbose == "auto" else verbose
+    callbacks = CallbackList(None, model=network, params={"epochs": epochs, "steps": adapter.num_batches,
+                                                          "verbose": verbose})
+    callbacks.on_train_begin()
+    logs: dict = {}
+    with _Mode(network, True):
+        for epoch in range(initial_epoch, epochs):
+            state.reset()
+            callbacks.on_epoch_begin(epoch)
+            for batch in adapter.epoch(epoch):
+                _run(state, batch, state.train_step)
+            logs = state.results()
+            if validation_data is not None and (epoch + 1) % validation_freq == 0:
+                held_out = _validation_args(validation_data)
+                if held_out.pop("sample_weight", None) is not None:
+                    raise ValueError("validation sample weights are not supported by the native loop")
+                tail = evaluate(network, **held_out, verbose=0, return_dict=True,
+                                batch_size=validation_batch_size or batch_size, steps=validation_steps)
+                logs.update({f"val_{k}": v for k, v in tail.items()})
+            callbacks.on_epoch_end(epoch, logs)
+            if verbose and _world().rank == 0:
+                text = " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
+                print(f"Epoch {epoch + 1}/{epochs} - {text}", file=sys.stdout, flush=True)
+    callbacks.on_train_end(logs)
+    return callbacks.history
+
+
+def evaluate(network, x=None, y=None, batch_size=None, verbose="auto", steps=None, return_dict=False):
+    """Keras's ``model.evaluate``: the loss and metrics over the data (example-weighted means)."""
+    state = _state(network, "evaluate")
+    _cells(state)
+    adapter = DataAdapter(x, y, None, batch_size, False, steps)
+    state.reset()
+    with _Mode(network, False):
+        for batch in adapter.epoch(0):
+            _run(state, batch, state.eval_step)
+    logs = state.results()
+    if verbose and verbose != "auto" and _world().rank == 0:
+        print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()), flush=True)
+    if return_dict:
+        return logs
+    values = list(logs.values())
+    return values[0] if len(values) == 1 else values
+
+
+def predict(network, x, batch_size=None, verbose="auto", steps=None):
+    """Keras's ``model.predict``: the outputs for every example, as NumPy (every process computes all)."""
+    adapter = DataAdapter(x, None, None, batch_size, False, steps)
+    state = network.__dict__.get(_STATE)
+    if state is None:
+        state = network.__dict__[_STATE] = _Compiled(network, None, None, None)
+    if state.forward is None:
+            state.forward = _forward_cell(network)
+    outputs = []
+    with _Mode(network, False):
+        for batch in adapter.epoch(0):
+            outputs.append(state.forward(to_device(batch[0])).asnumpy())
+    if not outputs:
+        raise ValueError("Expected input data to be non-empty.")
+    return np.concatenate(outputs)
+
+
+def _forward_cell(network):
+    import mindspore as ms
+    from mindspore import nn
+
+    class Forward(_Step, nn.Cell):
+        def __init__(self):
+            super().__init__(auto_prefix=False)
+            self.network = network
+
+        @ms.jit
+        def construct(self, x):
+            return self.network(x)
+
+    return Forward()
+
