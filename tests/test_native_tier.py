@@ -49,7 +49,7 @@ def test_a_statically_known_program_is_lowered_whole():
 
 def test_a_dense_layers_kernel_read_by_index_is_the_cells_weight_transposed():
     out, findings = convert(HEAD + "\n\nshow(model.layers[-1].kernel, model.layers[0].bias)\n")
-    assert "show(model[-1].weight.T, model[0].bias)" in out
+    assert "show(model[1].weight.T, model[0].bias)" in out  # (counted from the front)
     [model] = notes(findings, "TFL100")
     assert model.status == "converted"
 
@@ -129,6 +129,63 @@ def test_kerass_loop_over_a_native_model_is_the_native_loop_over_mindspores_opti
     assert loop.line == 4  # (the compile's: its optimizer and loss are MindSpore's now)
 
 
+def test_a_crossentropy_on_a_softmax_output_reads_its_logits_as_kerass_does():
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([
+            tf.keras.layers.Flatten(input_shape=(28, 28)),
+            tf.keras.layers.Dense(300, activation="relu"),
+            tf.keras.layers.Dense(10, activation="softmax"),
+        ])
+        model.compile(loss="sparse_categorical_crossentropy", optimizer="sgd", metrics=["accuracy"])
+        model.fit(x, y, epochs=2)
+        print(model.layers[-1].kernel)
+        ''')
+    out, findings = convert(code)
+    assert textwrap.dedent('''\
+        model = nn.SequentialCell([
+            nn.Flatten(),
+            nn.Dense(784, 300, weight_init="xavier_uniform", bias_init="zeros", activation="relu"),
+            nn.Dense(300, 10, weight_init="xavier_uniform", bias_init="zeros"),
+            nn.Softmax(),
+        ])
+        training.compile(model, loss=nn.CrossEntropyLoss(reduction="mean"), loss_on_logits=True, optimizer=nn.SGD(model.trainable_params(), learning_rate=0.01), metrics=["accuracy"])
+        training.fit(model, x, y, epochs=2)
+        print(model[2].weight.T)
+        ''') in out
+    same = convert(code.replace('Dense(10, activation="softmax")', 'Dense(10), tf.keras.layers.Softmax()')
+                   .replace("print(model.layers[-1].kernel)\n", ""))[0]
+    assert "nn.Dense(300, 10, weight_init=\"xavier_uniform\", bias_init=\"zeros\"), nn.Softmax(),\n])" in same
+    other = convert(code.replace('activation="softmax"', 'activation="sigmoid"'))[1]
+    [model] = notes(other, "TFL100")
+    assert "takes probabilities, and the model does not end in a softmax" in model.message
+
+
+def test_a_model_built_by_add_statements_is_one_cell_list():
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+        model = tf.keras.models.Sequential()
+        model.add(tf.keras.layers.Flatten(input_shape=[28, 28]))
+        # the hidden layer
+        model.add(tf.keras.layers.Dense(300, activation="relu"))
+        model.add(tf.keras.layers.Dense(10))
+        ''')
+    out, findings = convert(code)
+    assert textwrap.dedent('''\
+        # the hidden layer
+        model = nn.SequentialCell([
+            nn.Flatten(),
+            nn.Dense(784, 300, weight_init="xavier_uniform", bias_init="zeros", activation="relu"),
+            nn.Dense(300, 10, weight_init="xavier_uniform", bias_init="zeros"),
+        ])
+        ''') in out and ".add(" not in out
+    empty = convert("import tensorflow as tf\n\nmodel = tf.keras.Sequential()\nprint(model)\n")[1]
+    [model] = notes(empty, "TFL100")
+    assert "it is built empty and not by `add` statements right after it" in model.message
+
+
 def test_a_loop_argument_the_native_loop_does_not_take_keeps_the_shim_and_says_why():
     for extra, why in [
         ("model.fit(x, y, callbacks=[tf.keras.callbacks.EarlyStopping()])\n", "`model.fit` is given `callbacks`"),
@@ -176,6 +233,28 @@ def test_a_name_bound_again_by_module_statements_is_judged_binding_by_binding():
     loop, eager = notes(findings, "TFL160")
     assert (loop.line, loop.status) == (9, "converted")
     assert (eager.line, eager.status) == (9, "info") and "`ms.jit` cells under PyNative: the module reads `mk`" in eager.message
+
+
+def test_a_functions_own_variable_of_the_same_name_is_another_variable():
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+
+        def build(width):
+            model = tf.keras.Sequential([tf.keras.layers.Dense(width, input_shape=(8,))])
+            return model
+
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(8,))])
+        model.compile(loss="mse", optimizer="sgd")
+        model.fit(x, y)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(8,))])
+        model.compile(loss="mae", optimizer="adam")
+        ''')
+    out, findings = convert(code)
+    assert "    model = mk.Sequential([mk.layers.Dense(width, input_shape=(8,))])" in out  # (its width is not a literal)
+    assert out.count("nn.SequentialCell(") == 2 and "training.compile(model, loss=nn.L1Loss(reduction=\"mean\")" in out
+    assert [n.status for n in notes(findings, "TFL100")] == ["converted", "converted"]
 
 
 def test_a_name_bound_again_inside_a_function_is_not_judged_by_bindings():

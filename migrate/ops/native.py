@@ -78,6 +78,7 @@ class LowerNative(Operation):
         "optimizer_names": Param(dict, doc="fit: optimizer string -> the shim's constructor it stands for"),
         "metric_names": Param(list, doc="fit: the metric strings the loop resolves as Keras does"),
         "loss_names": Param(dict, doc="fit: loss string -> the shim's constructor it stands for"),
+        "softmax_losses": Param(dict, doc="fit: loss string taking probabilities -> the logits loss the loop computes before the model's softmax"),
         "loop_only": Param(bool, doc="loss: lowered only inside the native loop (which aligns ranks as Keras does)"),
     }
 
@@ -210,6 +211,9 @@ class NativePass:
         self.compiled: list[tuple] = []  # (rule, function name, names of the functions it runs, its note's index)
         self.loop_rules: dict[str, set[str]] = {}  # model -> the rules its Keras loop's lowering uses (TFL160)
         self.compiles: dict[str, list] = {}  # model -> its lowered `compile` statements
+        self.softmax_split: dict[str, str] = {}  # model -> its softmax head ("dense": a Dense's activation) the loop's loss reads before
+        self.building = None  # the cells of the model being lowered (a SequentialCell's), for its uses' checks
+        self.absorbed: set[cst.Name] = set()  # reads of a model's name in the `add` statements its list holds
         self.loops: list[tuple] = []  # (rule, model) whose Keras loop runs natively
 
     # -- helpers ------------------------------------------------------------------------------
@@ -231,7 +235,8 @@ class NativePass:
         out = []
         for node in self.names.get(name, ()):
             at = self.top_index(node)
-            if start < at < end or (at == end and not isinstance(self.parent.get(node), cst.AssignTarget)):
+            if (start < at < end or (at == end and not isinstance(self.parent.get(node), cst.AssignTarget))) \
+                    and not self._local(node):
                 out.append(node)
         return out
 
@@ -261,6 +266,8 @@ class NativePass:
         None otherwise."""
         bindings = []
         for node in self.names.get(name, ()):
+            if self._local(node):  # (a function's own variable of that name: another variable)
+                continue
             scope = node
             while scope in self.parent:
                 scope = self.parent[scope]
@@ -347,6 +354,11 @@ class NativePass:
             if isinstance(chain, str):
                 return chain
             elements, layers = [c for _, c in chain], None
+        elif not call.args:
+            chain = self._added(statement, name)
+            if isinstance(chain, str):
+                return chain
+            elements, layers = [c.args[0].value for _, c in chain], None
         else:
             if len(call.args) != 1 or call.args[0].keyword not in (None,) and call.args[0].keyword.value != "layers":
                 return "the layers are not one list"
@@ -386,8 +398,10 @@ class NativePass:
         spatial = any(isinstance(made, _Spatial) for made in cells)
         dense = None if spatial else [rule.params["layers"][dotted(layer.func)].get("kind", "dense") == "dense"
                                       for layer in elements]
+        self.building = None if spatial else cells
         uses = self._model_uses(name, binding, training, dense)
         loop_rules, compiles = self.loop_rules.pop(name, set()), self.compiles.pop(name, [])
+        split = self.softmax_split.pop(name, None)
         if isinstance(uses, str):
             return uses
         uses, train = uses
@@ -404,14 +418,25 @@ class NativePass:
             what = f"a native `nn.Cell`, `{native.func.value}`"
         else:
             cells = [made.cells[0] for made in cells]  # (one cell per layer: only a convolution adds its activation's)
+            if split == "dense":  # (the loop takes the logits before the softmax: a cell of its own)
+                kept = [a for a in cells[-1].args if not (a.keyword and a.keyword.value == "activation")]
+                cells[-1] = cells[-1].with_changes(args=[*kept[:-1], kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
             if layers is None:  # a functional chain: the list is written anew
                 code = cst.Module([]).code_for_node
+                cells += [parse_expression("nn.Softmax()")] if split == "dense" else []
                 new_list = parse_expression("[\n" + "".join(f"    {code(c)},\n" for c in cells) + "]")
             else:
-                new_list = layers.with_changes(elements=[e.with_changes(value=c) for e, c in zip(layers.elements[-len(cells):], cells)])
+                elements = [e.with_changes(value=c) for e, c in zip(layers.elements[-len(cells):], cells)]
+                if split == "dense":  # (the new last element: the old one's comma, and the separator before it)
+                    separator = elements[-2].comma if len(elements) > 1 and isinstance(elements[-2].comma, cst.Comma) \
+                        else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                    elements.append(cst.Element(parse_expression("nn.Softmax()"), comma=elements[-1].comma))
+                    elements[-2] = elements[-2].with_changes(comma=separator)
+                new_list = layers.with_changes(elements=elements)
+            first = call.args[0] if call.args else cst.Arg(new_list)
             native = call.with_changes(func=parse_expression(rule.params["to"]), args=[
-                call.args[0].with_changes(value=new_list, keyword=None, equal=cst.MaybeSentinel.DEFAULT,
-                                          comma=cst.MaybeSentinel.DEFAULT)])
+                first.with_changes(value=new_list, keyword=None, equal=cst.MaybeSentinel.DEFAULT,
+                                   comma=cst.MaybeSentinel.DEFAULT)])
             if comments:
                 self.out.nodes[statement] = lambda new: new.with_changes(leading_lines=[*new.leading_lines, *comments])
             what = f"a native `{rule.params['to']}`"
@@ -476,6 +501,22 @@ class NativePass:
             for node in self.names.get(chained, ()):
                 if self.statement_of(node) not in inside and not self._local(node):
                     return f"`{chained}`, a tensor of the model's graph, is read elsewhere"
+        return chain
+
+    def _added(self, statement, name: str) -> list[tuple[cst.CSTNode, cst.Call]] | str:
+        """``model = Sequential()`` and then ``model.add(Layer(...))`` statements, one after another:
+        the statements and their calls (which go: their layers are the cell's list)."""
+        chain = []
+        for following in self.module.body[self.index[statement] + 1:]:
+            small = following.body[0] if isinstance(following, cst.SimpleStatementLine) and len(following.body) == 1 else None
+            add = small.value if isinstance(small, cst.Expr) else None
+            if not (isinstance(add, cst.Call) and dotted(add.func) == f"{name}.add" and len(add.args) == 1
+                    and add.args[0].keyword is None and not add.args[0].star):
+                break
+            chain.append((following, add))
+        if not chain:
+            return "it is built empty and not by `add` statements right after it"
+        self.absorbed.update(add.func.value for _, add in chain)
         return chain
 
     def _local(self, name: cst.Name) -> bool:
@@ -695,6 +736,8 @@ class NativePass:
         layer (``model.layers[i].kernel`` is then ``model[i].weight.T``)."""
         nodes, modes = {}, set()
         for read in self.reads(name, binding):
+            if read in self.absorbed:  # (an `add` statement the cell's list holds)
+                continue
             up = self.parent.get(read)
             if isinstance(up, cst.Call) and up.func is read:
                 positional = [a for a in up.args if a.keyword is None]
@@ -776,7 +819,15 @@ class NativePass:
         native_optimizer = self._native_optimizer(lowering, optimizer, name)
         if isinstance(native_optimizer, str):
             return f"its optimizer keeps the shim: {native_optimizer}"
-        if _string(loss) is not None:
+        on_logits = False
+        if _string(loss) in rule.params.get("softmax_losses", {}):
+            head = self._softmax_head()
+            if head is None:
+                return (f"its loss `{_string(loss)}` takes probabilities, and the model does not end in a softmax "
+                        "whose logits the native loop can read (as Keras's crossentropy reads them)")
+            self.softmax_split[name] = head
+            loss, on_logits = parse_expression(rule.params["softmax_losses"][_string(loss)]), True
+        elif _string(loss) is not None:
             known = rule.params.get("loss_names", {}).get(_string(loss))
             if known is None:
                 return f"the loss `{_string(loss)}` has no native lowering yet"
@@ -805,9 +856,28 @@ class NativePass:
                 key = next(k for k, a in passed.items() if a is original)
                 value = values.get(key, arg.value)
                 args.append(arg.with_changes(value=value, keyword=cst.Name(key), equal=arg.equal if arg.keyword else _EQUAL))
+                if key == "loss" and on_logits:  # (Keras's crossentropy reads the softmax's logits)
+                    args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("loss_on_logits"), equal=_EQUAL, comma=args[-1].comma))
+                    args[-2] = args[-2].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
             return new.with_changes(func=parse_expression(f"{rule.params['to']}.compile"),
                                     args=[_first_arg(cst.Name(name), new, args), *args])
         return native
+
+    def _softmax_head(self) -> str | None:
+        """How the model being lowered ends in a softmax: "cell" (an ``nn.Softmax()``), "dense" (a
+        Dense's ``activation="softmax"``), or None (another end, or not a SequentialCell)."""
+        if not self.building:
+            return None
+        last = self.building[-1].cells
+        if len(last) != 1:
+            return None
+        last = last[0]
+        if dotted(last.func) == "nn.Softmax" and not last.args:
+            return "cell"
+        if dotted(last.func) == "nn.Dense" and any(a.keyword and a.keyword.value == "activation" and _string(a.value) == "softmax"
+                                                   for a in last.args):
+            return "dense"
+        return None
 
     def _maybe_array(self, value: cst.BaseExpression) -> str | None:
         """The module-level name a model's input is read from (``model(x_test)``, ``model(x[:8])``),
@@ -846,6 +916,7 @@ class NativePass:
         if isinstance(self.parent.get(attribute), cst.Attribute):  # (`.assign(...)`, `.numpy()`: a Keras variable's methods)
             return None
         code = "{m}[{i}].weight.T" if attribute.attr.value == "kernel" else "{m}[{i}].bias"
+        i %= len(dense)  # (counted from the front: a softmax the native loop needs may end the cell's list)
         return attribute, lambda new: template_expression(code, m=cst.Name(read.value), i=parse_expression(str(i)))
 
     # -- optimizers ---------------------------------------------------------------------------

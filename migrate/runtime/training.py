@@ -47,10 +47,11 @@ _STATE = "_migrate_training"
 
 
 class _Compiled:
-    def __init__(self, network, optimizer, loss, metrics):
+    def __init__(self, network, optimizer, loss, metrics, loss_on_logits=False):
         from .keras import metrics as metrics_module
 
         self.network, self.optimizer, self.loss = network, optimizer, loss
+        self.loss_on_logits = loss_on_logits
         self.metric_specs = list(metrics) if isinstance(metrics, (list, tuple)) else ([] if metrics is None else [metrics])
         self.metrics = None  # resolved on the first batch (``"accuracy"`` depends on the shapes)
         self.loss_tracker = metrics_module.Mean(name="loss")
@@ -127,6 +128,9 @@ def _cells(state: _Compiled):
 
 
     network, loss_fn, optimizer = state.network, state.loss, state.optimizer
+    # the part whose output the loss reads, and the part after it (Keras's crossentropy reads a final
+    # softmax's logits: the loss sees ``body``'s output, the metrics ``head``'s)
+    body, head = (network[:-1], network[-1]) if state.loss_on_logits else (network, nn.Identity())
     weights = optimizer.parameters if optimizer is not None else None
     processes = _world().size
 
@@ -139,15 +143,15 @@ def _cells(state: _Compiled):
     class TrainStep(_Step, nn.Cell):
         def __init__(self):
             super().__init__(auto_prefix=False)
-            self.network, self.loss_fn, self.optimizer = network, loss_fn, optimizer
+            self.body, self.head, self.loss_fn, self.optimizer = body, head, loss_fn, optimizer
             self.class_index = class_index
             self.weights = weights
             self.grad_reducer = nn.DistributedGradReducer(weights, mean=True) if processes > 1 else nn.Identity()
 
         def forward(self, x, y, scale):
-            logits = self.network(x)
+            logits = self.body(x)
             loss = self.keras_loss(logits, y)
-            return loss * scale, (loss, logits)
+            return loss * scale, (loss, self.head(logits))
 
         @ms.jit
         def construct(self, x, y, scale):
@@ -158,13 +162,13 @@ def _cells(state: _Compiled):
     class EvalStep(_Step, nn.Cell):
         def __init__(self):
             super().__init__(auto_prefix=False)
-            self.network, self.loss_fn = network, loss_fn
+            self.body, self.head, self.loss_fn = body, head, loss_fn
             self.class_index = class_index
 
         @ms.jit
         def construct(self, x, y):
-            logits = self.network(x)
-            return self.keras_loss(logits, y), logits
+            logits = self.body(x)
+            return self.keras_loss(logits, y), self.head(logits)
 
     train, evaluate = TrainStep(), EvalStep()
     one, zero = ms.Tensor(1.0, ms.float32), ms.Tensor(0.0, ms.float32)
@@ -181,14 +185,21 @@ def _cells(state: _Compiled):
     state.empty_step = empty_step
 
 
-def compile(network, optimizer=None, loss=None, metrics=None):  # noqa: A001 (Keras's name)
+def compile(network, optimizer=None, loss=None, metrics=None, loss_on_logits=False):  # noqa: A001 (Keras's name)
     """Keras's ``model.compile`` for a MindSpore cell: ``optimizer`` is a MindSpore optimizer over
     the cell's parameters, ``loss`` a MindSpore loss taking ``(logits, labels)`` and reducing to
-    the mean, ``metrics`` Keras metric names or objects."""
+    the mean, ``metrics`` Keras metric names or objects. ``loss_on_logits``: the network is an
+    ``nn.SequentialCell`` ending in ``nn.Softmax()``, and the loss reads the softmax's input, as
+    Keras's crossentropy reads a softmax output's logits (the metrics read the probabilities)."""
     if loss is None:
         raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+    if loss_on_logits:
+        from mindspore import nn
+
+        if not (isinstance(network, nn.SequentialCell) and len(network) > 1 and isinstance(network[-1], nn.Softmax)):
+            raise ValueError("`loss_on_logits=True` needs an nn.SequentialCell whose last cell is nn.Softmax()")
     _broadcast_parameters(network)
-    network.__dict__[_STATE] = _Compiled(network, optimizer, loss, metrics)
+    network.__dict__[_STATE] = _Compiled(network, optimizer, loss, metrics, loss_on_logits)
 
 
 class _Mode:

@@ -90,6 +90,19 @@ training.compile(native, loss=nn.MSELoss(reduction="mean"), optimizer=nn.SGD(nat
                  metrics=["mae"])
 results["native_mse"] = training.fit(native, x, targets, batch_size=8, epochs=2, verbose=0).history
 
+mk.utils.set_random_seed(4)  # a softmax output and Keras's crossentropy on probabilities: it reads the logits
+if not graph:
+    shim = mk.Sequential([mk.layers.Dense(8, activation="tanh", input_shape=(5,), kernel_initializer=mk.constant_initializer(w1)),
+                          mk.layers.Dense(3, activation="softmax", kernel_initializer=mk.constant_initializer(w2 * 4))])
+    shim.compile(loss="sparse_categorical_crossentropy", optimizer=mk.optimizers.SGD(learning_rate=0.3), metrics=["accuracy"])
+    results["shim_softmax"] = shim.fit(x, y, batch_size=16, epochs=3, verbose=0).history
+mk.utils.set_random_seed(4)
+native = nn.SequentialCell([nn.Dense(5, 8, weight_init=ms.Tensor(w1).T, bias_init="zeros", activation="tanh"),
+                           nn.Dense(8, 3, weight_init=ms.Tensor(w2 * 4).T, bias_init="zeros"), nn.Softmax()])
+training.compile(native, loss=nn.CrossEntropyLoss(reduction="mean"), loss_on_logits=True,
+                 optimizer=nn.SGD(native.trainable_params(), learning_rate=0.3), metrics=["accuracy"])
+results["native_softmax"] = training.fit(native, x, y, batch_size=16, epochs=3, verbose=0).history
+
 os.makedirs(out, exist_ok=True)
 with open(os.path.join(out, f"native_fit-{rank}.json"), "w") as handle:
     json.dump(results, handle)
