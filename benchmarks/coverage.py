@@ -63,6 +63,22 @@ def _code_of(path: Path) -> str:
     return "\n".join(out)
 
 
+def _cell_offsets(path: Path) -> dict[int, int]:
+    """For a notebook: cell number (1-based, among all cells) -> the line before its first in
+    ``_code_of``'s joined code, so a finding's (cell, line) is a line of that code."""
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8", errors="replace")).get("cells", [])
+    except ValueError:
+        return {}
+    offsets, at = {}, 0
+    for number, cell in enumerate(cells, 1):
+        if cell.get("cell_type") == "code":
+            src = cell.get("source", "")
+            offsets[number] = at
+            at += ("".join(src) if isinstance(src, list) else src).count("\n") + 1
+    return offsets
+
+
 LOWERING = "TFL"  # the native tier's rules: they report lowerings, not TF uses
 
 
@@ -108,8 +124,12 @@ def _spans(source: str, lines: set[int]) -> list[tuple[int, int]]:
     return spans
 
 
-def _went(findings: list[dict], targets: dict, shim_names: dict, source: str, code: str | None) -> collections.Counter:
-    """Where the file's converted TF uses went, shim uses the native tier lowered counted as MindSpore."""
+def _went(findings: list[dict], targets: dict, shim_names: dict, source: str, code: str | None,
+          offsets: dict[int, int] | None = None) -> collections.Counter:
+    """Where the file's converted TF uses went, shim uses the native tier lowered counted as MindSpore.
+    ``offsets``: a notebook's (``_cell_offsets``), whose findings give cell and line."""
+    if offsets:
+        findings = [{**f, "line": offsets.get(f.get("cell"), 0) + f["line"]} for f in findings]
     lowered = {f["line"] for f in findings if f["rule"].startswith(LOWERING) and f["status"] == "converted"}
     spans = _spans(source, lowered) if lowered else []
     read = set(re.findall(r"\b([A-Za-z_]\w*)\.", code)) if code is not None else None
@@ -164,7 +184,8 @@ def measure(tree: Path, jobs: int) -> dict:
                 code = _code_of(converted)
                 still_tf = bool(_TF_IMPORT.search(code))
                 said = still_tf and "# migrate:" in code
-            went = _went(every, targets, shim_names, _code_of(src) if src.is_file() else "", code)
+            went = _went(every, targets, shim_names, _code_of(src) if src.is_file() else "", code,
+                         _cell_offsets(src) if src.suffix == ".ipynb" and src.is_file() else None)
             files.append({
                 "path": str(rel), "status": entry["status"], "manual": counts["manual"],
                 "converted": counts["converted"], "runtime": counts["runtime"],

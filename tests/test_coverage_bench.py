@@ -43,3 +43,23 @@ def test_uses_that_keep_the_shim_count_as_runtime_and_lowering_findings_are_not_
     plain = measured(coverage, tmp_path / "again", PROGRAM)
     # the same TF uses in both (`model.summary()` is not one): the lowering findings (TFL...) add none
     assert entry["converted"] + entry["runtime"] == plain["converted"] + plain["runtime"] == 8
+
+
+def test_a_notebooks_lowerings_are_credited_at_their_cells(coverage, tmp_path):
+    """Findings in a notebook give cell and line: a model lowered in its third cell (after a
+    markdown cell) credits that cell's shim uses, read at their lines of the notebook's code."""
+    import json
+
+    model = ("model = tf.keras.Sequential([\n    tf.keras.Input(shape=(4,)),\n"
+             "    tf.keras.layers.Dense(1),\n])\nmodel.compile(loss='mse', optimizer='sgd')\n")
+    other = "other = tf.keras.Sequential([tf.keras.Input(shape=(2,)), tf.keras.layers.Dense(1)])\nother.summary()\n"
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source}
+             for source in ("import tensorflow as tf\nx = 1\ny = 2\nz = 3", model, other)]
+    cells.insert(1, {"cell_type": "markdown", "metadata": {}, "source": "The model"})
+    notebook = {"cells": cells, "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+                "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "train.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    [entry] = coverage.measure(tmp_path / "tree", jobs=1)["files"]
+    assert entry["to_runtime"] == 3  # `other`'s Sequential, Input and Dense: it keeps the shim
+    assert entry["to_mindspore"] == 3  # the lowered model's

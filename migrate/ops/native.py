@@ -246,15 +246,17 @@ class NativePass:
         key = f"{name}.{method}" if method else name
         if not any(binding in self.spans for binding in self.names.get(name, ())):
             return key
+
         def same(s):
             if method:
                 return (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
                         and isinstance(s.body[0].value, cst.Call) and dotted(s.body[0].value.func) == key)
             return _module_assign_any(s) == name
-        return f"{key}@{sum(1 for s in self.module.body[:self.index[statement] + 1] if same(s))}"
+        return f"{key}@{sum(1 for s in self.module.body[:self.top_index(statement) + 1] if same(s))}"
 
     def top_index(self, node: cst.CSTNode) -> int:
-        while self.parent.get(node) is not self.module:
+        """The index of the module statement that holds ``node`` (or is it)."""
+        while node not in self.index:
             node = self.parent[node]
         return self.index[node]
 
@@ -807,15 +809,10 @@ class NativePass:
         if not _zero(bound["loss_weights"]) and dotted(bound["loss_weights"]) != "None":
             return f"`{name}.compile` is given `loss_weights`"
         optimizer, loss, metrics = bound["optimizer"], bound["loss"], bound["metrics"]
-        if _string(optimizer) is not None:
-            known = rule.params.get("optimizer_names", {}).get(_string(optimizer).lower())
-            if known is None:
-                return f"the optimizer `{_string(optimizer)}` has no native lowering yet"
-            optimizer = cst.Call(func=parse_expression(known))
-        lowering = next((r for r in self.rules.get("optimizer", ()) if isinstance(optimizer, cst.Call)
-                         and dotted(optimizer.func) in r.params["lowers"]), None)
-        if lowering is None:
-            return f"`{name}.compile` is not given a Keras optimizer the native tier lowers"
+        found = self._compiled_object(name, optimizer, rule.params.get("optimizer_names", {}), "optimizer")
+        if isinstance(found, str):
+            return found
+        lowering, optimizer = found
         native_optimizer = self._native_optimizer(lowering, optimizer, name)
         if isinstance(native_optimizer, str):
             return f"its optimizer keeps the shim: {native_optimizer}"
@@ -827,15 +824,10 @@ class NativePass:
                         "whose logits the native loop can read (as Keras's crossentropy reads them)")
             self.softmax_split[name] = head
             loss, on_logits = parse_expression(rule.params["softmax_losses"][_string(loss)]), True
-        elif _string(loss) is not None:
-            known = rule.params.get("loss_names", {}).get(_string(loss))
-            if known is None:
-                return f"the loss `{_string(loss)}` has no native lowering yet"
-            loss = cst.Call(func=parse_expression(known))
-        loss_rule = next((r for r in self.rules.get("loss", ()) if isinstance(loss, cst.Call)
-                          and dotted(loss.func) in r.params["lowers"]), None)
-        if loss_rule is None:
-            return f"`{name}.compile` is not given a Keras loss object the native tier lowers"
+        found = self._compiled_object(name, loss, rule.params.get("loss_names", {}), "loss")
+        if isinstance(found, str):
+            return found
+        loss_rule, loss = found
         native_loss = self._native_loss(loss_rule, loss)
         if isinstance(native_loss, str):
             return f"its loss keeps the shim: {native_loss}"
@@ -862,6 +854,20 @@ class NativePass:
             return new.with_changes(func=parse_expression(f"{rule.params['to']}.compile"),
                                     args=[_first_arg(cst.Name(name), new, args), *args])
         return native
+
+    def _compiled_object(self, name: str, value, names: dict, kind: str):
+        """The rule of ``kind`` that lowers what ``compile`` is given (a Keras constructor, or a
+        name Keras resolves, as ``"sgd"``), and that constructor call; or why not."""
+        if _string(value) is not None:
+            known = names.get(_string(value).lower())
+            if known is None:
+                return f"the {kind} `{_string(value)}` has no native lowering yet"
+            value = cst.Call(func=parse_expression(known))
+        found = next((r for r in self.rules.get(kind, ()) if isinstance(value, cst.Call)
+                      and dotted(value.func) in r.params["lowers"]), None)
+        if found is None:
+            return f"`{name}.compile` is not given a Keras {kind} the native tier lowers"
+        return found, value
 
     def _softmax_head(self) -> str | None:
         """How the model being lowered ends in a softmax: "cell" (an ``nn.Softmax()``), "dense" (a
