@@ -107,20 +107,36 @@ def rule_targets() -> tuple[dict[str, str], dict[str, set[str]]]:
     return targets, shim_names
 
 
+_IPYTHON = re.compile(r"^([ \t]*)[%!?].*$", re.M)  # a notebook's magics and shell lines (not Python)
+
+
 def _spans(source: str, lines: set[int]) -> list[tuple[int, int]]:
-    """The original lines of the statements starting at ``lines`` (a function from its first decorator)."""
+    """The original lines of the statements starting at ``lines`` (a function from its first
+    decorator; a ``model = Sequential()`` with the ``model.add(...)`` statements right after
+    it, which the lowering folds into the cell's list)."""
     import ast
 
     try:
-        tree = ast.parse(source)
+        tree = ast.parse(_IPYTHON.sub(r"\1pass", source))  # (each a `pass`: the lines stay where they were)
     except SyntaxError:
         return []
     spans = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.stmt):
+    for block in (getattr(node, "body", None) for node in ast.walk(tree)):
+        if not isinstance(block, list):
+            continue
+        for at, node in enumerate(block):
             start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
-            if start in lines or node.lineno in lines:
-                spans.append((start, node.end_lineno or node.lineno))
+            if start not in lines and node.lineno not in lines:
+                continue
+            end = node.end_lineno or node.lineno
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                for added in block[at + 1:]:
+                    call = added.value if isinstance(added, ast.Expr) else None
+                    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "add"
+                            and isinstance(call.func.value, ast.Name) and call.func.value.id == node.targets[0].id):
+                        break
+                    end = added.end_lineno or added.lineno
+            spans.append((start, end))
     return spans
 
 

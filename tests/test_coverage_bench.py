@@ -63,3 +63,11 @@ def test_a_notebooks_lowerings_are_credited_at_their_cells(coverage, tmp_path):
     [entry] = coverage.measure(tmp_path / "tree", jobs=1)["files"]
     assert entry["to_runtime"] == 3  # `other`'s Sequential, Input and Dense: it keeps the shim
     assert entry["to_mindspore"] == 3  # the lowered model's
+
+
+def test_the_add_statements_a_lowered_model_folds_in_are_credited(coverage, tmp_path):
+    code = ("import tensorflow as tf\n\nmodel = tf.keras.Sequential()\nmodel.add(tf.keras.Input(shape=(4,)))\n"
+            "model.add(tf.keras.layers.Dense(1))\nmodel.compile(loss='mse', optimizer='sgd')\n"
+            "other = tf.keras.Sequential([tf.keras.Input(shape=(2,)), tf.keras.layers.Dense(1)])\nother.summary()\n")
+    entry = measured(coverage, tmp_path, code)
+    assert (entry["to_mindspore"], entry["to_runtime"]) == (3, 3)

@@ -264,6 +264,57 @@ def test_a_name_bound_again_inside_a_function_is_not_judged_by_bindings():
     assert "bound more than once, and not only by statements of the module's straight-line code" in model.message
 
 
+def test_review_cases_of_the_loop_and_of_names_bound_again():
+    out = convert(FIT.replace("OPTIMIZER", '"sgd"').replace('metrics=["accuracy"])', 'metrics=["accuracy"], loss_weights=None)'))[0]
+    assert "loss_weights" not in out and 'metrics=["accuracy"])' in out  # (None is Keras's default: dropped)
+    # an optimizer bound again keeps the shim: functions the gradients lowering writes read it by name
+    twice = HEAD + "\noptimizer.apply_gradients(zip(g, model.trainable_variables))\noptimizer = tf.keras.optimizers.SGD(0.1)\n"
+    [opt] = notes(convert(twice)[1], "TFL110")[:1]
+    assert "bound more than once" in opt.message
+    # a binding the module's statements cannot show (a starred target) is not judged by bindings
+    starred = FIT.replace("OPTIMIZER", '"sgd"') + "a, *model = parts\n"
+    [model] = notes(convert(starred)[1], "TFL100")
+    assert "bound more than once" in model.message
+    # comments: a softmax split off keeps each line's comment once; an `add` line's trailing comment stays
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential()
+        model.add(tf.keras.Input(shape=(4,)))  # features
+        model.add(tf.keras.layers.Dense(8))  # hidden
+        model.add(tf.keras.layers.Dense(3, activation="softmax"))
+        model.compile(loss="sparse_categorical_crossentropy", optimizer="sgd")
+        ''')
+    out = convert(code)[0]
+    assert out.count("# features") == out.count("# hidden") == 1 and "nn.Softmax()" in out
+    listed = FIT.replace('[tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(3)]',
+                         '[\n    tf.keras.Input(shape=(4,)),\n    tf.keras.layers.Dense(5),  # hidden\n'
+                         '    tf.keras.layers.Dense(3, activation="softmax"),  # output\n]').replace(
+        'loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)', 'loss="sparse_categorical_crossentropy"')
+    out = convert(listed.replace("OPTIMIZER", '"sgd"'))[0]
+    assert out.count("# hidden") == out.count("# output") == 1 and "nn.Softmax()" in out
+
+
+def test_loop_notes_are_at_their_compile_statements():
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(8,))])
+        model.compile(loss="mse", optimizer="sgd")
+        model.summary()
+        model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(8,))])
+        if True:
+            model.compile(loss="mae", optimizer="sgd")
+        model.compile(loss="mse", optimizer="adam")
+        ''')
+    loops = [n for n in notes(convert(code)[1], "TFL160") if n.status == "converted"]
+    assert [n.line for n in loops] == [8, 9]
+    alone = "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(8,))])\nprint(model.predict(x))\n"
+    out, findings = convert(alone)
+    [loop] = notes(findings, "TFL160")
+    assert "training.predict(model, x)" in out and loop.line == 3 and "`predict`" in loop.message
+
+
 def test_a_module_binding_the_loops_name_keeps_the_shim():
     out, findings = convert(FIT.replace("OPTIMIZER", '"sgd"') + "training = True\n")
     [model] = notes(findings, "TFL100")

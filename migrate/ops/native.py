@@ -152,6 +152,28 @@ def _string(node: cst.CSTNode) -> str | None:
     return None
 
 
+def _run_statements(body) -> list:
+    """The statements the module's own code runs, in order: its body, and the bodies of its
+    ``with``/``if``/``try`` statements (``except`` clauses aside), as the engine's lines for
+    notes (:func:`migrate.engine.lowering._where`) walk them."""
+    out, todo = [], list(body)
+    while todo:
+        node = todo.pop(0)
+        out.append(node)
+        inner = []
+        if isinstance(node, (cst.With, cst.If, cst.Try)):
+            inner += list(node.body.body)
+        orelse = node.orelse if isinstance(node, (cst.If, cst.Try)) else None
+        while orelse is not None:  # (an `elif` is an If in the orelse)
+            inner += list(orelse.body.body)
+            orelse = getattr(orelse, "orelse", None) if isinstance(orelse, cst.If) else None
+        final = getattr(node, "finalbody", None)
+        if isinstance(node, cst.Try) and final is not None:
+            inner += list(final.body.body)
+        todo[:0] = inner
+    return out
+
+
 def _module_assign_any(statement: cst.CSTNode) -> str | None:
     """The name of ``name = <anything>`` alone on its line."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
@@ -244,7 +266,7 @@ class NativePass:
         """Where a note on ``name`` (or on its ``name.method(...)`` statement) goes: the name,
         or, for a name bound again, which of its module-level statements ``statement`` is."""
         key = f"{name}.{method}" if method else name
-        if not any(binding in self.spans for binding in self.names.get(name, ())):
+        if not method and not any(binding in self.spans for binding in self.names.get(name, ())):
             return key
 
         def same(s):
@@ -252,7 +274,10 @@ class NativePass:
                 return (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
                         and isinstance(s.body[0].value, cst.Call) and dotted(s.body[0].value.func) == key)
             return _module_assign_any(s) == name
-        return f"{key}@{sum(1 for s in self.module.body[:self.top_index(statement) + 1] if same(s))}"
+        run = _run_statements(self.module.body)
+        if statement not in run:
+            return key
+        return f"{key}@{sum(1 for s in run[:run.index(statement) + 1] if same(s))}"
 
     def top_index(self, node: cst.CSTNode) -> int:
         """The index of the module statement that holds ``node`` (or is it)."""
@@ -293,10 +318,10 @@ class NativePass:
         """The Name node binds its name (a target, parameter, def, import, global...)."""
         up = self.parent.get(node)
         if isinstance(up, (cst.AssignTarget, cst.Param, cst.FunctionDef, cst.ClassDef, cst.For, cst.AsName, cst.Global,
-                           cst.ImportAlias,
+                           cst.ImportAlias, cst.MatchAs, cst.MatchStar,
                            cst.Nonlocal, cst.CompFor, cst.NamedExpr, cst.AugAssign, cst.AnnAssign, cst.Del)):
             return True
-        if isinstance(up, (cst.Tuple, cst.List, cst.Element)):
+        if isinstance(up, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
             # a tuple target (`a, model = ...`) binds too
             top = up
             while isinstance(self.parent.get(top), (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
@@ -330,7 +355,9 @@ class NativePass:
                     continue
                 name, call = found
                 binding = statement.body[0].targets[0].target
-                span = None if self.bound_once(name, binding) else self.rebound(name, statement)
+                # (only a model is judged binding by binding: other objects' lowerings, and the
+                # functions they rewrite, read an optimizer or a loss by name at call time)
+                span = None if self.bound_once(name, binding) or kind != "sequential" else self.rebound(name, statement)
                 if span is not None:
                     self.spans[binding] = span
                 if span is None and not self.bound_once(name, binding):
@@ -408,7 +435,8 @@ class NativePass:
             return uses
         uses, train = uses
         # (the comments of a functional chain's statements stay, above the model's)
-        comments = [line for s, _ in chain for line in s.leading_lines if line.comment] if chain is not None else []
+        comments = [line for s, _ in chain for line in [*s.leading_lines, cst.EmptyLine(comment=s.trailing_whitespace.comment)]
+                    if line.comment] if chain is not None else []
         if spatial:
             made = self._channels_first(rule, name, cells)
             if isinstance(made, str):
@@ -432,6 +460,9 @@ class NativePass:
                 if split == "dense":  # (the new last element: the old one's comma, and the separator before it)
                     separator = elements[-2].comma if len(elements) > 1 and isinstance(elements[-2].comma, cst.Comma) \
                         else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+                    if isinstance(separator.whitespace_after, cst.ParenthesizedWhitespace):  # (not the line's comment)
+                        separator = separator.with_changes(whitespace_after=separator.whitespace_after.with_changes(
+                            first_line=cst.TrailingWhitespace()))
                     elements.append(cst.Element(parse_expression("nn.Softmax()"), comma=elements[-1].comma))
                     elements[-2] = elements[-2].with_changes(comma=separator)
                 new_list = layers.with_changes(elements=elements)
@@ -459,6 +490,9 @@ class NativePass:
                 self.loops.append((loop, where))
                 self.note(where, loop, "converted", f"`{name}`'s Keras loop is `{loop.params['to']}`'s over "
                           "MindSpore's optimizer and loss: each step one compiled cell")
+            if not compiles:  # (`predict` alone: no compile to report at)
+                self.note(self.place(name, statement), loop, "converted", f"`{name}`'s `predict` is "
+                          f"`{loop.params['to']}`'s, a compiled forward pass")
         return None
 
     def _functional(self, rule, statement, call: cst.Call) -> list[tuple[cst.CSTNode, cst.Call]] | str:
@@ -806,7 +840,9 @@ class NativePass:
         bound = argbind.bind(use, rule.params["compile"])
         if bound is None:
             return f"`{name}.compile` is given arguments the native loop does not take"
-        if not _zero(bound["loss_weights"]) and dotted(bound["loss_weights"]) != "None":
+        if sum(a.keyword is None for a in use.args) > 2:
+            return f"`{name}.compile` is given more than two positional arguments (Keras 2 and 3 order the rest differently)"
+        if dotted(bound["loss_weights"]) != "None":
             return f"`{name}.compile` is given `loss_weights`"
         optimizer, loss, metrics = bound["optimizer"], bound["loss"], bound["metrics"]
         found = self._compiled_object(name, optimizer, rule.params.get("optimizer_names", {}), "optimizer")
@@ -846,11 +882,14 @@ class NativePass:
             args = []
             for original, arg in zip(use.args, new.args):
                 key = next(k for k, a in passed.items() if a is original)
+                if key == "loss_weights":  # (None: Keras's default)
+                    continue
                 value = values.get(key, arg.value)
                 args.append(arg.with_changes(value=value, keyword=cst.Name(key), equal=arg.equal if arg.keyword else _EQUAL))
                 if key == "loss" and on_logits:  # (Keras's crossentropy reads the softmax's logits)
                     args.append(cst.Arg(cst.Name("True"), keyword=cst.Name("loss_on_logits"), equal=_EQUAL, comma=args[-1].comma))
                     args[-2] = args[-2].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+            args[-1] = args[-1].with_changes(comma=new.args[-1].comma)
             return new.with_changes(func=parse_expression(f"{rule.params['to']}.compile"),
                                     args=[_first_arg(cst.Name(name), new, args), *args])
         return native

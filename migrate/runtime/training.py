@@ -34,7 +34,9 @@ from __future__ import annotations
 import sys
 from collections import OrderedDict
 
+import mindspore as ms
 import numpy as np
+from mindspore import nn
 
 from .keras._tensors import map_structure
 from .keras.callbacks import CallbackList
@@ -98,9 +100,14 @@ class _Step:
         return OrderedDict()
 
     def keras_loss(self, logits, y):
-        """The loss as Keras computes it: class indices as they are; other labels in the
-        predictions' type and rank (a trailing axis of 1 added to the one that lacks it)."""
-        if not self.class_index:
+        """The loss as Keras computes it: class indices as int32 (MindSpore's class-index losses
+        take no other type), a trailing axis of 1 squeezed; other labels in the predictions'
+        type and rank (a trailing axis of 1 added to the one that lacks it)."""
+        if self.class_index:
+            if y.ndim == logits.ndim and y.shape[-1] == 1:
+                y = y.reshape(y.shape[:-1])
+            y = y.astype(ms.int32)
+        else:
             y = y.astype(logits.dtype)
             if y.ndim == logits.ndim - 1 and logits.shape[-1] == 1:
                 y = y.reshape(logits.shape)
@@ -111,8 +118,6 @@ class _Step:
 
 def _broadcast_parameters(network) -> None:
     """Rank 0's initial weights on every process, as ``parameter_broadcast=True`` asks (once)."""
-    import mindspore as ms
-
     world = _world()
     if world.size > 1 and ms.get_auto_parallel_context("parameter_broadcast"):
         for parameter in network.get_parameters():
@@ -123,10 +128,6 @@ def _cells(state: _Compiled):
     """The compiled steps, made once per compile (GRAPH_MODE compiles them; under PyNative ``ms.jit`` does)."""
     if state.train_step is not None:
         return
-    import mindspore as ms
-    from mindspore import nn
-
-
     network, loss_fn, optimizer = state.network, state.loss, state.optimizer
     # the part whose output the loss reads, and the part after it (Keras's crossentropy reads a final
     # softmax's logits: the loss sees ``body``'s output, the metrics ``head``'s)
@@ -135,10 +136,6 @@ def _cells(state: _Compiled):
     processes = _world().size
 
     class_index = isinstance(loss_fn, (nn.CrossEntropyLoss, nn.NLLLoss))
-
-    def labels(y):
-        return y.astype(ms.int32) if class_index and y.dtype in (ms.int64, ms.int16, ms.int8, ms.uint8) else y
-
 
     class TrainStep(_Step, nn.Cell):
         def __init__(self):
@@ -170,17 +167,19 @@ def _cells(state: _Compiled):
             logits = self.body(x)
             return self.keras_loss(logits, y), self.head(logits)
 
-    train, evaluate = TrainStep(), EvalStep()
+    train, empty, evaluate = TrainStep(), TrainStep(), EvalStep()
     one, zero = ms.Tensor(1.0, ms.float32), ms.Tensor(0.0, ms.float32)
-    state.train_step = lambda x, y: train(x, labels(y), one)
-    state.eval_step = lambda x, y: evaluate(x, labels(y))
+    state.train_step = lambda x, y: train(x, y, one)
+    state.eval_step = evaluate
     state.forward = state.forward or _forward_cell(network)
 
     def empty_step(x, y):
-        """This process's slice is empty: the step runs on the batch's first example with the loss
-        scaled by 0, so it all-reduces zero gradients exactly as the other processes' steps
-        all-reduce theirs (the same compiled graph, the same collectives in the same order)."""
-        train(x, labels(y), zero)
+        """This process's slice is empty: a step on the batch's first example with the loss scaled
+        by 0 all-reduces zero gradients, as the other processes' steps all-reduce theirs (the same
+        step, the same collectives in the same order). It runs in inference mode, in a cell of its
+        own (compiled so), so no BatchNormalization statistics or Dropout draws move."""
+        with _Mode(network, False):
+            empty(x, y, zero)
 
     state.empty_step = empty_step
 
@@ -194,8 +193,6 @@ def compile(network, optimizer=None, loss=None, metrics=None, loss_on_logits=Fal
     if loss is None:
         raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
     if loss_on_logits:
-        from mindspore import nn
-
         if not (isinstance(network, nn.SequentialCell) and len(network) > 1 and isinstance(network[-1], nn.Softmax)):
             raise ValueError("`loss_on_logits=True` needs an nn.SequentialCell whose last cell is nn.Softmax()")
     _broadcast_parameters(network)
@@ -309,9 +306,6 @@ def predict(network, x, batch_size=None, verbose="auto", steps=None):
 
 
 def _forward_cell(network):
-    import mindspore as ms
-    from mindspore import nn
-
     class Forward(_Step, nn.Cell):
         def __init__(self):
             super().__init__(auto_prefix=False)

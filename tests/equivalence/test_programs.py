@@ -62,7 +62,7 @@ def converted(tmp_path_factory) -> dict[str, Path]:
 
 # The programs whose model the native tier lowers to MindSpore's own cells (checked below):
 # they also run converted with `--tier shim`, which keeps migrate.runtime's Keras throughout.
-NATIVE = {"custom_loop_tfrecords", "example", "keras_fit", "metrics_replica_context", "multi_worker", "native_adam", "native_classifier",
+NATIVE = {"custom_loop_tfrecords", "example", "keras_fit", "keras_fit_softmax", "metrics_replica_context", "multi_worker", "native_adam", "native_classifier",
           "native_cnn"}
 
 

@@ -15,7 +15,7 @@ import pytest
 from runtime_helpers import PROGRAMS, start_launch, start_python
 
 pytestmark = pytest.mark.launcher
-CASES = ["sgd", "sgd_eval", "adam", "adam_predict", "mse", "softmax"]
+CASES = ["sgd", "sgd_eval", "adam", "adam_predict", "mse", "softmax", "column"]
 
 
 @pytest.fixture(scope="module")

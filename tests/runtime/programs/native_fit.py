@@ -103,6 +103,18 @@ training.compile(native, loss=nn.CrossEntropyLoss(reduction="mean"), loss_on_log
                  optimizer=nn.SGD(native.trainable_params(), learning_rate=0.3), metrics=["accuracy"])
 results["native_softmax"] = training.fit(native, x, y, batch_size=16, epochs=3, verbose=0).history
 
+column = y.reshape(-1, 1).astype(np.float32)  # class indices as a float column, as keras.datasets gives some
+mk.utils.set_random_seed(6)
+if not graph:
+    shim = shim_model()
+    shim.compile(loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True), optimizer="sgd", metrics=["accuracy"])
+    results["shim_column"] = shim.fit(x, column, batch_size=8, epochs=2, verbose=0).history
+mk.utils.set_random_seed(6)
+native = native_model()
+training.compile(native, loss=nn.CrossEntropyLoss(reduction="mean"), optimizer=nn.SGD(native.trainable_params(), learning_rate=0.01),
+                 metrics=["accuracy"])
+results["native_column"] = training.fit(native, x, column, batch_size=8, epochs=2, verbose=0).history
+
 os.makedirs(out, exist_ok=True)
 with open(os.path.join(out, f"native_fit-{rank}.json"), "w") as handle:
     json.dump(results, handle)
