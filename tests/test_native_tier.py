@@ -315,10 +315,21 @@ def test_loop_notes_are_at_their_compile_statements():
     assert "training.predict(model, x)" in out and loop.line == 3 and "`predict`" in loop.message
 
 
+def test_a_functions_own_training_variable_does_not_block_the_loop():
+    layer = "\n\ndef call(x, training=None):\n    return x\n"
+    out = convert(FIT.replace("OPTIMIZER", '"sgd"') + layer)[0]
+    assert "history = training.fit(model, x, y" in out
+    inside = FIT.replace("OPTIMIZER", '"sgd"').replace("history = model.fit(x, y, batch_size=8, epochs=2, verbose=0)\n",
+                                                    "def run(training=True):\n    return model.fit(x, y)\n")
+    out, findings = convert(inside)
+    [model] = notes(findings, "TFL100")
+    assert "`training`, the name of the native loop's module, is bound" in model.message
+
+
 def test_a_module_binding_the_loops_name_keeps_the_shim():
     out, findings = convert(FIT.replace("OPTIMIZER", '"sgd"') + "training = True\n")
     [model] = notes(findings, "TFL100")
-    assert "the module binds `training`" in model.message
+    assert "`training`, the name of the native loop's module, is bound" in model.message
 
 
 CNN = HEAD.replace(

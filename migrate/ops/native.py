@@ -555,6 +555,14 @@ class NativePass:
         self.absorbed.update(add.func.value for _, add in chain)
         return chain
 
+    def _shadowed(self, name: str, node: cst.CSTNode) -> bool:
+        """A function holding ``node`` has a variable ``name`` of its own."""
+        while node in self.parent:
+            node = self.parent[node]
+            if isinstance(node, cst.FunctionDef) and name in _locals(node):
+                return True
+        return False
+
     def _local(self, name: cst.Name) -> bool:
         """The name is a function's own (a parameter or assigned in it), not the module's."""
         node = name
@@ -820,8 +828,10 @@ class NativePass:
         if rule is None:
             return None
         module = rule.params["to"]
-        if module in self.names:
-            return f"the module binds `{module}`, the name of the native loop's module"
+        # (a function's own `training`, such as a layer's `call(self, x, training=None)`, is another
+        # variable, unless the loop's call sits in that function)
+        if any(not self._local(node) for node in self.names.get(module, ())) or self._shadowed(module, use):
+            return f"`{module}`, the name of the native loop's module, is bound in the module or around the loop's call"
         if method == "compile":
             return self._compile_use(rule, name, use)
         signature = rule.params["methods"][method]

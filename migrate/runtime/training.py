@@ -295,7 +295,7 @@ def predict(network, x, batch_size=None, verbose="auto", steps=None):
     if state is None:
         state = network.__dict__[_STATE] = _Compiled(network, None, None, None)
     if state.forward is None:
-            state.forward = _forward_cell(network)
+        state.forward = _forward_cell(network)
     outputs = []
     with _Mode(network, False):
         for batch in adapter.epoch(0):
