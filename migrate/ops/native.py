@@ -23,6 +23,7 @@ the pass off.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -274,10 +275,15 @@ class NativePass:
                 return (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Expr)
                         and isinstance(s.body[0].value, cst.Call) and dotted(s.body[0].value.func) == key)
             return _module_assign_any(s) == name
-        run = _run_statements(self.module.body)
+        run = self.run_order
         if statement not in run:
             return key
         return f"{key}@{sum(1 for s in run[:run.index(statement) + 1] if same(s))}"
+
+    @functools.cached_property
+    def run_order(self) -> list:
+        """The statements the module's own code runs, in order (``_run_statements``)."""
+        return _run_statements(self.module.body)
 
     def top_index(self, node: cst.CSTNode) -> int:
         """The index of the module statement that holds ``node`` (or is it)."""
@@ -357,10 +363,11 @@ class NativePass:
                 binding = statement.body[0].targets[0].target
                 # (only a model is judged binding by binding: other objects' lowerings, and the
                 # functions they rewrite, read an optimizer or a loss by name at call time)
-                span = None if self.bound_once(name, binding) or kind != "sequential" else self.rebound(name, statement)
+                once = self.bound_once(name, binding)
+                span = None if once or kind != "sequential" else self.rebound(name, statement)
                 if span is not None:
                     self.spans[binding] = span
-                if span is None and not self.bound_once(name, binding):
+                if span is None and not once:
                     why = f"`{name}` is bound more than once, and not only by statements of the module's straight-line code"
                 else:
                     why = lower(rule, statement, name, call)
@@ -555,25 +562,19 @@ class NativePass:
         self.absorbed.update(add.func.value for _, add in chain)
         return chain
 
-    def _shadowed(self, name: str, node: cst.CSTNode) -> bool:
-        """A function holding ``node`` has a variable ``name`` of its own."""
-        while node in self.parent:
-            node = self.parent[node]
-            if isinstance(node, cst.FunctionDef) and name in _locals(node):
-                return True
-        return False
-
-    def _local(self, name: cst.Name) -> bool:
-        """The name is a function's own (a parameter or assigned in it), not the module's."""
+    def _local(self, name: cst.Name, value: str | None = None) -> bool:
+        """The name is a function's own (a parameter or assigned in it), not the module's; with
+        ``value``, whether a name ``value`` read where the node ``name`` stands would be."""
+        value = name.value if value is None else value
         node = name
         while node in self.parent:
             node = self.parent[node]
             if isinstance(node, (cst.FunctionDef, cst.Lambda)):
                 if isinstance(node, cst.Lambda):
-                    if name.value in {p.name.value for p in node.params.params}:
+                    if value in {p.name.value for p in node.params.params}:
                         return True
                     continue
-                if name.value in _locals(node) and not _declared_global(node, name.value):
+                if value in _locals(node) and not _declared_global(node, value):
                     return True
         return False
 
@@ -830,7 +831,7 @@ class NativePass:
         module = rule.params["to"]
         # (a function's own `training`, such as a layer's `call(self, x, training=None)`, is another
         # variable, unless the loop's call sits in that function)
-        if any(not self._local(node) for node in self.names.get(module, ())) or self._shadowed(module, use):
+        if any(not self._local(node) for node in self.names.get(module, ())) or self._local(use, module):
             return f"`{module}`, the name of the native loop's module, is bound in the module or around the loop's call"
         if method == "compile":
             return self._compile_use(rule, name, use)
