@@ -220,3 +220,40 @@ def test_tf_split_of_a_runtime_global_batch_matches_tf():
 
     (batch,) = tfdata.Dataset.from_tensor_slices(np.arange(5)).batch(5)
     assert [shard_global_batch(batch, r, 2).asnumpy().tolist() for r in range(2)] == [[0, 1, 2], [3, 4]]
+
+
+@pytest.mark.parametrize("shuffle", [None, 7, 1])
+@pytest.mark.parametrize("drop", [False, True])
+def test_batches_of_array_rows_equal_the_rows_stacked_one_by_one(shuffle, drop):
+    """`batch` over from_tensor_slices (and shuffle) slices whole batches at once; the batches are
+    the ones stacking each element gives, in the same order, with the same dtypes, text included."""
+    rng = np.random.default_rng(0)
+    columns = {"x": rng.normal(size=(23, 3)).astype(np.float32), "y": np.arange(23, dtype=np.int64),
+               "text": np.array([f"row {i}" for i in range(23)])}
+
+    def pipeline():
+        ds = tfdata.Dataset.from_tensor_slices(columns)
+        return ds.shuffle(shuffle, seed=5) if shuffle else ds
+
+    unbatched, batched = pipeline(), pipeline().prefetch(2).batch(4, drop_remainder=drop)
+    for _ in range(2):  # a second epoch reshuffles the same way for both
+        rows = list(unbatched.as_numpy_iterator())
+        expected = [rows[i:i + 4] for i in range(0, len(rows), 4)]
+        if drop:
+            expected = [group for group in expected if len(group) == 4]
+        got = list(batched.as_numpy_iterator())
+        assert len(got) == len(expected)
+        for batch, group in zip(got, expected):
+            for key in columns:
+                stacked = np.stack([row[key] for row in group])
+                assert batch[key].dtype == stacked.dtype and batch[key].shape == stacked.shape
+                assert batch[key].tolist() == stacked.tolist()
+    if shuffle == 7:
+        assert [int(v) for v in np.concatenate([b["y"] for b in got])] != sorted(range(23))[:len(got) * 4]
+
+
+def test_a_batch_of_rows_does_not_alias_the_input_array():
+    x = np.arange(12, dtype=np.float32).reshape(6, 2)
+    first = next(tfdata.Dataset.from_tensor_slices(x).batch(3).as_numpy_iterator())
+    x[0, 0] = 99.0
+    assert float(first[0, 0]) == 0.0

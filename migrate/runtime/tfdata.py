@@ -19,6 +19,8 @@ What differs from TF:
   run to run, but it is not TF's order.
 * ``prefetch``, ``num_parallel_calls``, ``deterministic`` and ``with_options`` change
   nothing: the pipeline runs in the training process, element by element, in order.
+  Rows of in-memory arrays (``from_tensor_slices``, optionally shuffled) are batched a
+  whole batch at a time: one slice or one gather per component, equal to stacking them.
 * ``cache(filename)`` caches in memory only.
 * ``interleave`` with ``cycle_length`` left to AUTOTUNE cycles over as many inputs as
   this process may use CPUs, as TF does; ``num_parallel_calls`` changes nothing.
@@ -232,6 +234,21 @@ class Dataset:
         self._elements = elements  # a fresh iterator over numpy elements per call: one epoch
         self._cardinality = cardinality
         self._options = options or Options()
+        # For rows of in-memory arrays (from_tensor_slices, then shuffle): (structure, leaves, order),
+        # where order() gives one epoch's row indices. `batch` then slices whole batches at once.
+        self._rows: tuple | None = None
+
+    @staticmethod
+    def _of_rows(structure, leaves: list, order: Callable[[], Iterator[int]], cardinality: int,
+                 options: Options | None = None) -> "Dataset":
+        def elements():
+            for i in order():
+                # (a slice, not leaf[i]: an element of a text column stays a 0-d array of bytes)
+                yield _pack(structure, [leaf[i:i + 1].reshape(leaf.shape[1:]) for leaf in leaves])
+
+        dataset = Dataset(elements, cardinality, options)
+        dataset._rows = (structure, leaves, order)
+        return dataset
 
     def _then(self, elements: Callable[[], Iterator], cardinality: int = UNKNOWN_CARDINALITY) -> "Dataset":
         return Dataset(elements, cardinality, self._options)
@@ -249,13 +266,7 @@ class Dataset:
         if len(sizes) != 1:
             raise ValueError(f"the components of from_tensor_slices have different lengths {sorted(sizes)}")
         count = sizes.pop()
-
-        def elements():
-            for i in range(count):
-                # (a slice, not leaf[i]: an element of a text column stays a 0-d array of bytes)
-                yield _pack(structure, [leaf[i:i + 1].reshape(leaf.shape[1:]) for leaf in leaves])
-
-        return Dataset(elements, count)
+        return Dataset._of_rows(structure, leaves, lambda: iter(range(count)), count)
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,
@@ -357,7 +368,8 @@ class Dataset:
             if group and not drop_remainder:
                 yield _stack(group)
 
-        return self._then(elements, _batched(self._cardinality, size, drop_remainder))
+        rows = None if self._rows is None else _batches_of_rows(*self._rows, size, drop_remainder)
+        return self._then(rows or elements, _batched(self._cardinality, size, drop_remainder))
 
     def unbatch(self, name=None) -> "Dataset":
         """Each batch split back into its rows."""
@@ -383,23 +395,26 @@ class Dataset:
         epochs = np.random.default_rng(seed)
         every_epoch = int(epochs.integers(1 << 63))  # the one order used when epochs are not reshuffled
 
-        def elements():
+        def shuffled(items: Iterator):
             reshuffle = reshuffle_each_iteration is None or bool(reshuffle_each_iteration)
             rng = np.random.default_rng(int(epochs.integers(1 << 63)) if reshuffle else every_epoch)
             buffer = []
-            for element in self._elements():
+            for item in items:
                 if len(buffer) < size:
-                    buffer.append(element)
+                    buffer.append(item)
                     continue
                 i = int(rng.integers(len(buffer)))
                 yield buffer[i]
-                buffer[i] = element
+                buffer[i] = item
             while buffer:
                 i = int(rng.integers(len(buffer)))
                 buffer[i], buffer[-1] = buffer[-1], buffer[i]
                 yield buffer.pop()
 
-        return self._then(elements, self._cardinality)
+        if self._rows is not None:  # shuffle the row indices: the same order, drawn by the same calls
+            structure, leaves, order = self._rows
+            return Dataset._of_rows(structure, leaves, lambda: shuffled(order()), self._cardinality, self._options)
+        return self._then(lambda: shuffled(self._elements()), self._cardinality)
 
     def repeat(self, count=None, name=None) -> "Dataset":
         """The input ``count`` times over (forever for ``None`` or -1)."""
@@ -527,11 +542,16 @@ class Dataset:
 
     def prefetch(self, buffer_size, name=None) -> "Dataset":
         """No effect: elements are produced when asked for."""
-        return self._then(self._elements, self._cardinality)
+        return self._same(self._options)
 
     def with_options(self, options: Options, name=None) -> "Dataset":
         """Options are recorded (``options()``) and otherwise have no effect."""
-        return Dataset(self._elements, self._cardinality, self._options.merge(options))
+        return self._same(self._options.merge(options))
+
+    def _same(self, options: Options) -> "Dataset":
+        dataset = Dataset(self._elements, self._cardinality, options)
+        dataset._rows = self._rows
+        return dataset
 
     def options(self) -> Options:
         return self._options
@@ -711,6 +731,27 @@ def _stack(group: list):
             raise ValueError(f"cannot batch elements of different shapes {sorted(shapes)}; pad them first")
         stacked.append(np.stack(column))
     return _pack(structure, stacked)
+
+
+def _batches_of_rows(structure, leaves: list, order: Callable[[], Iterator[int]], size: int,
+                     drop_remainder: bool) -> Callable[[], Iterator]:
+    """`batch` over rows of arrays: each batch is one slice (consecutive rows) or one gather per leaf,
+    equal to stacking the rows one by one."""
+
+    def elements():
+        rows = order()
+        while True:
+            indices = list(itertools.islice(rows, size))
+            if not indices or (len(indices) < size and drop_remainder):
+                return
+            first, count = indices[0], len(indices)
+            if indices == list(range(first, first + count)):
+                yield _pack(structure, [leaf[first:first + count].copy() for leaf in leaves])
+            else:
+                picked = np.asarray(indices)
+                yield _pack(structure, [leaf[picked] for leaf in leaves])
+
+    return elements
 
 
 def _batched(cardinality: int, size: int, drop_remainder: bool) -> int:

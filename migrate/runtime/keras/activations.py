@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ._tensors import as_tensor
+from ._tensors import as_tensor, is_tensor
 
 
 def _ops():
@@ -27,14 +27,19 @@ def _remember_logits(output, logits):
     return output
 
 
+def _tensor(x):
+    """`x` as a Tensor; a Tensor passes as it is (asking a new Tensor its dtype waits for the work queued before it)."""
+    return x if is_tensor(x) else as_tensor(x)
+
+
 def linear(x):
-    return as_tensor(x)
+    return _tensor(x)
 
 
 def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     """Keras's relu: max(x, 0), or with a leak below `threshold`, capped at `max_value`."""
     ops = _ops()
-    x = as_tensor(x)
+    x = _tensor(x)
     if negative_slope == 0.0 and max_value is None and threshold == 0.0:
         return ops.relu(x)
     negative_part = ops.relu(threshold - x) if negative_slope else None
@@ -47,30 +52,30 @@ def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
 
 
 def relu6(x):
-    return _ops().clip_by_value(as_tensor(x), 0.0, 6.0)
+    return _ops().clip_by_value(_tensor(x), 0.0, 6.0)
 
 
 def sigmoid(x):
-    x = as_tensor(x)
+    x = _tensor(x)
     return _remember_logits(_ops().sigmoid(x), x)
 
 
 def softmax(x, axis=-1):
-    x = as_tensor(x)
+    x = _tensor(x)
     return _remember_logits(_ops().softmax(x, axis=axis), x)
 
 
 def log_softmax(x, axis=-1):
-    return _ops().log_softmax(as_tensor(x), axis=axis)
+    return _ops().log_softmax(_tensor(x), axis=axis)
 
 
 def tanh(x):
-    return _ops().tanh(as_tensor(x))
+    return _ops().tanh(_tensor(x))
 
 
 def gelu(x, approximate=False):
     ops = _ops()
-    x = as_tensor(x)
+    x = _tensor(x)
     if approximate:
         return 0.5 * x * (1.0 + ops.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
     return 0.5 * x * (1.0 + ops.erf(x / math.sqrt(2.0)))
@@ -78,28 +83,28 @@ def gelu(x, approximate=False):
 
 def elu(x, alpha=1.0):
     ops = _ops()
-    x = as_tensor(x)
+    x = _tensor(x)
     return ops.where(x > 0, x, alpha * (ops.exp(ops.minimum(x, 0.0)) - 1.0))
 
 
 def selu(x):
     ops = _ops()
-    x = as_tensor(x)
+    x = _tensor(x)
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     return scale * ops.where(x > 0, x, alpha * (ops.exp(ops.minimum(x, 0.0)) - 1.0))
 
 
 def softplus(x):
-    return _ops().softplus(as_tensor(x))
+    return _ops().softplus(_tensor(x))
 
 
 def softsign(x):
-    x = as_tensor(x)
+    x = _tensor(x)
     return x / (1.0 + _ops().abs(x))
 
 
 def swish(x):
-    x = as_tensor(x)
+    x = _tensor(x)
     return x * _ops().sigmoid(x)
 
 
@@ -107,21 +112,21 @@ silu = swish
 
 
 def exponential(x):
-    return _ops().exp(as_tensor(x))
+    return _ops().exp(_tensor(x))
 
 
 def hard_sigmoid(x):
-    return _ops().clip_by_value(as_tensor(x) / 6.0 + 0.5, 0.0, 1.0)
+    return _ops().clip_by_value(_tensor(x) / 6.0 + 0.5, 0.0, 1.0)
 
 
 def leaky_relu(x, negative_slope=0.2):
-    x = as_tensor(x)
+    x = _tensor(x)
     return _ops().where(x > 0, x, negative_slope * x)
 
 
 def mish(x):
     ops = _ops()
-    x = as_tensor(x)
+    x = _tensor(x)
     return x * ops.tanh(ops.softplus(x))
 
 

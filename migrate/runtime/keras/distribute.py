@@ -11,7 +11,7 @@ the global mean.
 from __future__ import annotations
 
 from . import losses as losses_module
-from ._tensors import as_float, as_tensor
+from ._tensors import as_float
 
 
 def _replicas() -> int:
@@ -39,7 +39,7 @@ def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size
         if global_batch_size < 0:
             raise ValueError("global_batch_size must be non-negative.")
     total = ops.sum(per_example_loss)
-    return losses_module.divide_no_nan(total, as_tensor(float(global_batch_size), "float32"))
+    return losses_module.divide_no_nan(total, float(global_batch_size))
 
 
 def scale_regularization_loss(regularization_loss):

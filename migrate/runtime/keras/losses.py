@@ -72,7 +72,10 @@ def squeeze_or_expand_to_same_rank(x1, x2, expand_rank_1=True):
 
 
 def divide_no_nan(a, b):
+    """a / b, and 0 where b is 0 (a Python number that is not 0 divides directly: one operation)."""
     ops = _ops()
+    if isinstance(b, (int, float)) and not isinstance(b, bool) and b != 0:
+        return a / float(b)
     b = as_tensor(b, "float32") if not is_tensor(b) else b
     safe = ops.where(b == 0, ops.ones_like(b), b)
     return ops.where(b == 0, ops.zeros_like(a * safe), a / safe)
@@ -104,7 +107,7 @@ def reduce_values(values, sample_weight=None, reduction="sum_over_batch_size"):
         if reduction == "mean_with_sample_weight" and sample_weight is not None:
             divisor = ops.sum(sample_weight).astype(loss.dtype)
         else:
-            divisor = as_tensor(float(values.size), "float32")
+            divisor = float(values.size)
         loss = divide_no_nan(loss, divisor)
         loss = scale_loss_for_distribution(loss)
     return loss
@@ -286,6 +289,10 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     if not from_logits:
         eps = backend.epsilon()
         output = ops.log(ops.clip_by_value(output, eps, 1.0 - eps))
+    if valid is None and output.ndim == labels.ndim + 1:
+        # TF's formula (so its gradient, softmax - one_hot), with the label's entry gathered, not a one-hot product.
+        picked = ops.gather_elements(_log_softmax(output, -1), -1, ops.expand_dims(labels, -1))
+        return -ops.squeeze(picked, -1)
     log_probs = _log_softmax(output, -1)
     one_hot = ops.one_hot(labels, output.shape[-1], as_tensor(1.0, "float32"), as_tensor(0.0, "float32"))
     result = -ops.sum(one_hot * log_probs, -1)

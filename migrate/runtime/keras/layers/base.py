@@ -281,7 +281,7 @@ class Layer(nn.Cell):
     def _trainable_list(self) -> list:
         if not self._trainable:
             return []
-        return [p for p in self.weights if getattr(p, "_keras_trainable", True) and p.requires_grad]
+        return [p for p in self.weights if getattr(p, "_keras_trainable", True) and _requires_grad(p)]
 
     @property
     def trainable_weights(self) -> LiveWeights:
@@ -434,6 +434,18 @@ class Layer(nn.Cell):
 
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
+
+
+def _requires_grad(parameter) -> bool:
+    """`parameter.requires_grad` without waiting for the queued work.
+
+    MindSpore's `Parameter.param_info` first waits for every operation queued before it, so a
+    training step that reads its trainable weights would stall once per step. The flag is set
+    from Python only, so the stored info is read directly where this MindSpore keeps it.
+    """
+    info = getattr(parameter, "_param_info", None)
+    flag = getattr(info, "requires_grad", None)
+    return parameter.requires_grad if flag is None else bool(flag)
 
 
 def _cell_weights(cell) -> list:

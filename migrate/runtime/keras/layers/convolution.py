@@ -67,6 +67,7 @@ class _Conv(KernelLayer):
                           groups=self.groups)
 
     def call(self, inputs):
+        ops = _ops()
         x = inputs
         if self.rank == 2:
             if self.data_format == "channels_last":
@@ -78,7 +79,7 @@ class _Conv(KernelLayer):
             spatial = (1, x.shape[3])
         y = self._conv_nchw(x, spatial)
         if self.bias is not None:
-            y = y + self.bias.reshape(1, -1, 1, 1)
+            y = ops.bias_add(y, self.bias)  # NCHW; one BiasAddGrad in the backward pass
         if self.rank == 2:
             if self.data_format == "channels_last":
                 y = y.transpose(0, 2, 3, 1)
@@ -170,7 +171,7 @@ class Conv2DTranspose(KernelLayer):
             if any(short):
                 y = ops.pad(y, (0, short[1], 0, short[0]))
         if self.bias is not None:
-            y = y + self.bias.reshape(1, -1, 1, 1)
+            y = ops.bias_add(y, self.bias)  # NCHW; one BiasAddGrad in the backward pass
         if self.data_format == "channels_last":
             y = y.transpose(0, 2, 3, 1)
         return self.activation(y)

@@ -36,6 +36,12 @@ def _ops():
     return ops
 
 
+def ms_parameter_type():
+    import mindspore as ms
+
+    return ms.Parameter
+
+
 def _scalar(value):
     import mindspore as ms
 
@@ -122,6 +128,16 @@ class Optimizer:
         if callable(self._learning_rate) and not hasattr(self._learning_rate, "asnumpy"):
             return f32(_to_float(self._learning_rate()))
         return f32(self._learning_rate.asnumpy())
+
+    def _step_learning_rate(self):
+        """The rate this step's update reads, as a float32 tensor.
+
+        A fixed rate is its Parameter itself, read on the device: reading it back to the host
+        every step would wait for all the work queued before it.
+        """
+        if isinstance(self._learning_rate, ms_parameter_type()):
+            return self._learning_rate
+        return _scalar(self.current_learning_rate())
 
     @property
     def variables(self) -> list:
@@ -289,7 +305,7 @@ class Optimizer:
         variables = [v for _, v in kept]
         if self.loss_scale_factor is not None:
             grads = [g / float(self.loss_scale_factor) for g in grads]
-        lr = _scalar(self.current_learning_rate())
+        lr = self._step_learning_rate()
         grads = self._clip_gradients(grads)
         self._apply_weight_decay(variables, lr)
         if aggregate:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+
+import numpy as np
+
 from .base import Optimizer, _ops
 
 
@@ -11,6 +15,9 @@ class SGD(Optimizer):
     With momentum: m = m * momentum - g * lr; var += m (nesterov: var += m * momentum - g * lr).
     MindSpore's nn.SGD keeps v = momentum * v + g and subtracts lr * v instead, which differs
     when the learning rate changes during training.
+
+    A step updates each variable with MindSpore's fused ``ApplyMomentum`` kernel, fed so that it
+    computes Keras's formula operation for operation (see `_update_variables`).
     """
 
     def __init__(self, learning_rate=0.01, momentum=0.0, nesterov=False, weight_decay=None, clipnorm=None,
@@ -32,6 +39,27 @@ class SGD(Optimizer):
         if self.momentum != 0:
             self.momentums.extend(self.add_optimizer_variables(variables, "momentum"))
 
+    def _update_variables(self, grads, variables, learning_rate) -> None:
+        """Keras's momentum update in one fused kernel per variable.
+
+        ``ApplyMomentum(var, accum, lr, grad, momentum)`` computes ``accum = accum * momentum + grad;
+        var -= lr * accum``. With ``grad = -(g * lr)`` and ``lr = -1`` that is ``m = m * momentum - g * lr;
+        var += m``: Keras's update with the same roundings (negation and a factor of one are exact),
+        in one kernel instead of six operations. Nesterov keeps `update_step`.
+        """
+        import mindspore as ms
+
+        if self.momentum == 0 or self.nesterov:
+            super()._update_variables(grads, variables, learning_rate)
+            return
+        apply, minus_one, momentum = _fused_momentum(self.momentum)
+        for grad, variable in zip(grads, variables):
+            if variable.dtype != ms.float32:  # the kernel's scalars are float32
+                self.update_step(grad, variable, learning_rate)
+                continue
+            apply(variable, self.momentums[self._get_variable_index(variable)], minus_one,
+                  -(grad * learning_rate), momentum)
+
     def update_step(self, gradient, variable, learning_rate):
         ops = _ops()
         if self.momentum != 0:
@@ -46,3 +74,12 @@ class SGD(Optimizer):
 
     def get_config(self):
         return {**super().get_config(), "momentum": self.momentum, "nesterov": self.nesterov}
+
+
+@functools.lru_cache(maxsize=None)
+def _fused_momentum(momentum: float):
+    """MindSpore's ApplyMomentum primitive, the constant -1 and ``momentum`` as float32 tensors (made once)."""
+    import mindspore as ms
+    from mindspore import ops
+
+    return ops.ApplyMomentum(), ms.Tensor(np.float32(-1.0)), ms.Tensor(np.float32(momentum))

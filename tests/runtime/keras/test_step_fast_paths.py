@@ -1,0 +1,117 @@
+"""The training step's fast paths give the numbers of the plain formulas they replace, bit for bit.
+
+The shim's per-step path uses fused kernels (MindSpore's ApplyMomentum for SGD with momentum,
+MatMul with BiasAdd in Dense, a gathered crossentropy) and reads no value back to the host.
+Each is checked here against the operation-by-operation formula Keras writes, which the
+equivalence suites check against TensorFlow.
+"""
+
+import numpy as np
+import pytest
+
+ms = pytest.importorskip("mindspore")
+
+from mindspore import ops  # noqa: E402
+
+from migrate.runtime import keras as mk  # noqa: E402
+from migrate.runtime.keras import losses  # noqa: E402
+from migrate.runtime.keras.layers.base import _requires_grad  # noqa: E402
+from migrate.runtime.keras.optimizers.base import Optimizer  # noqa: E402
+
+
+def _parameters(seed, shapes=((7, 5), (5,), (3, 2, 4))):
+    rng = np.random.default_rng(seed)
+    return [ms.Parameter(ms.Tensor(rng.normal(size=s).astype(np.float32)), name=f"p{seed}_{i}")
+            for i, s in enumerate(shapes)]
+
+
+def _train(optimizer, variables, fused: bool, steps=6, rates=(None, None, 0.05, None, 0.2, None)):
+    rng = np.random.default_rng(42)
+    for step in range(steps):
+        if rates[step] is not None:  # a rate set between steps is read on the device
+            optimizer.learning_rate = rates[step]
+        grads = [ms.Tensor(rng.normal(size=tuple(v.shape)).astype(np.float32)) for v in variables]
+        if not fused:  # the per-variable Keras formula (`update_step`), as the base class runs it
+            optimizer._update_variables = lambda g, v, lr, o=optimizer: Optimizer._update_variables(o, g, v, lr)
+        optimizer.apply_gradients(zip(grads, variables))
+    return [v.asnumpy() for v in variables], [m.asnumpy() for m in optimizer.momentums]
+
+
+@pytest.mark.parametrize("momentum", [0.9, 0.5])
+def test_sgd_momentum_in_one_kernel_equals_keras_formula_bit_for_bit(momentum):
+    fused = _train(mk.optimizers.SGD(0.01, momentum=momentum), _parameters(1), fused=True)
+    plain = _train(mk.optimizers.SGD(0.01, momentum=momentum), _parameters(1), fused=False)
+    for a, b in zip(fused[0] + fused[1], plain[0] + plain[1]):
+        assert np.array_equal(a, b)
+    assert not np.array_equal(fused[0][0], _parameters(1)[0].asnumpy())
+
+
+def test_sgd_without_momentum_or_with_nesterov_keeps_the_formula():
+    for kwargs in ({"momentum": 0.0}, {"momentum": 0.9, "nesterov": True}):
+        variables = _parameters(2)
+        optimizer = mk.optimizers.SGD(0.1, **kwargs)
+        grads = [ops.ones_like(v) for v in variables]
+        before = [v.asnumpy().copy() for v in variables]
+        optimizer.apply_gradients(zip(grads, variables))
+        step = 0.1 if kwargs["momentum"] == 0 else 0.1 * (1 + 0.9)  # nesterov: m = -lr g; var += mom m - lr g
+        for b, v in zip(before, variables):
+            np.testing.assert_allclose(v.asnumpy(), b - step, rtol=1e-6)
+
+
+def test_a_fixed_rate_is_the_parameter_itself_and_a_schedule_is_evaluated():
+    optimizer = mk.optimizers.SGD(0.25, momentum=0.9)
+    assert optimizer._step_learning_rate() is optimizer._learning_rate
+    schedule = mk.optimizers.SGD(mk.optimizers.schedules.ExponentialDecay(0.1, 1, 0.5))
+    assert float(schedule._step_learning_rate().asnumpy()) == pytest.approx(0.1)
+
+
+def _generic_sparse_crossentropy(labels, logits):
+    """Keras's formula written with a one-hot product (the path the gather replaces)."""
+    log_probs = losses._log_softmax(logits, -1)
+    one_hot = ops.one_hot(labels, logits.shape[-1], ms.Tensor(1.0), ms.Tensor(0.0))
+    return -ops.sum(one_hot * log_probs, -1)
+
+
+@pytest.mark.parametrize("shape", [(9, 5), (3, 4, 6)])
+def test_sparse_crossentropy_gathers_the_same_values_and_gradients(shape):
+    rng = np.random.default_rng(3)
+    logits = ms.Tensor((rng.normal(size=shape) * 4).astype(np.float32))
+    labels = ms.Tensor(rng.integers(0, shape[-1], size=shape[:-1]).astype(np.int32))
+
+    def fast(x):
+        return ops.sum(losses.sparse_categorical_crossentropy(labels, x, from_logits=True))
+
+    def generic(x):
+        return ops.sum(_generic_sparse_crossentropy(labels, x))
+
+    np.testing.assert_allclose(losses.sparse_categorical_crossentropy(labels, logits, from_logits=True).asnumpy(),
+                               _generic_sparse_crossentropy(labels, logits).asnumpy(), rtol=0, atol=0)
+    np.testing.assert_allclose(ms.grad(fast)(logits).asnumpy(), ms.grad(generic)(logits).asnumpy(), rtol=0, atol=0)
+
+
+def test_dense_and_conv_compute_the_plain_formula():
+    rng = np.random.default_rng(4)
+    dense = mk.layers.Dense(6, activation="relu", bias_initializer=mk.initializers.RandomNormal(seed=1))
+    x = rng.normal(size=(5, 3, 4)).astype(np.float32)  # rank 3: applied on the last axis
+    out = dense(x).asnumpy()
+    expected = np.maximum(x @ dense.kernel.asnumpy() + dense.bias.asnumpy(), 0)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-6)
+    conv = mk.layers.Conv2D(3, 2, bias_initializer=mk.initializers.RandomNormal(seed=2))
+    images = rng.normal(size=(2, 5, 5, 2)).astype(np.float32)
+    got = conv(images).asnumpy()
+    kernel, bias = conv.kernel.asnumpy(), conv.bias.asnumpy()
+    want = np.zeros((2, 4, 4, 3), np.float32)
+    for i in range(4):
+        for j in range(4):
+            want[:, i, j, :] = np.einsum("nhwc,hwcf->nf", images[:, i:i + 2, j:j + 2, :], kernel) + bias
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_trainable_weights_follow_the_flags_without_waiting():
+    model = mk.Sequential([mk.Input(shape=(4,)), mk.layers.Dense(3), mk.layers.Dense(2)])
+    assert len(model.trainable_variables) == 4
+    model.layers[0].trainable = False
+    assert [_requires_grad(p) for p in model.layers[0].weights] == [False, False]
+    assert len(model.trainable_variables) == 2
+    model.layers[1].kernel.requires_grad = False
+    assert [p.name for p in model.trainable_variables] == [model.layers[1].bias.name]
