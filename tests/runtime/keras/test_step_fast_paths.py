@@ -115,3 +115,42 @@ def test_trainable_weights_follow_the_flags_without_waiting():
     assert len(model.trainable_variables) == 2
     model.layers[1].kernel.requires_grad = False
     assert [p.name for p in model.trainable_variables] == [model.layers[1].bias.name]
+
+
+def _conv_same_reference(images, kernel, bias):
+    """TF's "same" convolution at stride 1: pad (k - 1) // 2 before and the rest after, then slide."""
+    kh, kw = kernel.shape[:2]
+    padded = np.pad(images, ((0, 0), ((kh - 1) // 2, kh // 2), ((kw - 1) // 2, kw // 2), (0, 0)))
+    n, h, w, _ = images.shape
+    out = np.zeros((n, h, w, kernel.shape[3]), np.float32)
+    for i in range(h):
+        for j in range(w):
+            out[:, i, j, :] = np.einsum("nhwc,hwcf->nf", padded[:, i:i + kh, j:j + kw, :], kernel) + bias
+    return out
+
+
+@pytest.mark.parametrize("kernel_size", [3, (3, 1), 2, (2, 3)])
+def test_same_convolution_pads_as_tf_whether_the_padding_is_even_or_not(kernel_size):
+    rng = np.random.default_rng(5)
+    conv = mk.layers.Conv2D(3, kernel_size, padding="same", bias_initializer=mk.initializers.RandomNormal(seed=3))
+    images = rng.normal(size=(2, 6, 5, 2)).astype(np.float32)
+    got = conv(images).asnumpy()
+    want = _conv_same_reference(images, conv.kernel.asnumpy(), conv.bias.asnumpy())
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    # The kernel's gradient is the one of an explicitly padded input and a "valid" convolution.
+    x = ms.Tensor(images.transpose(0, 3, 1, 2))
+    kh, kw = conv.kernel.shape[:2]
+    padded = ops.pad(x, ((kw - 1) // 2, kw // 2, (kh - 1) // 2, kh // 2))
+    target = ms.Tensor(rng.normal(size=got.shape).astype(np.float32))
+
+    def layer_loss():
+        return ops.sum(conv(ms.Tensor(images)) * target)
+
+    def explicit_loss():
+        y = ops.conv2d(padded, conv.kernel.transpose(3, 2, 0, 1), None, stride=1, pad_mode="valid")
+        return ops.sum((y.transpose(0, 2, 3, 1) + conv.bias) * target)
+
+    got_grad = ms.grad(layer_loss, None, [conv.kernel])()[0].asnumpy()
+    want_grad = ms.grad(explicit_loss, None, [conv.kernel])()[0].asnumpy()
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-5, atol=1e-5)

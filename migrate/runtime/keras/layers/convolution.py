@@ -57,6 +57,11 @@ class _Conv(KernelLayer):
         weight = kernel.transpose(3, 2, 0, 1)
         if self.padding == "same":
             pads = [same_padding(spatial[i], kernel_size[i], strides[i], dilation[i]) for i in range(2)]
+            if all(before == after for before, after in pads) and any(before for before, _ in pads):
+                # Even padding (odd kernels at stride 1): the convolution pads, with no padded copy
+                # of the input to make and to differentiate through.
+                return ops.conv2d(x, weight, None, stride=strides, pad_mode="pad",
+                                  padding=(pads[0][0], pads[1][0]), dilation=dilation, groups=self.groups)
             if any(p for pair in pads for p in pair):
                 x = ops.pad(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]))
         elif self.padding == "causal":
