@@ -154,3 +154,64 @@ def test_same_convolution_pads_as_tf_whether_the_padding_is_even_or_not(kernel_s
     got_grad = ms.grad(layer_loss, None, [conv.kernel])()[0].asnumpy()
     want_grad = ms.grad(explicit_loss, None, [conv.kernel])()[0].asnumpy()
     np.testing.assert_allclose(got_grad, want_grad, rtol=1e-5, atol=1e-5)
+
+
+def _batch_norm_step(layer, x, target, fused: bool):
+    """One training call of `layer` on `x`: output, gradients (x, gamma, beta), moving statistics."""
+    if not fused:
+        layer._fused_training_step = lambda inputs: None  # Keras's formula, operation by operation
+
+    def loss(inputs):
+        return ops.sum(layer(inputs, training=True) * target)
+
+    grad_x, (grad_gamma, grad_beta) = ms.grad(loss, 0, [layer.gamma, layer.beta])(x)
+    out = layer(x, training=True).asnumpy()  # a second step moves the statistics again
+    return [out, grad_x.asnumpy(), grad_gamma.asnumpy(), grad_beta.asnumpy(),
+            layer.moving_mean.asnumpy(), layer.moving_variance.asnumpy()]
+
+
+@pytest.mark.parametrize("shape, axis", [((6, 5, 4, 3), -1), ((40, 7), -1), ((6, 3, 5, 4), 1)])
+def test_batch_norm_training_in_the_fused_kernel_matches_keras_formula(shape, axis):
+    rng = np.random.default_rng(6)
+    x = ms.Tensor((rng.normal(size=shape) * 3 + 2).astype(np.float32))
+    target = ms.Tensor(rng.normal(size=shape).astype(np.float32))
+    probe = mk.layers.BatchNormalization(axis=axis)
+    probe.build(shape)
+    assert probe._fused_training_step(x) is not None  # the kernel applies to this layout
+    results = []
+    for fused in (True, False):
+        layer = mk.layers.BatchNormalization(axis=axis, momentum=0.8,
+                                             gamma_initializer=mk.initializers.RandomNormal(1.0, 0.2, seed=1),
+                                             beta_initializer=mk.initializers.RandomNormal(seed=2))
+        layer.build(shape)
+        results.append(_batch_norm_step(layer, x, target, fused))
+    names = ["output", "grad x", "grad gamma", "grad beta", "moving mean", "moving variance"]
+    for name, a, b in zip(names, *results):
+        np.testing.assert_allclose(a, b, rtol=2e-5, atol=2e-5, err_msg=name)
+    # The moving variance moved by Keras's rule: the biased batch variance, not MindSpore's unbiased one.
+    x_np = x.asnumpy()
+    axes = tuple(i for i in range(len(shape)) if i != axis % len(shape))
+    biased = x_np.var(axis=axes)
+    expected = (1.0 * 0.8 + biased * 0.2) * 0.8 + biased * 0.2
+    np.testing.assert_allclose(results[0][5], expected, rtol=1e-5)
+
+
+def test_batch_norm_keeps_the_formula_where_the_kernel_does_not_apply():
+    x = np.random.default_rng(7).normal(size=(4, 3)).astype(np.float32)
+    for layer in (mk.layers.BatchNormalization(scale=False), mk.layers.BatchNormalization(center=False),
+                  mk.layers.BatchNormalization(axis=0)):
+        layer.build(x.shape)
+        assert layer._fused_training_step(ms.Tensor(x)) is None
+        assert np.isfinite(layer(x, training=True).asnumpy()).all()
+    layer = mk.layers.BatchNormalization()
+    layer.build((0, 3))
+    assert layer._fused_training_step(ms.Tensor(np.zeros((0, 3), np.float32))) is None
+
+
+def test_batch_norm_on_a_batch_of_one_row_keeps_finite_moving_statistics():
+    layer = mk.layers.BatchNormalization(momentum=0.5)
+    x = np.array([[1.0, -2.0, 4.0]], np.float32)
+    out = layer(x, training=True).asnumpy()
+    np.testing.assert_allclose(out, np.zeros_like(x), atol=1e-6)  # variance 0: the output is beta
+    np.testing.assert_allclose(layer.moving_mean.asnumpy(), x[0] * 0.5, rtol=1e-6)
+    np.testing.assert_allclose(layer.moving_variance.asnumpy(), np.full(3, 0.5, np.float32), rtol=1e-6)

@@ -14,6 +14,8 @@ LayerNormalization (epsilon 1e-3) normalises over `axis` with the same formula.
 
 from __future__ import annotations
 
+import functools
+
 from .. import initializers
 from ..autodiff import is_building
 from .base import Layer
@@ -23,6 +25,23 @@ def _ops():
     from mindspore import ops
 
     return ops
+
+
+@functools.lru_cache(maxsize=None)
+def _fused_batch_norm(epsilon: float):
+    """MindSpore's training BatchNorm primitive with momentum 0: it returns (y, running mean, running
+    variance, batch mean, batch biased variance); the layer's moving statistics are not handed to it."""
+    return _ops().BatchNorm(is_training=True, epsilon=float(epsilon), momentum=0.0)
+
+
+@functools.lru_cache(maxsize=None)
+def _scratch_statistics(channels: int):
+    """Running statistics for the kernel to write and nobody to read: even at momentum 0 it writes
+    its own update, NaN for a batch of one row (an unbiased variance of one value)."""
+    import mindspore as ms
+    import numpy as np
+
+    return ms.Tensor(np.zeros(channels, np.float32)), ms.Tensor(np.ones(channels, np.float32))
 
 
 def _moments(x, axes):
@@ -79,6 +98,9 @@ class BatchNormalization(Layer):
         ops = _ops()
         inputs = _in_float32(inputs)  # Keras computes normalization in float32 under a half-precision policy
         if training and self.trainable:
+            fused = self._fused_training_step(inputs)
+            if fused is not None:
+                return fused
             mean, variance = _moments(inputs, self._reduction_axes)
             flat_mean, flat_variance = mean.reshape(-1), variance.reshape(-1)
             momentum = self.momentum
@@ -97,6 +119,35 @@ class BatchNormalization(Layer):
         if self.beta is not None:
             offset = self._broadcast(self.beta) + offset
         return _in_compute_dtype(self, inputs * inv + offset)
+
+    def _fused_training_step(self, inputs):
+        """Training with MindSpore's fused BatchNorm kernel, or None where it does not apply.
+
+        The kernel normalises with the batch's mean and biased variance, as Keras does, in one
+        pass forward and one backward (Keras's formula is about six passes each way). It gets
+        scratch running statistics, not the layer's, and returns the batch's mean and biased
+        variance; the moving statistics then move by Keras's rule (MindSpore's own rule would
+        use the unbiased variance, and a batch of one row would make it NaN). Channels must be the last axis (viewed as
+        rows of channels) or axis 1 of a 4-D input, and both gamma and beta present.
+        """
+        if self.gamma is None or self.beta is None or str(inputs.dtype) != "Float32" or 0 in tuple(inputs.shape):
+            return None
+        if self._axis == self._ndim - 1:
+            rows = inputs.reshape(-1, inputs.shape[-1])
+        elif self._axis == 1 and self._ndim == 4:
+            rows = inputs
+        else:
+            return None
+        ops = _ops()
+        scratch_mean, scratch_variance = _scratch_statistics(int(rows.shape[1]))
+        normalized, _, _, mean, variance = _fused_batch_norm(self.epsilon)(
+            rows, self.gamma, self.beta, scratch_mean, scratch_variance)
+        if not is_building():
+            momentum = self.momentum
+            ops.assign(self.moving_mean, ops.stop_gradient(self.moving_mean * momentum + mean * (1.0 - momentum)))
+            ops.assign(self.moving_variance, ops.stop_gradient(
+                self.moving_variance * momentum + variance * (1.0 - momentum)))
+        return _in_compute_dtype(self, normalized.reshape(inputs.shape) if rows is not inputs else normalized)
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon,
