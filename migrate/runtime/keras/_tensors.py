@@ -46,6 +46,12 @@ def as_tensor(value, dtype=None):
     return ms.Tensor(contiguous(array))
 
 
+def tensor_of(value):
+    """`value` as a Tensor; a Tensor passes as it is, unasked (`as_tensor` asks its dtype, and asking a
+    new Tensor waits for the work queued before it)."""
+    return value if is_tensor(value) else as_tensor(value)
+
+
 def as_float(value):
     """A float32 MindSpore Tensor (Keras casts y_true/y_pred to the loss dtype)."""
     import mindspore as ms

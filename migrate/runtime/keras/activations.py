@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ._tensors import as_tensor, is_tensor
+from ._tensors import tensor_of
 
 
 def _ops():
@@ -27,19 +27,14 @@ def _remember_logits(output, logits):
     return output
 
 
-def _tensor(x):
-    """`x` as a Tensor; a Tensor passes as it is (asking a new Tensor its dtype waits for the work queued before it)."""
-    return x if is_tensor(x) else as_tensor(x)
-
-
 def linear(x):
-    return _tensor(x)
+    return tensor_of(x)
 
 
 def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
     """Keras's relu: max(x, 0), or with a leak below `threshold`, capped at `max_value`."""
     ops = _ops()
-    x = _tensor(x)
+    x = tensor_of(x)
     if negative_slope == 0.0 and max_value is None and threshold == 0.0:
         return ops.relu(x)
     negative_part = ops.relu(threshold - x) if negative_slope else None
@@ -52,30 +47,30 @@ def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
 
 
 def relu6(x):
-    return _ops().clip_by_value(_tensor(x), 0.0, 6.0)
+    return _ops().clip_by_value(tensor_of(x), 0.0, 6.0)
 
 
 def sigmoid(x):
-    x = _tensor(x)
+    x = tensor_of(x)
     return _remember_logits(_ops().sigmoid(x), x)
 
 
 def softmax(x, axis=-1):
-    x = _tensor(x)
+    x = tensor_of(x)
     return _remember_logits(_ops().softmax(x, axis=axis), x)
 
 
 def log_softmax(x, axis=-1):
-    return _ops().log_softmax(_tensor(x), axis=axis)
+    return _ops().log_softmax(tensor_of(x), axis=axis)
 
 
 def tanh(x):
-    return _ops().tanh(_tensor(x))
+    return _ops().tanh(tensor_of(x))
 
 
 def gelu(x, approximate=False):
     ops = _ops()
-    x = _tensor(x)
+    x = tensor_of(x)
     if approximate:
         return 0.5 * x * (1.0 + ops.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
     return 0.5 * x * (1.0 + ops.erf(x / math.sqrt(2.0)))
@@ -83,28 +78,28 @@ def gelu(x, approximate=False):
 
 def elu(x, alpha=1.0):
     ops = _ops()
-    x = _tensor(x)
+    x = tensor_of(x)
     return ops.where(x > 0, x, alpha * (ops.exp(ops.minimum(x, 0.0)) - 1.0))
 
 
 def selu(x):
     ops = _ops()
-    x = _tensor(x)
+    x = tensor_of(x)
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     return scale * ops.where(x > 0, x, alpha * (ops.exp(ops.minimum(x, 0.0)) - 1.0))
 
 
 def softplus(x):
-    return _ops().softplus(_tensor(x))
+    return _ops().softplus(tensor_of(x))
 
 
 def softsign(x):
-    x = _tensor(x)
+    x = tensor_of(x)
     return x / (1.0 + _ops().abs(x))
 
 
 def swish(x):
-    x = _tensor(x)
+    x = tensor_of(x)
     return x * _ops().sigmoid(x)
 
 
@@ -112,21 +107,21 @@ silu = swish
 
 
 def exponential(x):
-    return _ops().exp(_tensor(x))
+    return _ops().exp(tensor_of(x))
 
 
 def hard_sigmoid(x):
-    return _ops().clip_by_value(_tensor(x) / 6.0 + 0.5, 0.0, 1.0)
+    return _ops().clip_by_value(tensor_of(x) / 6.0 + 0.5, 0.0, 1.0)
 
 
 def leaky_relu(x, negative_slope=0.2):
-    x = _tensor(x)
+    x = tensor_of(x)
     return _ops().where(x > 0, x, negative_slope * x)
 
 
 def mish(x):
     ops = _ops()
-    x = _tensor(x)
+    x = tensor_of(x)
     return x * ops.tanh(ops.softplus(x))
 
 

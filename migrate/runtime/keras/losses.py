@@ -289,13 +289,13 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, ignore_cl
     if not from_logits:
         eps = backend.epsilon()
         output = ops.log(ops.clip_by_value(output, eps, 1.0 - eps))
-    if valid is None and output.ndim == labels.ndim + 1:
-        # TF's formula (so its gradient, softmax - one_hot), with the label's entry gathered, not a one-hot product.
-        picked = ops.gather_elements(_log_softmax(output, -1), -1, ops.expand_dims(labels, -1))
-        return -ops.squeeze(picked, -1)
     log_probs = _log_softmax(output, -1)
-    one_hot = ops.one_hot(labels, output.shape[-1], as_tensor(1.0, "float32"), as_tensor(0.0, "float32"))
-    result = -ops.sum(one_hot * log_probs, -1)
+    if output.ndim == labels.ndim + 1:
+        # TF's formula (so its gradient, softmax - one_hot), with the label's entry gathered, not a one-hot product.
+        result = -ops.squeeze(ops.gather_elements(log_probs, -1, ops.expand_dims(labels, -1)), -1)
+    else:  # labels that only broadcast against the predictions
+        one_hot = ops.one_hot(labels, output.shape[-1], as_tensor(1.0, "float32"), as_tensor(0.0, "float32"))
+        result = -ops.sum(one_hot * log_probs, -1)
     if valid is not None:
         result = ops.where(valid, result, ops.zeros_like(result))
     return result

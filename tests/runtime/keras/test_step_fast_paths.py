@@ -89,6 +89,26 @@ def test_sparse_crossentropy_gathers_the_same_values_and_gradients(shape):
     np.testing.assert_allclose(ms.grad(fast)(logits).asnumpy(), ms.grad(generic)(logits).asnumpy(), rtol=0, atol=0)
 
 
+def test_sparse_crossentropy_with_an_ignored_class_zeroes_its_examples_only():
+    rng = np.random.default_rng(8)
+    logits = ms.Tensor((rng.normal(size=(10, 4)) * 3).astype(np.float32))
+    labels_np = np.array([0, 1, 2, 3, 2, 2, 1, 0, 3, 2], np.int32)
+    labels = ms.Tensor(labels_np)
+    kept = labels_np != 2
+
+    def fast(x):
+        return losses.sparse_categorical_crossentropy(labels, x, from_logits=True, ignore_class=2)
+
+    def generic(x):
+        return ops.where(ms.Tensor(kept), _generic_sparse_crossentropy(labels, x), ops.zeros(10, ms.float32))
+
+    got, want = fast(logits).asnumpy(), generic(logits).asnumpy()
+    assert (got[~kept] == 0).all() and (got[kept] > 0).all()
+    np.testing.assert_allclose(got, want, rtol=0, atol=0)
+    np.testing.assert_allclose(ms.grad(lambda x: ops.sum(fast(x)))(logits).asnumpy(),
+                               ms.grad(lambda x: ops.sum(generic(x)))(logits).asnumpy(), rtol=0, atol=0)
+
+
 def test_dense_and_conv_compute_the_plain_formula():
     rng = np.random.default_rng(4)
     dense = mk.layers.Dense(6, activation="relu", bias_initializer=mk.initializers.RandomNormal(seed=1))

@@ -35,7 +35,7 @@ from .. import dtype_policies
 from .. import initializers as initializers_module
 from ..autodiff import LiveWeights
 from .. import regularizers as regularizers_module
-from .._tensors import _ms_dtype, as_tensor, contiguous, is_tensor, map_structure
+from .._tensors import _ms_dtype, as_tensor, contiguous, map_structure, tensor_of
 
 _name_counters: collections.Counter = collections.Counter()
 _context = threading.local()
@@ -455,7 +455,7 @@ def _cell_weights(cell) -> list:
 
 
 def tensor_or_none(value):
-    return None if value is None else (value if is_tensor(value) else as_tensor(value))
+    return None if value is None else tensor_of(value)
 
 
 class KernelLayer(Layer):

@@ -79,16 +79,13 @@ class Dense(KernelLayer):
     def call(self, inputs):
         ops = _ops()
         x = inputs if inputs.dtype == self.kernel.dtype else inputs.astype(self.kernel.dtype)
-        if x.ndim == 2:
-            y = _matmul()(x, self.kernel)
-            if self.bias is not None:
-                y = ops.bias_add(y, self.bias)
-            return self.activation(y)
-        lead = x.shape[:-1]
-        y = _matmul()(x.reshape(-1, x.shape[-1]), self.kernel)
+        rows = x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
+        y = _matmul()(rows, self.kernel)
         if self.bias is not None:
             y = ops.bias_add(y, self.bias)
-        return self.activation(y.reshape(tuple(lead) + (self.units,)))
+        if rows is not x:
+            y = y.reshape(tuple(x.shape[:-1]) + (self.units,))
+        return self.activation(y)
 
     def get_config(self):
         return {**super().get_config(), "units": self.units, "activation": activations.serialize(self.activation),

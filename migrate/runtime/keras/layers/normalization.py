@@ -102,13 +102,7 @@ class BatchNormalization(Layer):
             if fused is not None:
                 return fused
             mean, variance = _moments(inputs, self._reduction_axes)
-            flat_mean, flat_variance = mean.reshape(-1), variance.reshape(-1)
-            momentum = self.momentum
-            if not is_building():  # a build-only pass must not move the statistics
-                ops.assign(self.moving_mean, ops.stop_gradient(
-                    self.moving_mean * momentum + flat_mean * (1.0 - momentum)))
-                ops.assign(self.moving_variance, ops.stop_gradient(
-                    self.moving_variance * momentum + flat_variance * (1.0 - momentum)))
+            self._move_statistics(mean.reshape(-1), variance.reshape(-1))
         else:
             mean = self._broadcast(self.moving_mean)
             variance = self._broadcast(self.moving_variance)
@@ -127,8 +121,9 @@ class BatchNormalization(Layer):
         pass forward and one backward (Keras's formula is about six passes each way). It gets
         scratch running statistics, not the layer's, and returns the batch's mean and biased
         variance; the moving statistics then move by Keras's rule (MindSpore's own rule would
-        use the unbiased variance, and a batch of one row would make it NaN). Channels must be the last axis (viewed as
-        rows of channels) or axis 1 of a 4-D input, and both gamma and beta present.
+        use the unbiased variance, and a batch of one row would make it NaN). Channels must be
+        the last axis (viewed as rows of channels) or axis 1 of a 4-D input, and both gamma and
+        beta present.
         """
         if self.gamma is None or self.beta is None or str(inputs.dtype) != "Float32" or 0 in tuple(inputs.shape):
             return None
@@ -138,16 +133,22 @@ class BatchNormalization(Layer):
             rows = inputs
         else:
             return None
-        ops = _ops()
         scratch_mean, scratch_variance = _scratch_statistics(int(rows.shape[1]))
         normalized, _, _, mean, variance = _fused_batch_norm(self.epsilon)(
             rows, self.gamma, self.beta, scratch_mean, scratch_variance)
-        if not is_building():
-            momentum = self.momentum
-            ops.assign(self.moving_mean, ops.stop_gradient(self.moving_mean * momentum + mean * (1.0 - momentum)))
-            ops.assign(self.moving_variance, ops.stop_gradient(
-                self.moving_variance * momentum + variance * (1.0 - momentum)))
+        self._move_statistics(mean, variance)
         return _in_compute_dtype(self, normalized.reshape(inputs.shape) if rows is not inputs else normalized)
+
+    def _move_statistics(self, mean, variance) -> None:
+        """Keras's rule, `moving = moving * momentum + batch * (1 - momentum)`, from the batch's per-channel
+        mean and biased variance; a build-only pass must not move the statistics."""
+        if is_building():
+            return
+        ops = _ops()
+        momentum = self.momentum
+        ops.assign(self.moving_mean, ops.stop_gradient(self.moving_mean * momentum + mean * (1.0 - momentum)))
+        ops.assign(self.moving_variance, ops.stop_gradient(
+            self.moving_variance * momentum + variance * (1.0 - momentum)))
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon,

@@ -36,12 +36,6 @@ def _ops():
     return ops
 
 
-def ms_parameter_type():
-    import mindspore as ms
-
-    return ms.Parameter
-
-
 def _scalar(value):
     import mindspore as ms
 
@@ -135,7 +129,7 @@ class Optimizer:
         A fixed rate is its Parameter itself, read on the device: reading it back to the host
         every step would wait for all the work queued before it.
         """
-        if isinstance(self._learning_rate, ms_parameter_type()):
+        if hasattr(self._learning_rate, "asnumpy"):
             return self._learning_rate
         return _scalar(self.current_learning_rate())
 
