@@ -90,7 +90,9 @@ def compute() -> tuple[str, list[str]]:
             v2, v1 = _get(tf, rest), _get(tf.compat.v1, rest)
         except AttributeError:
             continue
-        if v1 is v2 or (callable(v1) and inspect.unwrap(v1) is inspect.unwrap(v2)):
+        # (a method read twice is two bound objects, equal when they bind one function to one class)
+        if v1 is v2 or ((inspect.ismethod(v1) or inspect.isbuiltin(v1)) and v1 == v2) or (
+                callable(v1) and inspect.unwrap(v1) is inspect.unwrap(v2)):
             same.append(rest)
         elif rest in DEPRECATED_ALIAS_ONLY:
             p1, p2 = _params(v1), _params(v2)

@@ -257,3 +257,23 @@ def test_a_batch_of_rows_does_not_alias_the_input_array():
     first = next(tfdata.Dataset.from_tensor_slices(x).batch(3).as_numpy_iterator())
     x[0, 0] = 99.0
     assert float(first[0, 0]) == 0.0
+
+
+def test_list_files_gives_tfs_files(tmp_path):
+    tf = pytest.importorskip("tensorflow")
+    for name in ("f10.txt", "f2.txt", "f1.txt", "a.csv", "sub/f3.txt", "sub/skip.bin"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(name)
+    patterns = [str(tmp_path / "f*.txt"), [str(tmp_path / "f*.txt"), str(tmp_path / "*.csv"), str(tmp_path / "*/f*.txt")],
+                [str(tmp_path / "f1.txt"), str(tmp_path / "a.csv"), str(tmp_path / "f1.txt")]]
+    for pattern in patterns:
+        theirs = list(tf.data.Dataset.list_files(pattern, shuffle=False).as_numpy_iterator())
+        ours = tfdata.Dataset.list_files(pattern, shuffle=False)
+        assert list(ours.as_numpy_iterator()) == theirs
+        assert int(ours.cardinality()) == len(theirs)
+        shuffled = [list(tfdata.Dataset.list_files(pattern, seed=3).as_numpy_iterator()) for _ in range(2)]
+        assert shuffled[0] == shuffled[1] and sorted(shuffled[0]) == theirs  # the same files; one order per seed
+    read = tfdata.Dataset.list_files(str(tmp_path / "f*.txt"), shuffle=False).interleave(tfdata.TextLineDataset, 1)
+    assert list(read.as_numpy_iterator()) == [b"f1.txt", b"f10.txt", b"f2.txt"]
+    with pytest.raises(ValueError, match="No files matched pattern: .*zz"):
+        tfdata.Dataset.list_files(str(tmp_path / "zz*"))

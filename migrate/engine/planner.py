@@ -435,8 +435,8 @@ class Planner:
     def _drop_feeders(self) -> None:
         """`cpu = tf.config.list_physical_devices("CPU")[0]`, read only by set-up calls that are removed, goes with them."""
         removed = {s for s, a in self.plan.statements.items() if ops.REGISTRY[a.rule.operation].removes_statement}
-        queries = [a for a in self.plan.refs.values() if ops.REGISTRY[a.rule.operation].goes_with_readers]
-        for action in queries if removed else []:
+        queries = [(n, a) for n, a in self.plan.refs.items() if ops.REGISTRY[a.rule.operation].goes_with_readers]
+        for node, action in queries if removed else []:
             stmt = self.statement_of(action.match)
             small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
             if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)):
@@ -447,6 +447,7 @@ class Planner:
             if len(bound) != 1 or not bound[0].references or not all(self.statement_of(r.node) in removed for r in bound[0].references):
                 continue
             self.plan.statements[stmt] = Action(action.rule, stmt, action.match, action.api, status="converted")
+            del self.plan.refs[node]  # the statement goes: its query is not rewritten (nor its import added)
             self.plan.markers.pop(stmt, None)
             where = self.line_col(action.match)
             self.plan.findings = [f for f in self.plan.findings if (f.rule, f.line, f.col) != (action.rule.id, *where)]

@@ -9,7 +9,7 @@ from migrate.ops.base import ScopeFacts, Operation, Param, binds_tightly, import
 from migrate.ops.calls import CallTemplate, RemoveCall, RunToCall, alone_on_its_line
 from migrate.ops.keep import KeepCall
 from migrate.ops.decorators import RemoveDecorator
-from migrate.ops.devices import FlagSetupQuery
+from migrate.ops.devices import SetupQuery
 from migrate.ops.mapping import MapCall
 from migrate.ops.names import AttributeTemplate, Flag, Rename
 from migrate.ops.native import LowerNative
@@ -25,7 +25,7 @@ REGISTRY: dict[str, Operation] = {
         AttributeTemplate(),
         Flag(),
         FlagUnmapped(),
-        FlagSetupQuery(),
+        SetupQuery(),
         CallTemplate(),
         RunToCall(),
         RemoveCall(),
@@ -39,5 +39,5 @@ REGISTRY: dict[str, Operation] = {
     )
 }
 
-__all__ = ["REGISTRY", "ScopeFacts", "Flag", "FlagSetupQuery", "FlagUnmapped", "Operation", "Param", "alone_on_its_line",
+__all__ = ["REGISTRY", "ScopeFacts", "Flag", "SetupQuery", "FlagUnmapped", "Operation", "Param", "alone_on_its_line",
            "binds_tightly", "import_aliases", "parenthesized"]

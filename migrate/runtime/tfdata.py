@@ -36,6 +36,7 @@ from __future__ import annotations
 import enum
 import itertools
 import numbers
+import os
 from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
@@ -267,6 +268,25 @@ class Dataset:
             raise ValueError(f"the components of from_tensor_slices have different lengths {sorted(sizes)}")
         count = sizes.pop()
         return Dataset._of_rows(structure, leaves, lambda: iter(range(count)), count)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None) -> "Dataset":
+        """``Dataset.list_files``: every file matching the glob pattern(s), sorted together as TF's
+        ``MatchingFiles`` sorts them, then shuffled unless ``shuffle=False`` (numpy's generator, as
+        :meth:`shuffle`: with a ``seed`` reproducible, but not TF's order). None matching is TF's error."""
+        import glob as _glob
+
+        patterns = _to_array(file_pattern).reshape(-1).tolist()
+        patterns = [p.decode() if isinstance(p, bytes) else str(p) for p in patterns]
+        found = sorted(os.fsencode(path) for pattern in patterns for path in _glob.glob(pattern))
+        if not found:
+            raise ValueError(f"No files matched pattern: {', '.join(patterns)}")
+        names = np.empty(len(found), dtype=object)
+        names[:] = found
+        files = Dataset.from_tensor_slices(names)
+        if shuffle is None or shuffle:
+            files = files.shuffle(len(found), seed=seed)
+        return files
 
     @staticmethod
     def from_generator(generator, output_types=None, output_shapes=None, args=None, output_signature=None,

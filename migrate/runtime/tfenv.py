@@ -2,14 +2,20 @@
 
 ``tf.get_logger()`` is Python's ``logging`` logger named ``"tensorflow"`` with TF's own
 handler, so what a program logs through it appears as it did. ``tf.executing_eagerly()``
-says whether MindSpore runs in PyNative (eager) mode.
+says whether MindSpore runs in PyNative (eager) mode. ``TF_VERSION`` stands for
+``tf.__version__``: the TensorFlow release whose behaviour ``migrate.runtime`` reproduces.
 """
 
 from __future__ import annotations
 
+import collections as _collections
 import logging as _logging
 import sys as _sys
 import threading as _threading
+
+# `tf.__version__` in a converted program: the TensorFlow release migrate.runtime reproduces and is
+# tested against, so version checks written for TF (`tf.__version__ >= "2.4"`) still hold.
+TF_VERSION = "2.21.0"
 
 _lock = _threading.Lock()
 _logger: _logging.Logger | None = None
@@ -40,6 +46,49 @@ def executing_eagerly() -> bool:
     import mindspore as ms
 
     return ms.get_context("mode") == ms.PYNATIVE_MODE
+
+
+# --- device lists -------------------------------------------------------------------------------
+
+class PhysicalDevice(_collections.namedtuple("PhysicalDevice", ["name", "device_type"])):
+    """TF's ``tf.config.PhysicalDevice``: ``name`` like ``"/physical_device:CPU:0"``, ``device_type``."""
+
+
+class LogicalDevice(_collections.namedtuple("LogicalDevice", ["name", "device_type"])):
+    """TF's ``tf.config.LogicalDevice``: ``name`` like ``"/device:CPU:0"``, ``device_type``."""
+
+
+# MindSpore's device targets as TF names their devices (Ascend has no TF name of its own; TF's
+# Ascend plugin calls it NPU).
+_TF_DEVICE_TYPE = {"GPU": "GPU", "Ascend": "NPU"}
+
+
+def _device_types() -> list[str]:
+    """The device types this process has, as TF lists them: the CPU, then the one accelerator the
+    launcher gave it, if MindSpore runs on one."""
+    import mindspore as ms
+
+    accelerator = _TF_DEVICE_TYPE.get(ms.get_context("device_target"))
+    return ["CPU"] + ([accelerator] if accelerator else [])
+
+
+def list_physical_devices(device_type=None) -> list:
+    """``tf.config.list_physical_devices``: this process's devices. Under ``migrate run -n N`` each
+    process drives one device, so a GPU process lists one GPU (TF lists every GPU of the machine)."""
+    return [PhysicalDevice(f"/physical_device:{kind}:0", kind) for kind in _device_types()
+            if device_type is None or kind == device_type]
+
+
+def list_logical_devices(device_type=None) -> list:
+    """``tf.config.list_logical_devices``: one logical device per physical one, as TF has unless
+    a program splits a device (which the converted program does not: TFF310)."""
+    return [LogicalDevice(f"/device:{kind}:0", kind) for kind in _device_types()
+            if device_type is None or kind == device_type]
+
+
+def get_visible_devices(device_type=None) -> list:
+    """``tf.config.get_visible_devices``: every device of this process is visible."""
+    return list_physical_devices(device_type)
 
 
 # --- tf.print -----------------------------------------------------------------------------------

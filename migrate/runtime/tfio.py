@@ -1,12 +1,15 @@
 """``tf.io`` for input pipelines, without TensorFlow: TFRecord files and ``tf.train.Example``.
 
 :func:`records` reads TFRecord files (plain, GZIP or ZLIB) record by record;
-``tfdata.TFRecordDataset`` is built on it. :func:`parse_single_example` and
+``tfdata.TFRecordDataset`` is built on it; :class:`TFRecordWriter` writes them.
+:class:`Example` and its parts (``Features``, ``Feature``, ``BytesList``, ...) are the
+protocol-buffer messages TF's are (see ``_example_proto``). :func:`parse_single_example` and
 :func:`parse_example` decode ``tf.train.Example`` protocol buffers by their wire format,
-for :class:`FixedLenFeature` specs, with TF's rules: a missing feature takes its
-``default_value`` or fails, a feature holding the wrong number of values fails, ``int64``
-and ``float32`` come as MindSpore tensors of the spec's shape, ``string`` as NumPy arrays
-of ``bytes`` (MindSpore has no string tensor). :func:`decode_raw`, :func:`decode_png`,
+for :class:`FixedLenFeature`, :class:`VarLenFeature` and :class:`RaggedFeature` specs, with
+TF's rules: a missing feature takes its ``default_value`` or fails, a feature holding the
+wrong number of values fails, ``int64`` and ``float32`` come as MindSpore tensors of the
+spec's shape, ``string`` as NumPy arrays of ``bytes`` (MindSpore has no string tensor); a
+``VarLenFeature`` gives a :class:`SparseTensor`, laid out as TF's. :func:`decode_raw`, :func:`decode_png`,
 :func:`decode_jpeg` and :func:`decode_image` turn bytes into uint8 (or ``out_type``) tensors;
 images are decoded with Pillow, which MindSpore itself depends on.
 
@@ -28,6 +31,14 @@ import numpy as np
 
 # Numbers as a MindSpore tensor; bytes stay NumPy (MindSpore has no string tensor), as in tfdata.
 from .tfdata import _to_tensor as _tensor
+
+from ._example_proto import (  # noqa: F401 - tf.train.Example and its parts, re-exported
+    BytesList, Example, Feature, FeatureList, FeatureLists, Features, FloatList, Int64List, SequenceExample)
+
+__all__ = ["BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FixedLenFeature",
+           "FloatList", "Int64List", "RaggedFeature", "SequenceExample", "SparseTensor", "TFRecordOptions",
+           "TFRecordWriter", "VarLenFeature", "decode_image", "decode_jpeg", "decode_png", "decode_raw", "lines",
+           "parse_example", "parse_single_example", "read_file", "records", "sparse_to_dense", "string"]
 
 string = "string"  # tf.string: the dtype of a feature of bytes
 
@@ -74,6 +85,115 @@ def lines(path, compression_type=None) -> Iterator[bytes]:
             if line.endswith(b"\n"):
                 line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
             yield line
+
+
+# The masked CRC-32C of TFRecord frames (Castagnoli polynomial, reflected; TF's crc32c::Mask).
+def _crc_table() -> list[int]:
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ 0x82F63B78 if crc & 1 else crc >> 1
+        table.append(crc)
+    return table
+
+
+_CRC_TABLE = _crc_table()
+
+
+def _masked_crc(data: bytes) -> bytes:
+    crc, table = 0xFFFFFFFF, _CRC_TABLE
+    for byte in data:
+        crc = table[(crc ^ byte) & 0xFF] ^ (crc >> 8)
+    crc ^= 0xFFFFFFFF
+    return struct.pack("<I", (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF)
+
+
+class TFRecordOptions:
+    """``tf.io.TFRecordOptions``: the compression (``""``, ``"GZIP"`` or ``"ZLIB"``) and its level."""
+
+    def __init__(self, compression_type=None, flush_mode=None, input_buffer_size=None, output_buffer_size=None,
+                 window_bits=None, compression_level=None, compression_method=None, mem_level=None,
+                 compression_strategy=None) -> None:
+        self.compression_type = _compression(compression_type)
+        self.compression_level = compression_level
+
+    @classmethod
+    def get_compression_type_string(cls, options) -> str:
+        return options.compression_type if isinstance(options, TFRecordOptions) else _compression(options)
+
+
+def _compression(kind) -> str:
+    name = (kind or "").upper() if isinstance(kind, str) or kind is None else None
+    if name not in ("", "GZIP", "ZLIB"):
+        raise ValueError(f"compression_type must be '', 'ZLIB' or 'GZIP', not {kind!r}")
+    return name
+
+
+class TFRecordWriter:
+    """``tf.io.TFRecordWriter(path, options=None)``: writes records in TF's framing (length, masked
+    CRC-32C of the length, data, masked CRC-32C of the data), plain, GZIP or ZLIB, which TF reads back.
+
+    The records go to a temporary file beside ``path`` that :meth:`close` (or leaving the ``with``
+    block) moves into place at once: processes started by ``migrate run -n N`` that each write the
+    same file never interleave their records, and a reader sees the whole file or none of it. So
+    nothing is at ``path`` before ``close``, where TF's file fills as it is written. The CRCs are
+    computed in Python (about 7 MB/s).
+    """
+
+    def __init__(self, path, options=None) -> None:
+        if isinstance(options, TFRecordOptions):
+            kind, level = options.compression_type, options.compression_level
+        else:
+            kind, level = _compression(options), None
+        self._path = os.fspath(path)
+        directory, base = os.path.split(self._path)
+        self._partial = os.path.join(directory, f".{base}.{os.getpid()}.{id(self):x}.partial")
+        self._file = open(self._partial, "wb")  # noqa: SIM115 - closed by close()
+        self._level = 6 if level is None or level < 0 else int(level)
+        self._stream = self._file
+        self._zlib = None
+        if kind == "GZIP":
+            self._stream = gzip.GzipFile(fileobj=self._file, mode="wb", compresslevel=self._level, mtime=0)
+        elif kind == "ZLIB":
+            self._zlib = zlib.compressobj(self._level)
+
+    def write(self, record) -> None:
+        """Append one record (``bytes``; a ``str`` is written as its UTF-8 bytes)."""
+        if self._file is None:
+            raise ValueError("Writer is closed.")
+        data = record.encode("utf-8") if isinstance(record, str) else bytes(record)
+        length = struct.pack("<Q", len(data))
+        frame = b"".join((length, _masked_crc(length), data, _masked_crc(data)))
+        self._stream.write(self._zlib.compress(frame) if self._zlib is not None else frame)
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._stream.flush()
+
+    def close(self) -> None:
+        """Finish the file and move it to ``path`` (a second call does nothing)."""
+        if self._file is None:
+            return
+        if self._zlib is not None:
+            self._file.write(self._zlib.flush())
+        if self._stream is not self._file:
+            self._stream.close()
+        self._file.close()
+        self._file = None
+        os.replace(self._partial, self._path)
+
+    def __enter__(self) -> "TFRecordWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self) -> None:  # TF's writer also finishes its file when it is collected
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - nothing can be reported from a finalizer
+            pass
 
 
 # -- tf.train.Example by its wire format ---------------------------------------------------------
@@ -185,6 +305,93 @@ class FixedLenFeature:
         return f"FixedLenFeature(shape={list(self.shape)}, dtype={self.dtype}, default_value={self.default_value!r})"
 
 
+class VarLenFeature:
+    """``tf.io.VarLenFeature(dtype)``: every value of the feature, however many, as a :class:`SparseTensor`."""
+
+    def __init__(self, dtype) -> None:
+        self.dtype = dtype
+        self.kind = _kind(dtype)
+
+    def __repr__(self) -> str:
+        return f"VarLenFeature(dtype={self.dtype})"
+
+
+class RaggedFeature:
+    """``tf.io.RaggedFeature(dtype, value_key=None)`` without ``partitions``: one example's values as a
+    1-D tensor (TF gives a ragged tensor only for a batch, which MindSpore has no counterpart for)."""
+
+    def __init__(self, dtype, value_key=None, partitions=(), row_splits_dtype=None, validate=False) -> None:
+        if partitions:
+            raise ValueError("RaggedFeature with partitions makes a nested ragged tensor, which MindSpore has no "
+                             "counterpart for; parse the values and row lengths as VarLenFeatures instead")
+        self.dtype = dtype
+        self.value_key = value_key
+        self.kind = _kind(dtype)
+
+    def __repr__(self) -> str:
+        return f"RaggedFeature(dtype={self.dtype}, value_key={self.value_key!r})"
+
+
+class SparseTensor:
+    """What ``tf.io.VarLenFeature`` parses to, as ``tf.sparse.SparseTensor``: ``indices`` (int64,
+    ``[n, rank]``), ``values`` (``[n]``) and ``dense_shape`` (int64, ``[rank]``). Numbers are MindSpore
+    tensors, bytes NumPy arrays; :func:`sparse_to_dense` gives the dense tensor."""
+
+    def __init__(self, indices, values, dense_shape) -> None:
+        self.indices = indices
+        self.values = values
+        self.dense_shape = dense_shape
+
+    @property
+    def shape(self) -> tuple:
+        return tuple(int(d) for d in _numpy(self.dense_shape))
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    def __repr__(self) -> str:
+        return f"SparseTensor(indices={self.indices!r}, values={self.values!r}, dense_shape={self.dense_shape!r})"
+
+
+def _numpy(value) -> np.ndarray:
+    return value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value)
+
+
+def _sparse(rows: list[np.ndarray], kind: str, batched: bool) -> SparseTensor:
+    """The SparseTensor of one example's values (``batched`` false) or of a batch's, as TF lays it out."""
+    counts = [len(row) for row in rows]
+    values = _array(kind, [v for row in rows for v in row.tolist()], (sum(counts),))
+    positions = np.concatenate([np.arange(n, dtype=np.int64) for n in counts]) if rows else np.zeros(0, np.int64)
+    if batched:
+        which = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
+        indices = np.stack([which, positions], axis=1).reshape(-1, 2)
+        dense_shape = np.array([len(rows), max(counts, default=0)], dtype=np.int64)
+    else:
+        indices = positions.reshape(-1, 1)
+        dense_shape = np.array([counts[0]], dtype=np.int64)
+    return SparseTensor(_tensor(indices), _tensor(values), _tensor(dense_shape))
+
+
+def sparse_to_dense(sp_input, default_value=None, validate_indices=True, name=None):
+    """``tf.sparse.to_dense``: the dense tensor, ``default_value`` (0, or ``b""`` for bytes) elsewhere."""
+    if not isinstance(sp_input, SparseTensor) and hasattr(sp_input, "to_dense"):  # a MindSpore COOTensor
+        return sp_input.to_dense()
+    if not isinstance(sp_input, SparseTensor):
+        raise TypeError(f"sparse_to_dense takes the SparseTensor a VarLenFeature parses to, not {type(sp_input).__name__}")
+    values = _numpy(sp_input.values)
+    if default_value is None:
+        default_value = b"" if values.dtype.kind == "O" else 0
+    dense = np.full(sp_input.shape, default_value, dtype=values.dtype)
+    indices = _numpy(sp_input.indices)
+    if validate_indices and len(indices) > 1:
+        flat = np.ravel_multi_index(indices.T, sp_input.shape)
+        if np.any(np.diff(flat) <= 0):
+            raise ValueError("indices are not in lexicographic order, or repeat: reorder them first")
+    dense[tuple(indices.T)] = values
+    return _tensor(dense)
+
+
 def _array(kind: str, values: list, shape: tuple) -> np.ndarray:
     if kind == "string":
         array = np.empty(len(values), dtype=object)
@@ -195,15 +402,25 @@ def _array(kind: str, values: list, shape: tuple) -> np.ndarray:
 
 
 def _parse_one(serialized, features: dict) -> dict[str, np.ndarray]:
+    """Each spec's values: in the spec's shape for a FixedLenFeature, as one row for the others."""
     data = _as_bytes(serialized)
     found = _features(data)
     out = {}
     for key, spec in features.items():
+        if not isinstance(spec, (FixedLenFeature, VarLenFeature, RaggedFeature)):
+            raise TypeError(f"feature {key!r}: FixedLenFeature, VarLenFeature and RaggedFeature specs are read "
+                            f"here, not {type(spec).__name__}")
+        got = found.get(key if getattr(spec, "value_key", None) is None else spec.value_key)
+        absent = got is None or (got[0] == "none" and not got[1])
         if not isinstance(spec, FixedLenFeature):
-            raise TypeError(f"feature {key!r}: only FixedLenFeature specs are read here, not {type(spec).__name__}")
+            if not absent and got[0] != "none" and got[0] != spec.kind:
+                raise ValueError(f"Feature: {key}. Data types don't match. Expected type: {spec.kind}, "
+                                 f"Actual type: {got[0]}")
+            values = [] if absent else got[1]
+            out[key] = _array(spec.kind, values, (len(values),))
+            continue
         size = int(np.prod(spec.shape)) if spec.shape else 1
-        got = found.get(key)
-        if got is None or (got[0] == "none" and not got[1]):
+        if absent:
             if spec.default_value is None:
                 raise ValueError(f"Feature: {key} (data type: {spec.kind}) is required but could not be found.")
             default = np.asarray(spec.default_value, dtype=object if spec.kind == "string" else None)
@@ -234,18 +451,32 @@ def _as_bytes(serialized) -> bytes:
 
 
 def parse_single_example(serialized, features, example_names=None, name=None) -> dict:
-    """``tf.io.parse_single_example``: one ``Example`` → ``{key: tensor}`` per spec."""
-    return {key: _tensor(value) for key, value in _parse_one(serialized, features).items()}
+    """``tf.io.parse_single_example``: one ``Example`` → ``{key: tensor}`` per spec (a
+    :class:`SparseTensor` for a ``VarLenFeature``)."""
+    out = {}
+    for key, value in _parse_one(serialized, features).items():
+        spec = features[key]
+        out[key] = _sparse([value], spec.kind, batched=False) if isinstance(spec, VarLenFeature) else _tensor(value)
+    return out
 
 
 def parse_example(serialized, features, example_names=None, name=None) -> dict:
-    """``tf.io.parse_example``: a vector of ``Example``s → ``{key: [batch, *shape] tensor}``."""
+    """``tf.io.parse_example``: a vector of ``Example``s → ``{key: [batch, *shape] tensor}`` (a batched
+    :class:`SparseTensor` for a ``VarLenFeature``)."""
+    ragged = [key for key, spec in features.items() if isinstance(spec, RaggedFeature)]
+    if ragged:
+        raise ValueError(f"parse_example: RaggedFeature {ragged[0]!r} makes a tf.RaggedTensor for a batch, which "
+                         "MindSpore has no counterpart for; use a VarLenFeature (a SparseTensor) or parse "
+                         "each example with parse_single_example")
     if hasattr(serialized, "asnumpy"):
         serialized = serialized.asnumpy()
     batch = [_parse_one(item, features) for item in np.asarray(serialized, dtype=object).reshape(-1)]
     out = {}
     for key, spec in features.items():
         parts = [row[key] for row in batch]
+        if isinstance(spec, VarLenFeature):
+            out[key] = _sparse(parts, spec.kind, batched=True)
+            continue
         stacked = np.stack(parts) if parts else _array(spec.kind, [], (0, *spec.shape))
         out[key] = _tensor(stacked)
     return out

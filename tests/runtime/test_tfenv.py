@@ -63,3 +63,91 @@ def test_tf_print_prints_what_tf_prints():
                                                  "T = ms.Tensor; PRINT = tfenv.tf_print"))
     assert tf.returncode == 0 and ours.returncode == 0, tf.stderr[-2000:] + ours.stderr[-2000:]
     assert ours.stdout == tf.stdout
+
+
+# tf.compat.v1.logging's functions, as a program calls them; the root logger is given a format that
+# shows each record's level, file name and line, so the caller's place is compared too.
+V1_LOGGING = """
+import logging, sys
+logging.basicConfig(stream=sys.stdout, format="%(levelname)s|%(filename)s|%(lineno)d|%(message)s")
+{setup}
+L.info("hidden at the default level %d", 1)
+L.warning("warned %s", "once")
+L.warn("warned again")
+L.set_verbosity(L.INFO)
+print("verbosity", L.get_verbosity(), L.DEBUG, L.INFO, L.WARN, L.ERROR, L.FATAL)
+L.info("step %d: loss %.4f", 3, 0.25)
+L.error("bad %r", "thing")
+L.fatal("fatal, and carries on")
+L.log(L.INFO, "logged at %s", "INFO")
+L.vlog(L.WARN, "vlogged")
+L.log_if(L.INFO, "only if true", False)
+L.log_if(L.INFO, "only if true", True)
+for i in range(5):
+    L.log_every_n(L.INFO, "every 2nd: %d", 2, i)
+    L.log_first_n(L.INFO, "first 2: %d", 2, i)
+L.TaskLevelStatusMessage("status")
+L.set_verbosity(L.ERROR)
+L.warning("hidden again")
+try:
+    L.flush()
+except NotImplementedError:
+    print("flush: NotImplementedError")
+"""
+
+
+def test_v1_logging_writes_what_tfs_writes():
+    tf = run_python("-c", V1_LOGGING.format(setup="import os; os.environ['TF_CPP_MIN_LOG_LEVEL'] = '3'\n"
+                                                  "from tensorflow.compat.v1 import logging as L"), timeout=120)
+    ours = run_python("-c", V1_LOGGING.format(setup="import os\nfrom migrate.runtime import tflogging as L"))
+    assert tf.returncode == ours.returncode == 0, tf.stderr + ours.stderr
+    # TF's FATAL record names TF's own file (its caller lookup counts one frame short there); ours the caller's.
+    assert "CRITICAL|<string>|13|fatal, and carries on" in ours.stdout.splitlines()
+    assert [line for line in ours.stdout.splitlines() if not line.startswith("CRITICAL")] == \
+           [line for line in tf.stdout.splitlines() if not line.startswith("CRITICAL")]
+    assert "INFO|<string>|11|step 3: loss 0.2500" in ours.stdout.splitlines()
+
+
+# log_every_n / log_first_n count per place as TF does: called from a module of their own, by two lines
+# of a script.
+COUNTED = """
+import os, sys
+sys.path.insert(0, {folder!r})
+{setup}
+import counted
+for i in range(5):
+    counted.every(L, i)
+    counted.first(L, i)
+for i in range(3):
+    counted.every(L, 10 + i)
+"""
+
+
+def test_v1_logging_counts_per_place_as_tf(tmp_path):
+    (tmp_path / "counted.py").write_text(
+        "def every(L, i):\n    L.log_every_n(L.WARN, 'every 2nd: %d', 2, i)\n\n\n"
+        "def first(L, i):\n    L.log_first_n(L.WARN, 'first 2: %d', 2, i)\n")
+    runs = [run_python("-c", COUNTED.format(folder=str(tmp_path), setup=setup), timeout=120) for setup in (
+        "os.environ['TF_CPP_MIN_LOG_LEVEL'] = '3'\nfrom tensorflow.compat.v1 import logging as L",
+        "from migrate.runtime import tflogging as L")]
+    lines = [[line for line in run.stderr.splitlines() if line.startswith("WARNING:tensorflow:")] for run in runs]
+    assert lines[0] == lines[1] != []
+
+
+def test_tf_version_is_the_release_the_runtime_reproduces():
+    tf = pytest.importorskip("tensorflow")
+    from migrate.runtime import tfenv
+
+    assert tfenv.TF_VERSION.split(".")[:2] == tf.__version__.split(".")[:2]
+
+
+def test_device_lists_are_tfs_on_this_cpu_machine():
+    tf = pytest.importorskip("tensorflow")
+    from migrate.runtime import tfenv
+
+    for device_type in (None, "CPU", "GPU", "cpu", "TPU"):
+        assert tfenv.list_physical_devices(device_type) == tf.config.list_physical_devices(device_type)
+        assert tfenv.list_logical_devices(device_type) == tf.config.list_logical_devices(device_type)
+        assert tfenv.get_visible_devices(device_type) == tf.config.get_visible_devices(device_type)
+    assert repr(tfenv.list_physical_devices()) == repr(tf.config.list_physical_devices())
+    assert tfenv.list_physical_devices()[0].device_type == "CPU"

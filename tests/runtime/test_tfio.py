@@ -105,3 +105,163 @@ def test_what_tf_refuses_is_refused(files):
         tfio.parse_single_example(record, {"label": tfio.FixedLenFeature([2], ms.float32)})
     with pytest.raises(ValueError, match="not PNG"):
         tfio.decode_png(tf.io.encode_jpeg(np.zeros((2, 2, 3), np.uint8)).numpy())
+
+
+# -- writing: tf.train.Example's messages and TFRecordWriter -------------------------------------------
+
+def example(module, i):
+    """The same Example built from TF's classes or tfio's."""
+    return module.Example(features=module.Features(feature={
+        "ids": module.Feature(int64_list=module.Int64List(value=list(range(-1, i)))),
+        "score": module.Feature(float_list=module.FloatList(value=np.linspace(0, 1, i + 1) / 3)),
+        "tags": module.Feature(bytes_list=module.BytesList(value=[f"t{j}é".encode() for j in range(i % 3)])),
+        "empty": module.Feature(bytes_list=module.BytesList()),
+        "unset": module.Feature(),
+    }))
+
+
+def test_example_messages_are_tfs_byte_for_byte():
+    for i in range(4):
+        ours, theirs = example(tfio, i), example(tf.train, i)
+        assert ours.SerializeToString() == theirs.SerializeToString()
+        assert ours.SerializeToString(deterministic=True) == theirs.SerializeToString(deterministic=True)
+        assert str(ours) == str(theirs)
+        assert tfio.Example.FromString(theirs.SerializeToString()) == ours
+        parsed = tfio.Example()
+        parsed.ParseFromString(theirs.SerializeToString())
+        assert parsed.features.feature["ids"].int64_list.value == list(range(-1, i))
+        assert parsed.features.feature["tags"].WhichOneof("kind") == "bytes_list"
+        assert parsed.features.feature["unset"].WhichOneof("kind") is None
+    context = {"n": tf.train.Feature(int64_list=tf.train.Int64List(value=[3]))}
+    steps = [tf.train.Feature(float_list=tf.train.FloatList(value=[1.0, 2.5]))] * 2
+    theirs = tf.train.SequenceExample(context=tf.train.Features(feature=context), feature_lists=tf.train.FeatureLists(
+        feature_list={"steps": tf.train.FeatureList(feature=steps)}))
+    ours = tfio.SequenceExample.FromString(theirs.SerializeToString())
+    assert ours.SerializeToString() == theirs.SerializeToString() and str(ours) == str(theirs)
+
+
+def test_example_fields_refuse_what_tfs_refuse():
+    for module in (tf.train, tfio):
+        with pytest.raises(TypeError, match="expected bytes, str found"):
+            module.BytesList(value=["text"])
+        with pytest.raises(TypeError):
+            module.Int64List(value=[1.5])
+
+
+@pytest.mark.parametrize("options", [None, "", "GZIP", "ZLIB", "tfrecordoptions"])
+def test_written_records_read_back_by_tf(tmp_path, options):
+    path = tmp_path / "out.tfrecord"
+    ours_options = tfio.TFRecordOptions(compression_type="GZIP", compression_level=9) \
+        if options == "tfrecordoptions" else options
+    tf_options = "GZIP" if options == "tfrecordoptions" else options
+    records = [example(tfio, i).SerializeToString() for i in range(6)] + [b"", "plain text"]
+    with tfio.TFRecordWriter(str(path), options=ours_options) as writer:
+        for record in records:
+            writer.write(record)
+        assert not path.exists()  # moved into place whole, at close
+    assert [r.numpy() for r in tf.data.TFRecordDataset(str(path), compression_type=tf_options)] == [
+        r if isinstance(r, bytes) else r.encode() for r in records]
+    if not options:
+        with tf.io.TFRecordWriter(str(tmp_path / "tf.tfrecord")) as writer:
+            for record in records:
+                writer.write(record)
+        assert path.read_bytes() == (tmp_path / "tf.tfrecord").read_bytes()
+    assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
+
+
+def test_writer_errors_and_close(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        tfio.TFRecordWriter(str(tmp_path / "absent" / "x.tfrecord"))
+    with pytest.raises(ValueError, match="compression_type"):
+        tfio.TFRecordWriter(str(tmp_path / "x.tfrecord"), options="LZ4")
+    writer = tfio.TFRecordWriter(tmp_path / "x.tfrecord")
+    writer.write(b"a")
+    writer.flush()
+    writer.close()
+    writer.close()
+    with pytest.raises(ValueError, match="closed"):
+        writer.write(b"b")
+    assert [r.numpy() for r in tf.data.TFRecordDataset(str(tmp_path / "x.tfrecord"))] == [b"a"]
+
+
+# -- VarLenFeature, RaggedFeature and sparse_to_dense --------------------------------------------------
+
+def _var_len_spec(module, dtypes):
+    return {"ids": module.VarLenFeature(dtypes["int64"]), "score": module.VarLenFeature(dtypes["float32"]),
+            "tags": module.VarLenFeature(dtypes["string"]), "absent": module.VarLenFeature(dtypes["float32"])}
+
+
+VAR_TF = _var_len_spec(tf.io, {"float32": tf.float32, "int64": tf.int64, "string": tf.string})
+VAR_OURS = _var_len_spec(tfio, {"float32": ms.float32, "int64": ms.int64, "string": tfio.string})
+
+
+def assert_same_sparse(theirs, ours):
+    for part in ("indices", "values", "dense_shape"):
+        a, b = getattr(theirs, part).numpy(), getattr(ours, part)
+        b = b.asnumpy() if hasattr(b, "asnumpy") else np.asarray(b)
+        assert a.shape == b.shape and (a.dtype == b.dtype or a.dtype.kind in "OS"), part
+        np.testing.assert_array_equal(a, b)
+
+
+def test_var_len_features_parse_to_tfs_sparse_tensors():
+    records = [example(tf.train, i).SerializeToString() for i in range(4)]
+    for record in records:
+        theirs, ours = tf.io.parse_single_example(record, VAR_TF), tfio.parse_single_example(record, VAR_OURS)
+        for key in VAR_TF:
+            assert_same_sparse(theirs[key], ours[key])
+            default = b"?" if key == "tags" else 7
+            np.testing.assert_array_equal(tf.sparse.to_dense(theirs[key], default_value=default).numpy(),
+                                          np.asarray(_np(tfio.sparse_to_dense(ours[key], default_value=default))))
+    theirs, ours = tf.io.parse_example(records, VAR_TF), tfio.parse_example(records, VAR_OURS)
+    for key in VAR_TF:
+        assert_same_sparse(theirs[key], ours[key])
+        np.testing.assert_array_equal(tf.sparse.to_dense(theirs[key]).numpy(),
+                                      np.asarray(_np(tfio.sparse_to_dense(ours[key]))))
+    assert ours["ids"].shape == tuple(theirs["ids"].dense_shape.numpy())
+
+
+def _np(value):
+    return value.asnumpy() if hasattr(value, "asnumpy") else value
+
+
+def test_var_len_features_in_a_pipeline(tmp_path):
+    path = str(tmp_path / "v.tfrecord")
+    with tfio.TFRecordWriter(path) as writer:
+        for i in range(5):
+            writer.write(example(tfio, i).SerializeToString())
+
+    def parse(module, spec):
+        def fn(record):
+            p = module.parse_single_example(record, spec)
+            dense = module.sparse_to_dense if module is tfio else tf.sparse.to_dense
+            return dense(p["ids"]), p["score"].values
+        return fn
+
+    assert_same(tf.data.TFRecordDataset(path).map(parse(tf.io, VAR_TF)),
+                tfdata.TFRecordDataset(path).map(parse(tfio, VAR_OURS)))
+
+
+def test_ragged_features_of_one_example():
+    spec_tf = {"ids": tf.io.RaggedFeature(tf.int64), "x": tf.io.RaggedFeature(tf.float32, value_key="score"),
+               "none": tf.io.RaggedFeature(tf.string)}
+    spec_ours = {"ids": tfio.RaggedFeature(ms.int64), "x": tfio.RaggedFeature(ms.float32, value_key="score"),
+                 "none": tfio.RaggedFeature(tfio.string)}
+    for i in range(3):
+        record = example(tf.train, i).SerializeToString()
+        theirs, ours = tf.io.parse_single_example(record, spec_tf), tfio.parse_single_example(record, spec_ours)
+        for key in spec_tf:
+            a, b = theirs[key].numpy(), np.asarray(_np(ours[key]))
+            assert a.shape == b.shape
+            np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="RaggedTensor for a batch"):
+        tfio.parse_example([record], spec_ours)
+    with pytest.raises(ValueError, match="partitions"):
+        tfio.RaggedFeature(ms.int64, partitions=[("row_lengths", "n")])
+
+
+def test_var_len_type_mismatch_is_tfs_error():
+    record = example(tf.train, 2).SerializeToString()
+    with pytest.raises(tf.errors.InvalidArgumentError, match="Data types don't match"):
+        tf.io.parse_single_example(record, {"ids": tf.io.VarLenFeature(tf.float32)})
+    with pytest.raises(ValueError, match="Data types don't match"):
+        tfio.parse_single_example(record, {"ids": tfio.VarLenFeature(ms.float32)})

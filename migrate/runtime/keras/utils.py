@@ -1,8 +1,23 @@
-"""`tf.keras.utils`: seeding, one-hot labels, and small helpers."""
+"""`tf.keras.utils`: seeding, one-hot labels, downloads to Keras's cache, and small helpers."""
 
 from __future__ import annotations
 
+import hashlib
+import os
 import random
+import shutil
+import tarfile
+import tempfile
+import urllib.error
+import urllib.parse
+import urllib.request
+import warnings
+import zipfile
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no lock between processes
+    fcntl = None
 
 import numpy as np
 
@@ -74,3 +89,157 @@ def get_registered_object(name: str, custom_objects=None, module_objects=None):
         if table and name in table:
             return table[name]
     return None
+
+
+# --- get_file: Keras's download cache, one download per machine -------------------------------------
+
+def _keras_home() -> str:
+    if "KERAS_HOME" in os.environ:
+        return os.environ["KERAS_HOME"]
+    base = os.path.expanduser("~")
+    return os.path.join(base if os.access(base, os.W_OK) else "/tmp", ".keras")
+
+
+def _hasher(algorithm: str, file_hash):
+    if algorithm == "sha256" or (algorithm == "auto" and file_hash is not None and len(file_hash) == 64):
+        return hashlib.sha256()
+    return hashlib.md5()  # Keras's legacy default
+
+
+def _valid(path: str, file_hash, algorithm: str) -> bool:
+    hasher = _hasher(algorithm, file_hash)
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(65535), b""):
+            hasher.update(chunk)
+    return hasher.hexdigest() == str(file_hash)
+
+
+def _inside(base: str, relative: str) -> bool:
+    path = os.path.realpath(os.path.join(base, relative))
+    try:
+        return os.path.commonpath([path, base]) == base
+    except ValueError:
+        return False
+
+
+def _safe_members(archive, base: str):
+    """Keras's filter: members (and link targets) that stay inside the extraction directory."""
+    base = os.path.realpath(base)
+    for member in archive.infolist() if isinstance(archive, zipfile.ZipFile) else archive:
+        name = member.filename if isinstance(archive, zipfile.ZipFile) else member.name
+        ok = _inside(base, name)
+        if ok and not isinstance(archive, zipfile.ZipFile) and (member.issym() or member.islnk()):
+            target = member.linkname if member.islnk() else os.path.join(os.path.dirname(name), member.linkname)
+            ok = _inside(base, target)
+        if ok:
+            yield member
+        else:
+            warnings.warn(f"Skipping invalid path during archive extraction: '{name}'.", stacklevel=2)
+
+
+def _extract(path: str, into: str, archive_format) -> bool:
+    """Keras's ``extract_archive``: the first of ``archive_format``'s kinds the file is, extracted."""
+    if archive_format is None:
+        return False
+    kinds = ["tar", "zip"] if archive_format == "auto" else (
+        [archive_format] if isinstance(archive_format, str) else list(archive_format))
+    for kind in kinds:
+        if kind not in ("tar", "zip"):
+            raise NotImplementedError(kind)
+        if not (tarfile.is_tarfile(path) if kind == "tar" else zipfile.is_zipfile(path)):
+            continue
+        with (tarfile.open(path) if kind == "tar" else zipfile.ZipFile(path)) as archive:
+            try:
+                extra = {"filter": "data"} if kind == "tar" and hasattr(tarfile, "data_filter") else {}
+                archive.extractall(into, members=_safe_members(archive, into), **extra)
+            except (tarfile.TarError, RuntimeError, KeyboardInterrupt):
+                if os.path.isfile(into):
+                    os.remove(into)
+                elif os.path.exists(into):
+                    shutil.rmtree(into)
+                raise
+        return True
+    return False
+
+
+def _download(origin: str, target: str) -> None:
+    print(f"Downloading data from {origin}", flush=True)
+    partial = f"{target}.{os.getpid()}.partial"
+    try:
+        try:
+            urllib.request.urlretrieve(origin, partial)
+        except urllib.error.HTTPError as e:
+            raise Exception(f"URL fetch failure on {origin}: {e.code} -- {e.msg}") from e  # Keras's text
+        except urllib.error.URLError as e:
+            raise Exception(f"URL fetch failure on {origin}: {e.errno} -- {e.reason}") from e
+        os.replace(partial, target)
+    finally:
+        if os.path.exists(partial):
+            os.remove(partial)
+
+
+def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None, cache_subdir="datasets",
+             hash_algorithm="auto", extract=False, archive_format="auto", cache_dir=None, force_download=False):
+    """``keras.utils.get_file``: Keras 3's cache rules, paths and messages, and one download per machine.
+
+    The file lands where Keras puts it (``~/.keras/datasets/<fname>``, ``$KERAS_HOME``,
+    ``cache_dir``/``cache_subdir``; an archive extracted beside it under Keras's names), a cached
+    file is checked against ``file_hash`` (sha256, or md5 for 32 hex digits) and downloaded again
+    when it differs, and a downloaded one that differs is an error. Processes that ask for the
+    same file at once (``migrate run -n N``) take turns on a lock file beside it, so one downloads
+    and the others find it in the cache; the download goes to a temporary name first, so a
+    killed download never leaves a partial file under the cached name.
+    """
+    if origin is None:
+        raise ValueError('Please specify the "origin" argument (URL of the file to download).')
+    if md5_hash is not None and file_hash is None:
+        file_hash, hash_algorithm = md5_hash, "md5"
+    if cache_dir is None:
+        cache_dir = _keras_home()
+        try:  # Keras makes its home when it is imported
+            os.makedirs(cache_dir, exist_ok=True)
+        except OSError:
+            pass
+    base = os.path.expanduser(cache_dir)
+    if not os.access(base, os.W_OK):
+        base = os.path.join("/tmp" if os.path.isdir("/tmp") else tempfile.gettempdir(), ".keras")
+    datadir = os.path.join(base, cache_subdir)
+    os.makedirs(datadir, exist_ok=True)
+    provided = fname
+    fname = os.fspath(fname) if isinstance(fname, os.PathLike) else fname
+    if not fname:
+        fname = os.path.basename(urllib.parse.urlsplit(origin).path)
+        if not fname:
+            raise ValueError(f"Can't parse the file name from the origin provided: '{origin}'."
+                             "Please specify the `fname` argument.")
+    elif os.sep in fname:
+        raise ValueError("Paths are no longer accepted as the `fname` argument. To specify the file's parent "
+                         f"directory, use the `cache_dir` argument. Received: fname={fname}")
+    if extract or untar:
+        if provided and "." in fname:
+            target = os.path.join(datadir, fname)
+            extraction = os.path.join(datadir, f"{fname[:fname.find('.')]}_extracted")
+        else:
+            extraction = os.path.join(datadir, fname)
+            target = os.path.join(datadir, f"{fname}_archive")
+    else:
+        target = os.path.join(datadir, fname)
+
+    with open(f"{target}.lock", "a") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        download = force_download or not os.path.exists(target)
+        if not download and file_hash is not None and not _valid(target, file_hash, hash_algorithm):
+            print(f"A local file was found, but it seems to be incomplete or outdated because the {hash_algorithm} "
+                  f"file hash does not match the original value of {file_hash} so we will re-download the data.")
+            download = True
+        if download:
+            _download(origin, target)
+            if file_hash is not None and not _valid(target, file_hash, hash_algorithm):
+                raise ValueError(f"Incomplete or corrupted file detected. The {hash_algorithm} file hash does not "
+                                 f"match the provided value of {file_hash}.")
+        if not (extract or untar):
+            return target
+        if not _extract(target, extraction, "tar" if untar else archive_format):
+            warnings.warn("Could not extract archive.", stacklevel=2)
+        return extraction

@@ -1,0 +1,104 @@
+"""``tf.compat.v1.logging`` (TF 1's ``tf.logging``) for a converted program, without TensorFlow.
+
+TF's module is a thin layer over Python's ``logging`` logger named ``"tensorflow"``
+(:func:`migrate.runtime.tfenv.get_logger`, with TF's handler): ``info``/``warning``/...
+log through it, ``set_verbosity`` sets its level, and the level constants are Python's.
+The functions here do the same, so what a program logs this way appears as it did, with
+the caller's file and line in each record (for ``fatal`` too, where TF's names its own
+file). ``log_every_n``/``log_first_n`` count per place as TF's do, which in a one-file script
+means one count shared by all of them.
+"""
+
+from __future__ import annotations
+
+import logging as _logging
+import sys as _sys
+
+from .tfenv import get_logger
+
+DEBUG = _logging.DEBUG
+INFO = _logging.INFO
+WARN = _logging.WARN
+ERROR = _logging.ERROR
+FATAL = _logging.FATAL
+
+_counts: dict[tuple[str, int], int] = {}
+
+
+def log(level, msg, *args, **kwargs) -> None:
+    kwargs.setdefault("stacklevel", 2)
+    get_logger().log(level, msg, *args, **kwargs)
+
+
+def debug(msg, *args, **kwargs) -> None:
+    log(DEBUG, msg, *args, stacklevel=3, **kwargs)
+
+
+def info(msg, *args, **kwargs) -> None:
+    log(INFO, msg, *args, stacklevel=3, **kwargs)
+
+
+def warning(msg, *args, **kwargs) -> None:
+    log(WARN, msg, *args, stacklevel=3, **kwargs)
+
+
+warn = warning
+
+
+def error(msg, *args, **kwargs) -> None:
+    log(ERROR, msg, *args, stacklevel=3, **kwargs)
+
+
+def fatal(msg, *args, **kwargs) -> None:
+    """Logs at FATAL (CRITICAL) and carries on, as TF's does."""
+    log(FATAL, msg, *args, stacklevel=3, **kwargs)
+
+
+def vlog(level, msg, *args, **kwargs) -> None:
+    log(level, msg, *args, stacklevel=3, **kwargs)
+
+
+def TaskLevelStatusMessage(msg) -> None:  # noqa: N802 - TF's name
+    log(ERROR, msg, stacklevel=3)
+
+
+def flush() -> None:
+    raise NotImplementedError()  # as TF's
+
+
+def _next_count() -> int:
+    """How many times this place has logged this way before. TF's place (its ``_GetFileAndLine``)
+    is the nearest frame, going outwards from the caller, in another file than the caller's;
+    with none, one place for all: so every call in a one-file script shares one count."""
+    caller = _sys._getframe(2)
+    frame = caller.f_back
+    while frame is not None and frame.f_code.co_filename == caller.f_code.co_filename:
+        frame = frame.f_back
+    token = (frame.f_code.co_filename, frame.f_lineno) if frame is not None else ("<unknown>", 0)
+    _counts[token] = _counts.get(token, -1) + 1
+    return _counts[token]
+
+
+def log_if(level, msg, condition, *args) -> None:
+    if condition:
+        log(level, msg, *args, stacklevel=3)
+
+
+def log_every_n(level, msg, n, *args) -> None:
+    """The 1st, (n+1)th, (2n+1)th ... call from one line logs."""
+    if not _next_count() % n:
+        log(level, msg, *args, stacklevel=3)
+
+
+def log_first_n(level, msg, n, *args) -> None:
+    """The first ``n`` calls from one line log."""
+    if _next_count() < n:
+        log(level, msg, *args, stacklevel=3)
+
+
+def get_verbosity() -> int:
+    return get_logger().getEffectiveLevel()
+
+
+def set_verbosity(v) -> None:
+    get_logger().setLevel(v)
