@@ -43,6 +43,8 @@ INPUTS = {
     "labels3": RNG.integers(0, 4, size=(2, 3)).astype(np.int32),
     "probs": np.array([[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]], dtype=np.float32),
     "col": RNG.normal(size=(3, 1, 4)).astype(np.float32),
+    "img": RNG.integers(0, 256, size=(2, 5, 6, 3)).astype(np.uint8),
+    "imgf": RNG.uniform(size=(5, 6, 3)).astype(np.float32),
 }
 
 # name: TF expression (inputs are tensors bound to the names in INPUTS)
@@ -289,6 +291,47 @@ CASES = {
     "sparse_ce": "tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=big)",
     "sparse_ce_int64": "tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels64, logits=f)",
     "sparse_ce_3d": "tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels3, logits=b3)",
+    # TFM254 norm
+    "norm_default": "tf.norm(f)",
+    "norm_axis_keep": "tf.norm(b3, axis=-1, keepdims=True)",
+    "norm_fro_pair": "tf.norm(b3, ord='fro', axis=[1, 2])",
+    "norm_1_vector": "tf.norm(f, ord=1, axis=1)",
+    "norm_inf_vector": "tf.norm(f, ord=np.inf, axis=0)",
+    "norm_inf_all": "tf.norm(f, ord=np.inf)",
+    "norm_1_matrix": "tf.norm(b3, ord=1, axis=(1, 2))",
+    "norm_inf_matrix_keep": "tf.norm(b3, ord=np.inf, axis=(1, 2), keepdims=True)",
+    "norm_p3": "tf.norm(f, ord=3)",
+    "linalg_norm": "tf.linalg.norm(f, axis=1)",
+    # TFM255 boolean_mask, count_nonzero
+    "boolean_mask_full": "tf.boolean_mask(f, m)",
+    "boolean_mask_rows": "tf.boolean_mask(f, f[:, 0] > 0)",
+    "boolean_mask_axis": "tf.boolean_mask(b3, m[0, :3], axis=1)",
+    "count_nonzero_all": "tf.math.count_nonzero(i)",
+    "count_nonzero_axis_keep": "tf.math.count_nonzero(i, axis=1, keepdims=True)",
+    "count_nonzero_bool": "tf.math.count_nonzero(m, 0)",
+    "count_nonzero_dtype": "tf.math.count_nonzero(f > 0, dtype=tf.int32)",
+    # TFM256, TFM257 leaky_relu, l2_loss
+    "leaky_relu_default": "tf.nn.leaky_relu(f)",
+    "leaky_relu_alpha": "tf.nn.leaky_relu(f, alpha=0.05)",
+    "l2_loss": "tf.nn.l2_loss(b3)",
+    # TFM258 size, rank
+    "size": "tf.size(b3)",
+    "size_int64": "tf.size(f, out_type=tf.int64)",
+    "rank": "tf.rank(b3)",
+    # TFM259 image geometry
+    "flip_left_right": "tf.image.flip_left_right(img)",
+    "flip_up_down": "tf.image.flip_up_down(imgf)",
+    "crop_to_bounding_box": "tf.image.crop_to_bounding_box(img, 1, 2, 3, 3)",
+    "pad_to_bounding_box": "tf.image.pad_to_bounding_box(imgf, 1, 2, 8, 9)",
+    "resize_with_crop_or_pad_crop": "tf.image.resize_with_crop_or_pad(imgf, 2, 3)",
+    "resize_with_crop_or_pad_pad": "tf.image.resize_with_crop_or_pad(img, 8, 9)",
+    "resize_with_crop_or_pad_both": "tf.image.resize_with_crop_or_pad(img, 2, 9)",
+    "rgb_to_grayscale_uint8": "tf.image.rgb_to_grayscale(img)",
+    "rgb_to_grayscale_float": "tf.image.rgb_to_grayscale(imgf)",
+    # TFM260 numpy_function, py_function
+    "numpy_function": "tf.numpy_function(lambda a: a * 2 + 1, [f], tf.float32)",
+    "numpy_function_list": "tf.numpy_function(lambda a, b: (a + b, (a > 0).astype(np.int32)), [f, g], [tf.float32, tf.int32])[1]",
+    "py_function": "tf.py_function(lambda a: a * 3, [f], tf.float32)",
 }
 
 # Differences the rules' notes state: case → (TF dtype, MindSpore dtype).

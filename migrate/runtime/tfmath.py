@@ -1,4 +1,5 @@
-"""TF's norm clipping and split, pad, resize, and eager control flow (while_loop, case), on MindSpore tensors.
+"""TF's norm clipping and split, pad, resize, norms, masks, image geometry, Python calls and eager
+control flow (while_loop, case), on MindSpore tensors.
 
 MindSpore's ``ops.clip_by_norm`` divides by ``norm + 1e-6`` and clips the norm of all its
 inputs together; TF's ``clip_by_norm`` clips one tensor (over ``axes``) by
@@ -296,3 +297,221 @@ def divide_no_nan(x, y, name=None):
 
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])  # TF's result of top_k
+
+
+# --- norms, masks, counts, sizes -------------------------------------------------------------------
+
+def _axes(axis, ndim: int):
+    if axis is None:
+        return None
+    if isinstance(axis, (list, tuple)):
+        return tuple(int(a) % ndim for a in axis)
+    return int(axis) % ndim
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002 - TF's parameter names
+    """``tf.norm``: a vector norm over ``axis`` (all of the tensor when None) or a matrix norm over a
+    pair of axes, with TF's formulas: ``"euclidean"`` (``"fro"`` for a matrix, 2 for a vector) is
+    ``sqrt(sum(x * x))`` (a zero tensor's gradient is NaN, as TF's), 1 and ``inf`` the absolute sum
+    and maximum (for a matrix, the largest column and row sums), another ``p > 0``
+    ``sum(|x|**p)**(1/p)``. A matrix's spectral norm (``ord=2`` over two axes) is not provided."""
+    import numpy as np
+
+    ops = _ops()
+    x = _tensor(tensor)
+    keep = bool(keepdims)
+    axes = _axes(axis, x.ndim)
+    matrix = isinstance(axes, tuple) and len(axes) == 2
+    if isinstance(axes, tuple) and len(axes) not in (1, 2):
+        raise ValueError(f"'axis' must be None, an integer, or a tuple of 2 unique integers, got {axis}")
+    if isinstance(axes, tuple) and len(axes) == 1:
+        axes = axes[0]
+    if ord in ("euclidean", "fro") or (ord == 2 and not matrix):
+        if ord == "fro" and not matrix:
+            raise ValueError(f"'ord' must be a supported vector norm, got {ord}")
+        return ops.sqrt(ops.sum(x * x, dim=axes, keepdim=keep))
+    if matrix:
+        rows, cols = axes
+        if ord == 1:
+            sums = ops.sum(ops.abs(x), dim=rows, keepdim=True)
+            return _squeezed(ops.amax(sums, axis=cols, keepdims=True), axes, keep)
+        if ord == np.inf:
+            sums = ops.sum(ops.abs(x), dim=cols, keepdim=True)
+            return _squeezed(ops.amax(sums, axis=rows, keepdims=True), axes, keep)
+        # (TF also takes 2 here, the spectral norm, through an SVD: not provided)
+        raise ValueError(f"'ord' must be a supported matrix norm in ['euclidean', 'fro', 1, inf], got {ord}")
+    if ord == 1:
+        return ops.sum(ops.abs(x), dim=axes, keepdim=keep)
+    if ord == np.inf:
+        return ops.amax(ops.abs(x), axis=axes if axes is not None else (), keepdims=keep)
+    if isinstance(ord, (int, float)) and ord > 0:
+        return ops.pow(ops.sum(ops.pow(ops.abs(x), float(ord)), dim=axes, keepdim=keep), 1.0 / float(ord))
+    raise ValueError(f"'ord' must be a supported vector norm, got {ord}")
+
+
+def _squeezed(value, axes, keep):
+    return value if keep else _ops().squeeze(value, tuple(axes))
+
+
+def boolean_mask(tensor, mask, axis=None, name=None):
+    """``tf.boolean_mask``: the entries of ``tensor`` where ``mask`` (matching ``tensor``'s dimensions from
+    ``axis``, 0 by default) is True, those dimensions flattened into one. A gather: gradients flow."""
+    import mindspore as ms
+    import numpy as np
+
+    x = _tensor(tensor)
+    m = np.asarray(mask.asnumpy() if hasattr(mask, "asnumpy") else mask)
+    if m.dtype != np.bool_:
+        m = m.astype(bool)
+    start = 0 if axis is None else int(axis) % x.ndim
+    k = m.ndim
+    if k == 0:
+        raise ValueError("mask cannot be scalar.")
+    shape = tuple(x.shape)
+    if shape[start:start + k] != m.shape:
+        raise ValueError(f"Shapes {shape[start:start + k]} and {m.shape} are incompatible")
+    flat = x.reshape(shape[:start] + (int(np.prod(m.shape)),) + shape[start + k:])
+    picked = ms.Tensor(np.flatnonzero(m.reshape(-1)).astype(np.int32))
+    return _ops().gather(flat, picked, start)
+
+
+def count_nonzero(input, axis=None, keepdims=None, dtype=None, name=None):  # noqa: A002 - TF's parameter names
+    """``tf.math.count_nonzero``: how many entries differ from zero, as ``dtype`` (int64 by default)."""
+    import mindspore as ms
+
+    x = _tensor(input)
+    counted = _ops().not_equal(x, _tensor(0, x)).astype(ms.int64)
+    total = _ops().sum(counted, dim=_axes(axis, x.ndim), keepdim=bool(keepdims))  # (MindSpore sums ints as int64)
+    return total.astype(dtype) if dtype is not None and dtype != ms.int64 else total
+
+
+def size(input, out_type=None, name=None):  # noqa: A002 - TF's parameter names
+    """``tf.size``: the number of elements, as a scalar tensor (int32 unless ``out_type``)."""
+    import mindspore as ms
+    import numpy as np
+
+    shape = input.shape if hasattr(input, "shape") else np.shape(input)
+    return ms.Tensor(int(np.prod(shape)), out_type if out_type is not None else ms.int32)
+
+
+def rank(input, name=None):  # noqa: A002 - TF's parameter names
+    """``tf.rank``: the number of dimensions, as an int32 scalar tensor."""
+    import mindspore as ms
+    import numpy as np
+
+    return ms.Tensor(len(input.shape if hasattr(input, "shape") else np.shape(input)), ms.int32)
+
+
+# --- images: flips, crops, pads, grayscale ------------------------------------------------------------
+
+def flip_left_right(image):
+    """``tf.image.flip_left_right``: the width axis reversed (``[..., height, width, channels]``)."""
+    return _ops().flip(_tensor(image), (-2,))
+
+
+def flip_up_down(image):
+    """``tf.image.flip_up_down``: the height axis reversed."""
+    return _ops().flip(_tensor(image), (-3,))
+
+
+def rgb_to_grayscale(images, name=None):
+    """``tf.image.rgb_to_grayscale``: TF's weights (0.2989, 0.5870, 0.1140) on the image as float32 in
+    [0, 1], converted back to the input's dtype as TF converts it; the channel axis kept (size 1)."""
+    import mindspore as ms
+    import numpy as np
+
+    x = _tensor(images)
+    floats = convert_image_dtype(x, ms.float32)
+    weights = ms.Tensor(np.array([0.2989, 0.5870, 0.1140], np.float32))
+    gray = _ops().sum(floats * weights, dim=-1, keepdim=True)
+    return convert_image_dtype(gray, x.dtype)
+
+
+def _hw(image):
+    x = _tensor(image)
+    if x.ndim not in (3, 4):
+        raise ValueError(f"'image' (shape {tuple(x.shape)}) must have either 3 or 4 dimensions.")
+    return x, int(x.shape[-3]), int(x.shape[-2])
+
+
+def crop_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """``tf.image.crop_to_bounding_box``: rows ``offset_height:+target_height``, columns likewise, with TF's checks."""
+    x, height, width = _hw(image)
+    oh, ow, th, tw = int(offset_height), int(offset_width), int(target_height), int(target_width)
+    if oh < 0 or ow < 0:
+        raise ValueError("offset_height and offset_width must be >= 0.")
+    if th <= 0 or tw <= 0:
+        raise ValueError("target_height and target_width must be > 0.")
+    if width < tw + ow or height < th + oh:
+        raise ValueError("width must be >= target + offset." if width < tw + ow else "height must be >= target + offset.")
+    return x[..., oh:oh + th, ow:ow + tw, :]
+
+
+def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
+    """``tf.image.pad_to_bounding_box``: zeros around the image, ``offset_*`` above and to the left."""
+    x, height, width = _hw(image)
+    oh, ow, th, tw = int(offset_height), int(offset_width), int(target_height), int(target_width)
+    after_h, after_w = th - oh - height, tw - ow - width
+    if oh < 0 or ow < 0:
+        raise ValueError("offset_height and offset_width must be >= 0")
+    if after_h < 0 or after_w < 0:
+        raise ValueError("height must be <= target - offset" if after_h < 0 else "width must be <= target - offset")
+    pads = [[0, 0]] * (x.ndim - 3) + [[oh, after_h], [ow, after_w], [0, 0]]
+    return pad(x, pads)
+
+
+def resize_with_crop_or_pad(image, target_height, target_width):
+    """``tf.image.resize_with_crop_or_pad``: a centred crop or zero padding to the target size, as TF
+    splits the difference (the extra row or column of an odd difference after, for a crop before)."""
+    x, height, width = _hw(image)
+    th, tw = int(target_height), int(target_width)
+    if th <= 0 or tw <= 0:
+        raise ValueError("target_height and target_width must be > 0.")
+    crop_h, crop_w = max((height - th) // 2, 0), max((width - tw) // 2, 0)
+    pad_h, pad_w = max((th - height) // 2, 0), max((tw - width) // 2, 0)
+    x = crop_to_bounding_box(x, crop_h, crop_w, min(th, height), min(tw, width))
+    return pad_to_bounding_box(x, pad_h, pad_w, th, tw)
+
+
+# --- calling Python -------------------------------------------------------------------------------------
+
+def _outputs(values, Tout, what: str):  # noqa: N803 - TF's parameter name
+    import mindspore as ms
+    import numpy as np
+
+    from .tensors import numpy_dtype
+
+    def one(value, dtype):
+        array = value.asnumpy() if isinstance(value, ms.Tensor) else np.asarray(value)
+        if dtype in ("string", bytes, str, object):  # tf.string (converted to tfio.string): bytes stay NumPy
+            return np.asarray(array, dtype=object)
+        target = numpy_dtype(dtype)
+        if array.dtype != target:
+            if not np.can_cast(array.dtype, target, casting="same_kind") and array.size:
+                raise TypeError(f"{what}: the function returned {array.dtype}, not the declared {target}")
+            array = array.astype(target)
+        return ms.Tensor(array)
+
+    if Tout is None:
+        return []
+    if isinstance(Tout, (list, tuple)):
+        values = list(values) if isinstance(values, (list, tuple)) else [values]
+        if len(values) != len(Tout):
+            raise ValueError(f"{what}: the function returned {len(values)} values, {len(Tout)} declared")
+        return [one(v, t) for v, t in zip(values, Tout)]
+    return one(values, Tout)
+
+
+def numpy_function(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - TF's parameter name
+    """``tf.numpy_function``: ``func`` called on NumPy arrays, its results as tensors of ``Tout``
+    (a list gives a list). PyNative runs it in place, as eager TF does."""
+    import numpy as np
+
+    args = [x.asnumpy() if hasattr(x, "asnumpy") else np.asarray(x) for x in inp]
+    return _outputs(func(*args), Tout, "numpy_function")
+
+
+def py_function(func, inp, Tout, name=None):  # noqa: N803 - TF's parameter name
+    """``tf.py_function``: ``func`` called on tensors (MindSpore's here), its results as tensors of ``Tout``."""
+    args = [x if hasattr(x, "asnumpy") else _tensor(x) for x in inp]
+    return _outputs(func(*args), Tout, "py_function")

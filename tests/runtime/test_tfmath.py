@@ -1,0 +1,69 @@
+"""`tfmath`'s refusals are TF's, and its selections pass gradients (the values themselves are
+compared with TF's in tests/test_math_rules.py)."""
+
+import numpy as np
+import pytest
+
+tf = pytest.importorskip("tensorflow")
+ms = pytest.importorskip("mindspore")
+
+from mindspore import ops  # noqa: E402
+
+from migrate.runtime import tfmath  # noqa: E402
+
+IMAGE = np.arange(5 * 6 * 3, dtype=np.float32).reshape(5, 6, 3)
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, x: m.crop_to_bounding_box(x, 3, 0, 3, 2),      # taller than the image
+    lambda m, x: m.crop_to_bounding_box(x, 0, 5, 2, 2),      # wider than the image
+    lambda m, x: m.crop_to_bounding_box(x, -1, 0, 2, 2),     # a negative offset
+    lambda m, x: m.pad_to_bounding_box(x, 1, 0, 5, 6),       # smaller than image + offset
+    lambda m, x: m.resize_with_crop_or_pad(x, 0, 3),         # an empty target
+    lambda m, x: m.crop_to_bounding_box(x[0, 0], 0, 0, 1, 1),  # not an image
+])
+def test_image_geometry_refuses_what_tf_refuses(call):
+    with pytest.raises(ValueError):
+        call(tf.image, tf.constant(IMAGE))
+    with pytest.raises(ValueError):
+        call(tfmath, ms.Tensor(IMAGE))
+
+
+def test_boolean_mask_refusals_and_gradient():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    for mask in (np.array([True, False]), np.array(True)):
+        with pytest.raises(ValueError):
+            tf.boolean_mask(tf.constant(x), mask)
+        with pytest.raises(ValueError):
+            tfmath.boolean_mask(ms.Tensor(x), mask)
+    mask = np.array([[True, False, True, False], [False, False, True, True], [True, True, True, False]])
+    grad = ms.grad(lambda t: ops.sum(tfmath.boolean_mask(t, ms.Tensor(mask)) ** 2))(ms.Tensor(x))
+    with tf.GradientTape() as tape:
+        t = tf.constant(x)
+        tape.watch(t)
+        loss = tf.reduce_sum(tf.boolean_mask(t, mask) ** 2)
+    np.testing.assert_array_equal(grad.asnumpy(), tape.gradient(loss, t).numpy())
+
+
+def test_norm_refuses_unsupported_ords():
+    x = np.ones((2, 3), np.float32)
+    for kwargs in (dict(ord="fro", axis=1), dict(ord="fro"), dict(ord=-1), dict(axis=(0, 1, 1))):
+        with pytest.raises(ValueError):
+            tf.norm(tf.constant(x), **kwargs)
+        with pytest.raises(ValueError):
+            tfmath.norm(ms.Tensor(x), **kwargs)
+    with pytest.raises(ValueError, match="supported matrix norm"):  # TF's spectral norm: not provided
+        tfmath.norm(ms.Tensor(x), ord=2, axis=(0, 1))
+
+
+def test_python_functions_check_what_they_return():
+    x = ms.Tensor(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="returned 1 values, 2 declared"):
+        tfmath.numpy_function(lambda a: a, [x], [ms.float32, ms.float32])
+    with pytest.raises(TypeError, match="not the declared"):
+        tfmath.numpy_function(lambda a: a.astype(np.float64), [x], ms.int32)
+    assert tfmath.numpy_function(lambda a: None, [x], None) == []
+    text = tfmath.numpy_function(lambda a: np.array([b"a", b"bc"]), [x], "string")
+    assert list(text) == [b"a", b"bc"]
+    ints = tfmath.py_function(lambda a: ops.cast(a, ms.int32) * 2, [x], ms.int64)
+    assert ints.dtype == ms.int64 and ints.asnumpy().tolist() == [2, 2, 2]
