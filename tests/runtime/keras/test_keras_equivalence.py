@@ -58,9 +58,16 @@ def _check(ours, theirs, rtol, atol_scale=1e-5, keys=None):
     assert not problems, "\n".join(problems)
 
 
+RECURRENT = ("simplernn_", "lstm_", "gru_")
+
+
 def test_layer_forward_passes_and_keras_weight_layouts(single):
     ours, theirs = single
-    _check(ours["layers"], theirs["layers"], rtol=1e-5)
+    _check(ours["layers"], theirs["layers"], rtol=1e-5, keys=[k for k in theirs["layers"] if not k.startswith(RECURRENT)])
+    # A recurrence carries float32 roundings (of matrix products summed in another order) through
+    # every step: 1e-4 over nine steps.
+    _check(ours["layers"], theirs["layers"], rtol=1e-4, keys=[k for k in theirs["layers"] if k.startswith(RECURRENT)])
+    assert ours["layers"]["recurrent_weight_shapes"] == theirs["layers"]["recurrent_weight_shapes"]
     assert ours["layers"]["model_weight_shapes"] == theirs["layers"]["model_weight_shapes"]
     assert ours["layers"]["model_roundtrip_error"] == 0.0
 

@@ -8,6 +8,7 @@ from .core import (Activation, Dense, Dropout, Embedding, Flatten, Identity, Inp
                    ReLU, RepeatVector, Reshape, Softmax, SpatialDropout1D, SpatialDropout2D)
 from .merging import Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, concatenate
 from .normalization import BatchNormalization, LayerNormalization
+from .recurrent import GRU, LSTM, SimpleRNN
 from .pooling import (AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
                       GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
                       GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D)
@@ -21,5 +22,5 @@ __all__ = [
     "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D",
     "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "BatchNormalization",
     "LayerNormalization", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
-    "concatenate", "add",
+    "concatenate", "add", "SimpleRNN", "GRU", "LSTM",
 ]

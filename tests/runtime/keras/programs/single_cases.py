@@ -115,6 +115,31 @@ def case_layers(B):
     emb(np.array([[1]]))
     out["embedding"] = layer_output(B, emb, np.array([[1, 2, 9], [0, 0, 5]]), weights=[normal(80, (10, 3))])
 
+    # recurrent layers: Keras's gates and weight layouts, sequences, states, direction, initial state
+    for name, kwargs in [("SimpleRNN", {}), ("SimpleRNN", {"return_sequences": True, "go_backwards": True}),
+                         ("LSTM", {}), ("LSTM", {"return_sequences": True, "return_state": True}),
+                         ("LSTM", {"go_backwards": True, "activation": "relu"}),
+                         ("GRU", {}), ("GRU", {"return_sequences": True, "return_state": True}),
+                         ("GRU", {"reset_after": False}), ("GRU", {"go_backwards": True, "return_sequences": True})]:
+        layer = getattr(K.layers, name)(5, **kwargs)
+        layer(seq[:1])
+        layer.set_weights(set_random_like(layer, 200 + len(out)))
+        outputs = layer(seq)
+        key = f"{name.lower()}_{'_'.join(f'{k}_{v}' for k, v in sorted(kwargs.items())) or 'default'}"
+        out[key] = [tolist(B.numpy(o)) for o in (outputs if isinstance(outputs, (list, tuple)) else [outputs])]
+    lstm = K.layers.LSTM(4, bias_initializer="ones")
+    lstm(seq[:1])
+    out["lstm_unit_forget_bias"] = tolist(lstm.get_weights()[2])
+    gru = K.layers.GRU(5)
+    gru(seq[:1])
+    gru.set_weights(set_random_like(gru, 260))
+    out["gru_initial_state"] = tolist(B.numpy(gru(seq, initial_state=[B.tensor(normal(261, (2, 5)))])))
+    shapes = []
+    for layer in (lstm, gru, K.layers.GRU(3, reset_after=False), K.layers.SimpleRNN(2)):
+        layer(seq[:1])
+        shapes.append([list(w.shape) for w in layer.get_weights()])
+    out["recurrent_weight_shapes"] = shapes
+
     # Keras layouts in get_weights, and a set/get round trip through a model
     model = K.Sequential([K.Input(shape=(7, 6, 3)), K.layers.Conv2D(4, 3), K.layers.BatchNormalization(),
                           K.layers.Flatten(), K.layers.Dense(5), K.layers.Dense(2)])
@@ -415,6 +440,17 @@ def case_fit(B):
     history = model.fit(x, target, sample_weight=weights, batch_size=6, epochs=2, shuffle=False, verbose=0)
     out["functional_mse_weighted"] = {"history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
                                       "weights": [tolist(w) for w in model.get_weights()]}
+    # a sequence classifier: gradients through every step of an LSTM and a GRU
+    sequences = normal(640, (14, 6, 3))
+    labels = rng(641).integers(0, 3, 14)
+    recurrent = K.Sequential([K.Input(shape=(6, 3)), K.layers.LSTM(5, return_sequences=True), K.layers.GRU(4),
+                              K.layers.Dense(3)])
+    recurrent.set_weights([normal(642 + i, w.shape, 0.4) for i, w in enumerate(recurrent.get_weights())])
+    recurrent.compile(optimizer=K.optimizers.SGD(0.1, momentum=0.5),
+                      loss=K.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = recurrent.fit(sequences, labels, batch_size=4, epochs=2, shuffle=False, verbose=0)
+    out["recurrent_lstm_gru"] = {"history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
+                                 "weights": [tolist(w) for w in recurrent.get_weights()]}
     # an upsampling decoder: gradients through Conv2DTranspose and UpSampling2D
     images = normal(620, (12, 4, 4, 2))
     decoder = K.Sequential([K.Input(shape=(4, 4, 2)), K.layers.Conv2DTranspose(3, 3, strides=2, padding="same",
