@@ -1,7 +1,9 @@
-"""`tf.keras.backend` constants the numbers depend on.
+"""`tf.keras.backend`: the constants the numbers depend on, and the legacy helpers on values.
 
 Keras clips probabilities to [epsilon, 1 - epsilon] with epsilon 1e-7 and computes
-in float32 (floatx); both are the same here.
+in float32 (floatx); both are the same here. The image layout is channels_last. The
+legacy helpers on tensors that are one MindSpore op each are converted to that op by the
+rules (TFK191, TFK192); the ones here need Keras's own behaviour.
 """
 
 from __future__ import annotations
@@ -30,3 +32,58 @@ def clear_session() -> None:
     from .layers import base
 
     base.reset_name_counters()
+
+
+_IMAGE_DATA_FORMAT = "channels_last"
+
+
+def image_data_format() -> str:
+    """Keras's image layout: ``"channels_last"`` (NHWC), which ``mk``'s layers keep."""
+    return _IMAGE_DATA_FORMAT
+
+
+def set_image_data_format(data_format: str) -> None:
+    """Keras's setter; ``mk``'s layers compute in NHWC, so only ``"channels_last"`` is taken."""
+    global _IMAGE_DATA_FORMAT
+    if data_format not in ("channels_last", "channels_first"):
+        raise ValueError(f"The `data_format` argument must be one of {{'channels_first', 'channels_last'}}. "
+                         f"Received: data_format={data_format}")
+    if data_format != "channels_last":
+        raise NotImplementedError("migrate.runtime.keras's layers compute channels_last (NHWC), as Keras's "
+                                  "default; a channels_first program needs its layers given data_format itself")
+    _IMAGE_DATA_FORMAT = data_format
+
+
+def get_value(x):
+    """Keras's ``get_value``: a tensor's or variable's value as NumPy; anything else as it is."""
+    return x.asnumpy() if hasattr(x, "asnumpy") else x
+
+
+def set_value(x, value) -> None:
+    """Keras's ``set_value``: assign NumPy ``value`` to the variable (Parameter) ``x``."""
+    import mindspore as ms
+    import numpy as np
+
+    x.set_data(ms.Tensor(np.asarray(value, dtype=x.asnumpy().dtype)))
+
+
+def count_params(x) -> int:
+    """Keras's ``count_params``: the number of elements of ``x``."""
+    import math
+
+    return math.prod(int(d) for d in x.shape)
+
+
+def int_shape(x):
+    """Keras's ``int_shape``: the shape as a tuple of ints."""
+    return tuple(int(d) for d in x.shape)
+
+
+def mean(x, axis=None, keepdims=False):
+    """Keras's ``mean``: a boolean tensor is averaged as float32 (floatx), as Keras casts it."""
+    import mindspore as ms
+    from mindspore import ops
+
+    if x.dtype == ms.bool_:
+        x = x.astype(ms.float32)
+    return ops.mean(x, axis=axis, keep_dims=keepdims)

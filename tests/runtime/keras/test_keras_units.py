@@ -315,3 +315,31 @@ def test_normalization_layers_keep_their_own_config():
                         {"axis": -1, "momentum": 0.9, "epsilon": 0.002, "center": True, "scale": True})):
         config = layer.get_config()
         assert {key: config[key] for key in own} == own, type(layer).__name__
+
+
+def test_backend_values_are_keras():
+    import pytest as _pytest
+
+    tf = _pytest.importorskip("tensorflow")
+    import mindspore as ms
+    import numpy as np
+
+    from migrate.runtime import keras as mk
+
+    array = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    keras = tf.keras
+    variable = tf.Variable(array)
+    parameter = ms.Parameter(ms.Tensor(array))
+    assert mk.backend.count_params(parameter) == keras.backend.count_params(variable) == 24
+    assert mk.backend.int_shape(parameter) == keras.backend.int_shape(variable) == (2, 3, 4)
+    np.testing.assert_array_equal(mk.backend.get_value(parameter), keras.backend.get_value(variable))
+    assert mk.backend.get_value(0.5) == keras.backend.get_value(0.5) == 0.5
+    mk.backend.set_value(parameter, array * 2)
+    keras.backend.set_value(variable, array * 2)
+    np.testing.assert_array_equal(parameter.asnumpy(), np.asarray(variable))
+    assert mk.backend.image_data_format() == keras.backend.image_data_format() == "channels_last"
+
+    with _pytest.raises(ValueError, match="data_format"):
+        mk.backend.set_image_data_format("nhwc")
+    with _pytest.raises(NotImplementedError, match="channels_last"):
+        mk.backend.set_image_data_format("channels_first")
