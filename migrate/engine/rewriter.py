@@ -142,7 +142,10 @@ class Rewriter(cst.CSTTransformer):
             for alias in node.names:
                 bound = alias.evaluated_alias or alias.evaluated_name
                 name = bound.split(".")[0]  # what `import a.b` binds: `a`
-                if name not in words or name in self.p.reads_aside:
+                # An import of TensorFlow that nothing reads (unused in the original too) goes with the
+                # conversion: the converted file should not import TensorFlow for nothing.
+                tensorflow = (module or alias.evaluated_name).split(".")[0] == "tensorflow"
+                if (name not in words and not tensorflow) or name in self.p.reads_aside:
                     continue  # (a statement set aside reads it: see migrate.engine.prune)
                 # The file's only binding of the name: its reads are known without scope analysis.
                 reads = self.p.static_reads(bound) if table is not None and bound in table.sole_imports else None
@@ -152,7 +155,7 @@ class Rewriter(cst.CSTTransformer):
                         continue
                     reads = [access.node for assignment in (scope.assignments[bound] if bound in scope.assignments else ())
                              if getattr(assignment, "node", None) is node for access in assignment.references]
-                if not reads or not all(self._inside_replaced(read) for read in reads):
+                if (not reads and not tensorflow) or not all(self._inside_replaced(read) for read in reads):
                     continue
                 if self.known_unused is not None:
                     # Every read was replaced; unless a replacement reads the name again (or
