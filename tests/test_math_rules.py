@@ -334,6 +334,7 @@ CASES = {
     "k_min_all": "tf.keras.backend.min(f)",
     "k_square": "tf.keras.backend.square(f)",
     "k_sqrt_clips": "tf.keras.backend.sqrt(f)",
+    "k_sqrt_nan": "tf.keras.backend.sqrt(tf.math.log(f))",
     "k_exp": "tf.keras.backend.exp(f)",
     "k_log": "tf.keras.backend.log(pos)",
     "k_abs": "tf.keras.backend.abs(i)",

@@ -261,7 +261,7 @@ def test_a_batch_of_rows_does_not_alias_the_input_array():
 
 def test_list_files_gives_tfs_files(tmp_path):
     tf = pytest.importorskip("tensorflow")
-    for name in ("f10.txt", "f2.txt", "f1.txt", "a.csv", "sub/f3.txt", "sub/skip.bin"):
+    for name in ("f10.txt", "f2.txt", "f1.txt", "a.csv", ".hidden.csv", "sub/f3.txt", "sub/skip.bin"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(name)
     patterns = [str(tmp_path / "f*.txt"), [str(tmp_path / "f*.txt"), str(tmp_path / "*.csv"), str(tmp_path / "*/f*.txt")],

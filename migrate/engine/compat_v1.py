@@ -39,7 +39,6 @@ SAME_IN_V1 = frozenset({
     "config.get_visible_devices",
     "config.list_logical_devices",
     "config.list_physical_devices",
-    "config.optimizer.set_experimental_options",
     "config.optimizer.set_jit",
     "config.run_functions_eagerly",
     "config.set_logical_device_configuration",

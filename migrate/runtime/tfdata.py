@@ -181,6 +181,8 @@ def _to_array(value) -> np.ndarray:
     past its range), text bytes."""
     if isinstance(value, (np.ndarray, np.generic)):
         return np.asarray(value)
+    if _is_sparse(value):
+        return value  # a parsed VarLenFeature: kept whole (batch combines them as TF does)
     module = type(value).__module__ or ""
     if module.startswith("mindspore") and hasattr(value, "asnumpy"):
         return value.asnumpy()
@@ -192,8 +194,15 @@ def _to_array(value) -> np.ndarray:
     return array
 
 
+def _is_sparse(value) -> bool:
+    """A ``tfio.SparseTensor`` (by shape: tfio imports this module)."""
+    return type(value).__name__ == "SparseTensor" and hasattr(value, "dense_shape") and hasattr(value, "indices")
+
+
 def _to_tensor(array: np.ndarray):
-    """A numpy leaf as a MindSpore Tensor (text stays numpy)."""
+    """A numpy leaf as a MindSpore Tensor (text stays numpy; a sparse tensor stays as it is)."""
+    if not isinstance(array, np.ndarray):
+        return array
     if array.dtype.kind in "OUS":
         return array
     import mindspore as ms
@@ -278,7 +287,8 @@ class Dataset:
 
         patterns = _to_array(file_pattern).reshape(-1).tolist()
         patterns = [p.decode() if isinstance(p, bytes) else str(p) for p in patterns]
-        found = sorted(os.fsencode(path) for pattern in patterns for path in _glob.glob(pattern))
+        found = sorted(os.fsencode(path) for pattern in patterns  # (TF's MatchingFiles lists hidden files too)
+                       for path in _glob.glob(pattern, include_hidden=True))
         if not found:
             raise ValueError(f"No files matched pattern: {', '.join(patterns)}")
         names = np.empty(len(found), dtype=object)
@@ -746,6 +756,11 @@ def _stack(group: list):
     columns = zip(*(_flatten(element) for element in group))
     stacked = []
     for column in columns:
+        if _is_sparse(column[0]):
+            from .tfio import batch_sparse
+
+            stacked.append(batch_sparse(column))
+            continue
         shapes = {leaf.shape for leaf in column}
         if len(shapes) != 1:
             raise ValueError(f"cannot batch elements of different shapes {sorted(shapes)}; pad them first")

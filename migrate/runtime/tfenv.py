@@ -14,7 +14,7 @@ import sys as _sys
 import threading as _threading
 
 # `tf.__version__` in a converted program: the TensorFlow release migrate.runtime reproduces and is
-# tested against, so version checks written for TF (`tf.__version__ >= "2.4"`) still hold.
+# tested against, so version checks written for TF (`tf.__version__.startswith("2.")`) still hold.
 TF_VERSION = "2.21.0"
 
 _lock = _threading.Lock()

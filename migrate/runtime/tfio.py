@@ -38,7 +38,7 @@ from ._example_proto import (  # noqa: F401 - tf.train.Example and its parts, re
 __all__ = ["BytesList", "Example", "Feature", "FeatureList", "FeatureLists", "Features", "FixedLenFeature",
            "FloatList", "Int64List", "RaggedFeature", "SequenceExample", "SparseTensor", "TFRecordOptions",
            "TFRecordWriter", "VarLenFeature", "decode_image", "decode_jpeg", "decode_png", "decode_raw", "lines",
-           "parse_example", "parse_single_example", "read_file", "records", "sparse_to_dense", "string"]
+           "parse_example", "parse_single_example", "read_file", "records", "sparse_to_dense", "string", "batch_sparse"]
 
 string = "string"  # tf.string: the dtype of a feature of bytes
 
@@ -371,6 +371,24 @@ def _sparse(rows: list[np.ndarray], kind: str, batched: bool) -> SparseTensor:
         indices = positions.reshape(-1, 1)
         dense_shape = np.array([counts[0]], dtype=np.int64)
     return SparseTensor(_tensor(indices), _tensor(values), _tensor(dense_shape))
+
+
+def batch_sparse(items) -> SparseTensor:
+    """Sparse elements batched as tf.data batches them: each one's indices behind its position in
+    the batch, the values in order, and a dense shape of the batch size and the largest extents."""
+    indices, values, shapes = [], [], []
+    for position, item in enumerate(items):
+        index = _numpy(item.indices).astype(np.int64)
+        indices.append(np.concatenate([np.full((len(index), 1), position, np.int64), index], axis=1))
+        values.append(_numpy(item.values))
+        shapes.append(_numpy(item.dense_shape).astype(np.int64))
+    rank = len(shapes[0]) if shapes else 0
+    if any(len(shape) != rank for shape in shapes):
+        raise ValueError("cannot batch sparse elements of different ranks")
+    dense_shape = np.concatenate([[len(shapes)], np.max(np.stack(shapes), axis=0) if shapes else np.zeros(rank)])
+    joined = np.concatenate(values) if values else np.zeros(0, np.float32)
+    return SparseTensor(_tensor(np.concatenate(indices).reshape(-1, rank + 1)), _tensor(joined),
+                        _tensor(dense_shape.astype(np.int64)))
 
 
 def sparse_to_dense(sp_input, default_value=None, validate_indices=True, name=None):

@@ -404,14 +404,21 @@ def rank(input, name=None):  # noqa: A002 - TF's parameter names
 
 # --- images: flips, crops, pads, grayscale ------------------------------------------------------------
 
+def _image(image):
+    x = _tensor(image)
+    if x.ndim < 3:
+        raise ValueError(f"'image' (shape {tuple(x.shape)}) must be at least three-dimensional.")
+    return x
+
+
 def flip_left_right(image):
     """``tf.image.flip_left_right``: the width axis reversed (``[..., height, width, channels]``)."""
-    return _ops().flip(_tensor(image), (-2,))
+    return _ops().flip(_image(image), (-2,))
 
 
 def flip_up_down(image):
     """``tf.image.flip_up_down``: the height axis reversed."""
-    return _ops().flip(_tensor(image), (-3,))
+    return _ops().flip(_image(image), (-3,))
 
 
 def rgb_to_grayscale(images, name=None):
@@ -487,7 +494,9 @@ def _outputs(values, Tout, what: str):  # noqa: N803 - TF's parameter name
             return np.asarray(array, dtype=object)
         target = numpy_dtype(dtype)
         if array.dtype != target:
-            if not np.can_cast(array.dtype, target, casting="same_kind") and array.size:
+            # TF takes what converts to the declared dtype without loss of kind (a Python float list as
+            # float32); a NumPy array of another dtype is refused, as TF's graph refuses it.
+            if isinstance(value, np.ndarray) or not np.can_cast(array.dtype, target, casting="same_kind"):
                 raise TypeError(f"{what}: the function returned {array.dtype}, not the declared {target}")
             array = array.astype(target)
         return ms.Tensor(array)
@@ -508,10 +517,15 @@ def numpy_function(func, inp, Tout, stateful=True, name=None):  # noqa: N803 - T
     import numpy as np
 
     args = [x.asnumpy() if hasattr(x, "asnumpy") else np.asarray(x) for x in inp]
+    # A scalar string reaches the function as `bytes`, as TF hands it over (`p.decode()` works).
+    args = [a[()] if a.ndim == 0 and a.dtype.kind in "OS" else a for a in args]
     return _outputs(func(*args), Tout, "numpy_function")
 
 
 def py_function(func, inp, Tout, name=None):  # noqa: N803 - TF's parameter name
     """``tf.py_function``: ``func`` called on tensors (MindSpore's here), its results as tensors of ``Tout``."""
-    args = [x if hasattr(x, "asnumpy") else _tensor(x) for x in inp]
+    import numpy as np
+
+    # Text has no MindSpore tensor: it reaches the function as NumPy bytes (`.item()` / `[()]` give `bytes`).
+    args = [x if hasattr(x, "asnumpy") or np.asarray(x).dtype.kind in "OSU" else _tensor(x) for x in inp]
     return _outputs(func(*args), Tout, "py_function")

@@ -268,3 +268,17 @@ def test_var_len_type_mismatch_is_tfs_error():
         tf.io.parse_single_example(record, {"ids": tf.io.VarLenFeature(tf.float32)})
     with pytest.raises(ValueError, match="Data types don't match"):
         tfio.parse_single_example(record, {"ids": tfio.VarLenFeature(ms.float32)})
+
+
+def test_a_batch_of_parsed_var_len_features_is_tfs_batched_sparse_tensor():
+    records = [example(tf.train, i).SerializeToString() for i in range(5)]
+
+    def parse(module, spec):
+        return lambda record: module.parse_single_example(record, spec)["ids"]
+
+    theirs = list(tf.data.Dataset.from_tensor_slices(records).map(parse(tf.io, VAR_TF)).batch(2))
+    ours = list(tfdata.Dataset.from_tensor_slices(np.array(records, dtype=object)).map(parse(tfio, VAR_OURS)).batch(2))
+    assert len(theirs) == len(ours) == 3
+    for a, b in zip(theirs, ours):
+        assert_same_sparse(a, b)
+        np.testing.assert_array_equal(tf.sparse.to_dense(a).numpy(), tfio.sparse_to_dense(b).asnumpy())

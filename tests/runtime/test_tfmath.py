@@ -67,3 +67,23 @@ def test_python_functions_check_what_they_return():
     assert list(text) == [b"a", b"bc"]
     ints = tfmath.py_function(lambda a: ops.cast(a, ms.int32) * 2, [x], ms.int64)
     assert ints.dtype == ms.int64 and ints.asnumpy().tolist() == [2, 2, 2]
+
+
+def test_python_functions_take_text_as_tf_hands_it_over():
+    from migrate.runtime import tfdata
+
+    lengths = tfdata.Dataset.from_tensor_slices(np.array([b"ab", b"cde"], dtype=object)).map(
+        lambda p: tfmath.numpy_function(lambda q: np.int64(len(q.decode())), [p], ms.int64))
+    assert [int(v) for v in lengths.as_numpy_iterator()] == [2, 3]
+    assert tfmath.py_function(lambda q: np.int64(len(q.item())), [np.array(b"abcd", dtype=object)], ms.int64) == 4
+    with pytest.raises(ValueError, match="three-dimensional"):
+        tfmath.flip_left_right(ms.Tensor(np.ones((2, 2), np.float32)))
+
+
+def test_keras_backend_int_shape_of_a_symbolic_input():
+    from migrate.runtime import keras as mk
+
+    assert mk.backend.int_shape(mk.Input((3,))) == tf.keras.backend.int_shape(tf.keras.Input((3,))) == (None, 3)
+    x = np.array([np.nan, -1.0, 4.0], np.float32)
+    np.testing.assert_array_equal(mk.backend.sqrt(ms.Tensor(x)).asnumpy(), tf.keras.backend.sqrt(x).numpy())
+    assert float(mk.backend.mean(np.array([True, False, True, True]))) == 0.75

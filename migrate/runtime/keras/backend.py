@@ -71,12 +71,12 @@ def count_params(x) -> int:
     """Keras's ``count_params``: the number of elements of ``x``."""
     import math
 
-    return math.prod(int(d) for d in x.shape)
+    return math.prod(int(d) for d in x.shape)  # (Keras's too fails on an unknown dimension)
 
 
 def int_shape(x):
-    """Keras's ``int_shape``: the shape as a tuple of ints."""
-    return tuple(int(d) for d in x.shape)
+    """Keras's ``int_shape``: the shape as a tuple of ints, None where unknown (a symbolic input's batch)."""
+    return tuple(None if d is None else int(d) for d in x.shape)
 
 
 def mean(x, axis=None, keepdims=False):
@@ -84,6 +84,15 @@ def mean(x, axis=None, keepdims=False):
     import mindspore as ms
     from mindspore import ops
 
+    if not isinstance(x, ms.Tensor):
+        x = ms.Tensor(x)
     if x.dtype == ms.bool_:
         x = x.astype(ms.float32)
     return ops.mean(x, axis=axis, keep_dims=keepdims)
+
+
+def sqrt(x):
+    """Keras's ``sqrt``: negative entries count as 0, NaN stays NaN (``tf.maximum`` keeps NaN)."""
+    from mindspore import ops
+
+    return ops.sqrt(ops.where(x < 0, ops.zeros_like(x), x))
