@@ -623,3 +623,11 @@ def test_a_parameter_default_is_a_read_not_a_binding(default, index):
     result = assert_same(text.encode(), index)
     assert f"layer={default})" not in result.converted.decode()
     assert [f.line for f in result.findings] == [5]
+
+
+def test_an_unread_tensorflow_import_goes_unless_the_file_has_an_export_list(index):
+    body = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(30))
+    source = "import tensorflow as tf\nimport tensorflow.keras as k\n\n" + body + "m = k.Sequential()\n"
+    assert "import tensorflow" not in assert_same(source.encode(), index).converted.decode()
+    exported = source + '__all__ = ["tf", "m"]\n'
+    assert "import tensorflow as tf\n" in assert_same(exported.encode(), index).converted.decode()

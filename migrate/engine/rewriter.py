@@ -143,7 +143,8 @@ class Rewriter(cst.CSTTransformer):
                 bound = alias.evaluated_alias or alias.evaluated_name
                 name = bound.split(".")[0]  # what `import a.b` binds: `a`
                 # An import of TensorFlow that nothing reads (unused in the original too) goes with the
-                # conversion: the converted file should not import TensorFlow for nothing.
+                # conversion: the converted file should not import TensorFlow for nothing. (Not in a
+                # file with `__all__`, which may export it: the pruned and whole conversions agree so.)
                 tensorflow = (module or alias.evaluated_name).split(".")[0] == "tensorflow"
                 if (name not in words and not tensorflow) or name in self.p.reads_aside:
                     continue  # (a statement set aside reads it: see migrate.engine.prune)
@@ -155,7 +156,9 @@ class Rewriter(cst.CSTTransformer):
                         continue
                     reads = [access.node for assignment in (scope.assignments[bound] if bound in scope.assignments else ())
                              if getattr(assignment, "node", None) is node for access in assignment.references]
-                if (not reads and not tensorflow) or not all(self._inside_replaced(read) for read in reads):
+                if not reads and (not tensorflow or self.p.exports):
+                    continue  # (a file with `__all__` may export an unread import: it stays)
+                if not all(self._inside_replaced(read) for read in reads):
                     continue
                 if self.known_unused is not None:
                     # Every read was replaced; unless a replacement reads the name again (or
