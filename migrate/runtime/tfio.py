@@ -30,6 +30,7 @@ from typing import Iterator
 import numpy as np
 
 # Numbers as a MindSpore tensor; bytes stay NumPy (MindSpore has no string tensor), as in tfdata.
+from .tensors import to_numpy
 from .tfdata import _to_tensor as _tensor
 
 from ._example_proto import (  # noqa: F401 - tf.train.Example and its parts, re-exported
@@ -344,7 +345,7 @@ class SparseTensor:
 
     @property
     def shape(self) -> tuple:
-        return tuple(int(d) for d in _numpy(self.dense_shape))
+        return tuple(int(d) for d in to_numpy(self.dense_shape))
 
     @property
     def dtype(self):
@@ -354,41 +355,33 @@ class SparseTensor:
         return f"SparseTensor(indices={self.indices!r}, values={self.values!r}, dense_shape={self.dense_shape!r})"
 
 
-def _numpy(value) -> np.ndarray:
-    return value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value)
+def _sparse(values: np.ndarray) -> SparseTensor:
+    """One example's values as TF lays them out: indices ``[[0], [1], ...]``, dense shape ``[n]``."""
+    count = len(values)
+    return SparseTensor(_tensor(np.arange(count, dtype=np.int64).reshape(-1, 1)), _tensor(values),
+                        _tensor(np.array([count], np.int64)))
 
 
-def _sparse(rows: list[np.ndarray], kind: str, batched: bool) -> SparseTensor:
-    """The SparseTensor of one example's values (``batched`` false) or of a batch's, as TF lays it out."""
-    counts = [len(row) for row in rows]
-    values = _array(kind, [v for row in rows for v in row.tolist()], (sum(counts),))
-    positions = np.concatenate([np.arange(n, dtype=np.int64) for n in counts]) if rows else np.zeros(0, np.int64)
-    if batched:
-        which = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
-        indices = np.stack([which, positions], axis=1).reshape(-1, 2)
-        dense_shape = np.array([len(rows), max(counts, default=0)], dtype=np.int64)
-    else:
-        indices = positions.reshape(-1, 1)
-        dense_shape = np.array([counts[0]], dtype=np.int64)
-    return SparseTensor(_tensor(indices), _tensor(values), _tensor(dense_shape))
+def _batched(parts: list, kind: str = "float") -> SparseTensor:
+    """Elements given as NumPy ``(indices, values, dense_shape)`` batched as tf.data and
+    ``parse_example`` lay them out: each element's indices behind its position in the batch, the
+    values in order, and a dense shape of the batch size and the largest extents (``kind``: the
+    values' kind when there is no element)."""
+    rank = len(parts[0][2]) if parts else 1
+    if any(len(shape) != rank for _, _, shape in parts):
+        raise ValueError("cannot batch sparse elements of different ranks")
+    indices = [np.concatenate([np.full((len(index), 1), position, np.int64), index.astype(np.int64)], axis=1)
+               for position, (index, _, _) in enumerate(parts)]
+    extents = np.max(np.stack([shape for _, _, shape in parts]), axis=0) if parts else np.zeros(rank, np.int64)
+    return SparseTensor(
+        _tensor(np.concatenate(indices) if parts else np.zeros((0, rank + 1), np.int64)),
+        _tensor(np.concatenate([values for _, values, _ in parts]) if parts else _array(kind, [], (0,))),
+        _tensor(np.concatenate([[len(parts)], extents]).astype(np.int64)))
 
 
 def batch_sparse(items) -> SparseTensor:
-    """Sparse elements batched as tf.data batches them: each one's indices behind its position in
-    the batch, the values in order, and a dense shape of the batch size and the largest extents."""
-    indices, values, shapes = [], [], []
-    for position, item in enumerate(items):
-        index = _numpy(item.indices).astype(np.int64)
-        indices.append(np.concatenate([np.full((len(index), 1), position, np.int64), index], axis=1))
-        values.append(_numpy(item.values))
-        shapes.append(_numpy(item.dense_shape).astype(np.int64))
-    rank = len(shapes[0]) if shapes else 0
-    if any(len(shape) != rank for shape in shapes):
-        raise ValueError("cannot batch sparse elements of different ranks")
-    dense_shape = np.concatenate([[len(shapes)], np.max(np.stack(shapes), axis=0) if shapes else np.zeros(rank)])
-    joined = np.concatenate(values) if values else np.zeros(0, np.float32)
-    return SparseTensor(_tensor(np.concatenate(indices).reshape(-1, rank + 1)), _tensor(joined),
-                        _tensor(dense_shape.astype(np.int64)))
+    """Sparse elements (a ``tfdata`` batch of parsed VarLenFeatures) batched as tf.data batches them."""
+    return _batched([(to_numpy(item.indices), to_numpy(item.values), to_numpy(item.dense_shape)) for item in items])
 
 
 def sparse_to_dense(sp_input, default_value=None, validate_indices=True, name=None):
@@ -397,11 +390,11 @@ def sparse_to_dense(sp_input, default_value=None, validate_indices=True, name=No
         return sp_input.to_dense()
     if not isinstance(sp_input, SparseTensor):
         raise TypeError(f"sparse_to_dense takes the SparseTensor a VarLenFeature parses to, not {type(sp_input).__name__}")
-    values = _numpy(sp_input.values)
+    values = to_numpy(sp_input.values)
     if default_value is None:
         default_value = b"" if values.dtype.kind == "O" else 0
     dense = np.full(sp_input.shape, default_value, dtype=values.dtype)
-    indices = _numpy(sp_input.indices)
+    indices = to_numpy(sp_input.indices)
     if validate_indices and len(indices) > 1:
         flat = np.ravel_multi_index(indices.T, sp_input.shape)
         if np.any(np.diff(flat) <= 0):
@@ -474,7 +467,7 @@ def parse_single_example(serialized, features, example_names=None, name=None) ->
     out = {}
     for key, value in _parse_one(serialized, features).items():
         spec = features[key]
-        out[key] = _sparse([value], spec.kind, batched=False) if isinstance(spec, VarLenFeature) else _tensor(value)
+        out[key] = _sparse(value) if isinstance(spec, VarLenFeature) else _tensor(value)
     return out
 
 
@@ -493,7 +486,7 @@ def parse_example(serialized, features, example_names=None, name=None) -> dict:
     for key, spec in features.items():
         parts = [row[key] for row in batch]
         if isinstance(spec, VarLenFeature):
-            out[key] = _sparse(parts, spec.kind, batched=True)
+            out[key] = _batched([(np.arange(len(v)).reshape(-1, 1), v, np.array([len(v)])) for v in parts], spec.kind)
             continue
         stacked = np.stack(parts) if parts else _array(spec.kind, [], (0, *spec.shape))
         out[key] = _tensor(stacked)

@@ -359,10 +359,10 @@ def boolean_mask(tensor, mask, axis=None, name=None):
     import mindspore as ms
     import numpy as np
 
+    from .tensors import to_numpy
+
     x = _tensor(tensor)
-    m = np.asarray(mask.asnumpy() if hasattr(mask, "asnumpy") else mask)
-    if m.dtype != np.bool_:
-        m = m.astype(bool)
+    m = to_numpy(mask).astype(bool, copy=False)
     start = 0 if axis is None else int(axis) % x.ndim
     k = m.ndim
     if k == 0:
