@@ -23,8 +23,9 @@ _ORIGIN = "https://storage.googleapis.com/tensorflow/tf-keras-datasets/"
 
 
 def _cache_dir() -> str:
-    base = os.environ.get("KERAS_HOME") or os.path.join(os.path.expanduser("~"), ".keras")
-    return os.path.join(base, "datasets")
+    from .utils import keras_home
+
+    return os.path.join(keras_home(), "datasets")
 
 
 def _missing(what: str, path: str, origin: str) -> FileNotFoundError:

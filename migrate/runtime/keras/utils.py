@@ -93,7 +93,9 @@ def get_registered_object(name: str, custom_objects=None, module_objects=None):
 
 # --- get_file: Keras's download cache, one download per machine -------------------------------------
 
-def _keras_home() -> str:
+def keras_home() -> str:
+    """Keras's home (its ``keras_home()``): ``$KERAS_HOME``, else ``~/.keras`` (``/tmp/.keras`` when the
+    home directory cannot be written); its ``datasets`` folder is the download cache."""
     if "KERAS_HOME" in os.environ:
         return os.environ["KERAS_HOME"]
     base = os.path.expanduser("~")
@@ -195,7 +197,7 @@ def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None
     if md5_hash is not None and file_hash is None:
         file_hash, hash_algorithm = md5_hash, "md5"
     if cache_dir is None:
-        cache_dir = _keras_home()
+        cache_dir = keras_home()
         try:  # Keras makes its home when it is imported
             os.makedirs(cache_dir, exist_ok=True)
         except OSError:
