@@ -41,9 +41,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # A TF import left in converted text: `import tensorflow`, `import
 # tensorflow.compat.v2 as tf`, `from tensorflow import keras`, `from
-# tensorflow.keras import layers`. Other packages named tensorflow_* (hub,
-# datasets, addons) are not TensorFlow itself.
-_TF_IMPORT = re.compile(r"^\s*(?:import\s+tensorflow(?:\.|\s|$|,)|from\s+tensorflow(?:\.|\s))", re.M)
+# tensorflow.keras import layers`, and Horovod's TensorFlow and Keras modules,
+# which import TensorFlow (`import horovod.tensorflow as hvd`, `from
+# horovod.tensorflow.keras import callbacks`). Other packages named tensorflow_*
+# (hub, datasets, addons) are not TensorFlow itself.
+_TF_MODULE = r"(?:tensorflow|horovod\.(?:tensorflow|keras))"
+_TF_IMPORT = re.compile(rf"^\s*(?:import\s+{_TF_MODULE}(?:\.|\s|$|,)|from\s+{_TF_MODULE}(?:\.|\s))", re.M)
 
 
 def _code_of(path: Path) -> str:

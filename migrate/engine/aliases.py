@@ -58,6 +58,16 @@ class AddedImports:
         return cls(by_name, re.compile(r"(?<![\w.])(?:%s)(?!\w)" % names) if names else None)
 
 
+# Modules of migrate.runtime that mirror another package's API name for name. A file's import of
+# that package binds the name the runtime's import takes (`import horovod.tensorflow as hvd`,
+# `from migrate.runtime import horovod as hvd`): the same binding, not a name to avoid; the
+# converted module then drops the package's import (see `superseded`).
+MIRRORS = {
+    "migrate.runtime.horovod": frozenset({"horovod.tensorflow", "horovod.tensorflow.keras", "horovod.keras"}),
+}
+_MIRRORED = frozenset().union(*MIRRORS.values()) | frozenset(MIRRORS)
+
+
 def import_binding(node: ast.Import | ast.ImportFrom, alias: ast.alias) -> tuple[str, str]:
     """(the name one alias of an import binds, what it stands for as :func:`target` says it)."""
     name = alias.asname or alias.name.split(".")[0]
@@ -135,6 +145,8 @@ def import_aliases(text: str, tree: ast.Module, added: AddedImports, bindings: B
         what = target(imp)
         if bindings.only_imports(name, what):
             continue  # the file imports the very module under that name: the same binding
+        if what in MIRRORS and name not in bindings.other and bindings.imported.get(name, set()) <= _MIRRORED | {what}:
+            continue  # the file imports a package a runtime module mirrors under that name
         # The file's own import of that module under another name, if it has one.
         same = sorted(n for n in bindings.imported if n != name and bindings.only_imports(n, what) and n not in aliases.values())
         if same:
@@ -161,5 +173,52 @@ def shadowed_names(before: ast.Module, after: ast.Module) -> set[str]:
     ``before`` uses them: what a conversion's imports would take from the file's own code
     (none, when :func:`import_aliases` did its work; the fuzz and corpus checks assert it)."""
     old, new = Bindings.of(before), Bindings.of(after)
-    return {name for name, targets in new.imported.items()
-            if name in old.names and targets - old.imported.get(name, set())}
+
+    def takes(name: str, targets: set) -> bool:
+        was = old.imported.get(name, set())
+        # (a runtime module that mirrors the package the name was imported as stands in for it)
+        return any(t not in was and not (t in MIRRORS and was and was <= MIRRORS[t] | {t}) for t in targets)
+
+    return {name for name, targets in new.imported.items() if name in old.names and takes(name, targets)}
+
+
+def superseded(module):
+    """``module`` without its top-level imports of a package another of its top-level imports
+    mirrors under the same name (``import horovod.tensorflow as hvd`` once the conversion
+    added ``from migrate.runtime import horovod as hvd``): the later import would win anyway,
+    and the package's import would still load it (Horovod loads TensorFlow)."""
+    import libcst as cst
+    from libcst.helpers import get_full_name_for_node
+
+    def bindings(statement):
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+                and isinstance(statement.body[0], (cst.Import, cst.ImportFrom))):
+            return []
+        node = statement.body[0]
+        if isinstance(node, cst.ImportFrom) and (node.relative or node.module is None
+                                                 or isinstance(node.names, cst.ImportStar)):
+            return []
+        out = []
+        for alias in node.names:
+            if alias.asname is None and isinstance(node, cst.Import):
+                continue
+            name = alias.evaluated_alias or alias.evaluated_name
+            full = alias.evaluated_name if isinstance(node, cst.Import) else \
+                f"{get_full_name_for_node(node.module)}.{alias.evaluated_name}"
+            out.append((name, full))
+        return out
+
+    runtime = {name: full for statement in module.body for name, full in bindings(statement) if full in MIRRORS}
+    if not runtime:
+        return module
+    body, comments = [], []
+    for statement in module.body:
+        found = bindings(statement)
+        if found and len(found) == 1 and found[0][0] in runtime and found[0][1] in MIRRORS[runtime[found[0][0]]]:
+            comments += [line for line in statement.leading_lines if line.comment is not None]
+            continue
+        if comments:  # the comments above a dropped import stay, above what follows it
+            statement = statement.with_changes(leading_lines=[*statement.leading_lines, *comments])
+            comments = []
+        body.append(statement)
+    return module.with_changes(body=body) if len(body) != len(module.body) else module

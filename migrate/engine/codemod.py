@@ -35,6 +35,7 @@ from libcst.codemod import CodemodCommand, CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from migrate import ops
+from migrate.engine.aliases import superseded
 from migrate.engine.facts import Facts, LazyFacts
 from migrate.engine.findings import Finding
 from migrate.engine.index import RuleIndex
@@ -75,6 +76,8 @@ class MigrateCommand(FreshTree, CodemodCommand):
 
     def transform_module(self, tree: cst.Module) -> cst.Module:
         new = super().transform_module(tree)
+        if new is not tree:
+            new = superseded(new)
         return _blank_line_after_docstring(tree, _no_leading_blank_lines(tree, new))
 
     def _instantiate_and_run(self, transform, tree: cst.Module) -> cst.Module:

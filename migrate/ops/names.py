@@ -14,12 +14,14 @@ def is_store(node: cst.CSTNode, parent) -> bool:
     return isinstance(p, (cst.AssignTarget, cst.Del)) or (isinstance(p, (cst.AugAssign, cst.AnnAssign)) and p.target is node)
 
 
-def renamed(to: str, api: str, suffix: str, after: str | None = None) -> cst.BaseExpression:
+def renamed(to: str, api: str, suffix: str, after: str | list | None = None) -> cst.BaseExpression:
     """``to`` plus what a prefix rule keeps; ``to`` ending in ``.*`` keeps the API's own last
     name, or all that follows ``after`` in it (``mk.datasets.*`` after ``tensorflow.keras.datasets``:
-    ``mk.datasets.mnist.load_data``)."""
+    ``mk.datasets.mnist.load_data``); ``after`` may list prefixes (the longest the API starts with counts)."""
     if to.endswith(".*"):
-        rest = api[len(after) + 1:] if after and api.startswith(after + ".") else api.rsplit(".", 1)[-1]
+        prefixes = [after] if isinstance(after, str) else list(after or [])
+        found = max((p for p in prefixes if api.startswith(p + ".")), key=len, default=None)
+        rest = api[len(found) + 1:] if found else api.rsplit(".", 1)[-1]
         to = to[:-1] + rest
     return parse_expression(to + suffix)
 
@@ -40,8 +42,8 @@ class Rename(Operation):
             doc="the replacement asks migrate.runtime for the current strategy, so a file that uses it keeps "
             "its strategies as migrate.runtime objects instead of rewriting them away",
         ),
-        "keep_after": Param(str, doc="'x.*' keeps all that follows this prefix of the API's name, not only its "
-                                     "last name"),
+        "keep_after": Param((str, list), doc="'x.*' keeps all that follows this prefix of the API's name (or the "
+                                             "longest of a list of prefixes it starts with), not only its last name"),
         "uncalled": Param(bool, doc="only where the name is not called but passed on as a function, as an "
                                     "argument (`activation=tf.nn.relu`); its calls are another rule's"),
     }

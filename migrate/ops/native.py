@@ -1033,10 +1033,24 @@ class NativePass:
             return f"the model `{model}` keeps the shim"
         if self.module.body.index(self.models[model]) > self.module.body.index(statement):
             return f"it is made before the model `{model}`"
+        horovod = _horovod_alias(self.module)
+        averaged = []
+        if horovod is not None:
+            # A Horovod program reduces gradients only where it says so: `grads = hvd.allreduce_gradients(grads)`
+            # right before each apply (a converted `DistributedGradientTape`) becomes the reducer's average.
+            for use, grads in applies:
+                found = self._averaged_before(use, grads, horovod)
+                if found is None:
+                    return ("a Horovod program reduces gradients only where it says so: "
+                            "`apply_gradients` does not follow `grads = hvd.allreduce_gradients(grads)`")
+                averaged.append(found)
         reducer = self.fresh("grad_reducer")
         native = self._native_optimizer(rule, call, model)
         self.out.nodes[call] = lambda new: native
-        reducer_statement = parse_statement(rule.params["reducer"].format(name=reducer, optimizer=name))
+        template = rule.params["reducer"]
+        if horovod is not None:
+            template = template.replace("mean=False", "mean=True")
+        reducer_statement = parse_statement(template.format(name=reducer, optimizer=name))
         self.out.statements[statement] = [statement, reducer_statement]
         self.reducer_statements.append(reducer_statement)
         for use, grads in applies:
@@ -1045,10 +1059,32 @@ class NativePass:
             self.gone.add(use.args[0].value.func)  # `zip`
         for use in builds:
             self.out.removed.add(self.statement_of(use))
+        self.out.removed.update(averaged)
         self.optimizers[name] = (model, reducer)
+        how = "averaged (Horovod's `allreduce_gradients`)" if horovod is not None else "summed"
         self.note(self.place(name, statement), rule, "converted", f"`{name}` is a native `{rule.params['to']}` over `{model}`'s weights; "
-                  f"gradients are summed across processes by `{reducer}` before it applies them")
+                  f"gradients are {how} across processes by `{reducer}` before it applies them")
         return None
+
+    def _averaged_before(self, use: cst.Call, grads: cst.BaseExpression, horovod: str) -> cst.CSTNode | None:
+        """The statement ``grads = hvd.allreduce_gradients(grads)`` (Horovod's average, no other
+        arguments) right before the statement of ``use`` in its block, or None."""
+        statement = self.statement_of(use)
+        block = self.parent.get(statement)
+        body = list(getattr(block, "body", ()))
+        if not isinstance(grads, cst.Name) or statement not in body or body.index(statement) == 0:
+            return None
+        before = body[body.index(statement) - 1]
+        small = before.body[0] if isinstance(before, cst.SimpleStatementLine) and len(before.body) == 1 else None
+        if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == grads.value):
+            return None
+        value = small.value
+        if not (isinstance(value, cst.Call) and dotted(value.func) == f"{horovod}.allreduce_gradients"
+                and len(value.args) == 1 and value.args[0].keyword is None and isinstance(value.args[0].value, cst.Name)
+                and value.args[0].value.value == grads.value):
+            return None
+        return before
 
     # -- loss objects -------------------------------------------------------------------------
 
@@ -1361,6 +1397,18 @@ _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_
 
 
 _LOOP_METHODS = ("compile", "fit", "evaluate", "predict")
+
+
+def _horovod_alias(module: cst.Module) -> str | None:
+    """The name a module-level ``from migrate.runtime import horovod [as x]`` binds, if the module has one."""
+    for statement in module.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if isinstance(small, cst.ImportFrom) and not small.relative and dotted(small.module) == "migrate.runtime" \
+                and not isinstance(small.names, cst.ImportStar):
+            for alias in small.names:
+                if alias.evaluated_name == "horovod":
+                    return alias.evaluated_alias or "horovod"
+    return None
 
 
 def _first_arg(value: cst.BaseExpression, call: cst.Call, args) -> cst.Arg:

@@ -45,6 +45,9 @@ class TapeConversion:
     blank_line_before: bool
     grads: str | None  # a new name for the gradients when `tape.gradient(...)` sits inside a larger statement
     carried: tuple[str, ...] = ()  # names the body reads before it assigns them: the closure's parameters
+    # `tape = hvd.DistributedGradientTape(tape, ...)` between the two: it becomes the reduction of
+    # the gradients right after they are computed (its call, converted, with the gradients for the tape)
+    reducer: cst.SimpleStatementLine | None = None
 
 
 class GradientTapeToValueAndGrad(Operation):
@@ -56,6 +59,11 @@ class GradientTapeToValueAndGrad(Operation):
         "closure": Param(str, required=True, doc="name of the closure holding the tape's body (a free name is chosen from it)"),
         "gradients": Param(str, required=True, doc="name for the gradients when `tape.gradient(...)` is part of a larger statement"),
         "template": Param(str, required=True, doc="the gradient call; {closure}, {sources} and {has_aux} placeholders"),
+        "reducers": Param(list, doc="functions that wrap a tape so that its gradients are reduced across processes "
+                                    "(`tape = hvd.DistributedGradientTape(tape)`): such a wrap between the `with` and "
+                                    "`tape.gradient` becomes `grads = <its rule's rename of it>` after the gradients, "
+                                    "its last name replaced by `reduce_with`"),
+        "reduce_with": Param(str, doc="the last name of the function that reduces the gradients (see `reducers`)"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -117,9 +125,16 @@ class GradientTapeToValueAndGrad(Operation):
         if scope is None:
             return "the tape's name cannot be resolved"
         bindings = list(scope.assignments[tape.value])
-        if len(bindings) != 1:
+        reducer = None
+        if len(bindings) == 2 and params.get("reducers"):
+            found = _reducer(view, bindings, tape, siblings[here + 1:], params["reducers"])
+            if isinstance(found, str):
+                return found
+            reducer, uses = found
+        elif len(bindings) != 1:
             return f"the name `{tape.value}` is bound more than once"
-        uses = [access.node for access in bindings[0].references]
+        else:
+            uses = [access.node for access in bindings[0].references]
         kinds = [_method_called(parent, use) for use in uses]
         if "watch" in kinds:
             return f"`{tape.value}.watch(...)`: gradients with respect to watched tensors (inputs) need `grad_position`"
@@ -152,7 +167,9 @@ class GradientTapeToValueAndGrad(Operation):
             return "`tape.gradient` shares its line with other statements"
         assign = line.body[0]
         assigned = isinstance(assign, cst.Assign) and assign.value is gradient and len(assign.targets) == 1
-        between = siblings[here + 1:siblings.index(line)]
+        if reducer is not None and assigned and not isinstance(assign.targets[0].target, cst.Name):
+            return "the gradients of a `DistributedGradientTape` are not assigned to one name"
+        between = [s for s in siblings[here + 1:siblings.index(line)] if s is not reducer]
 
         # -- what the body computes, and who reads it --
         body_bound = _bound_in(scope, with_statement.body)
@@ -218,17 +235,31 @@ class GradientTapeToValueAndGrad(Operation):
         grads = None if assigned else _free_name(view, params["gradients"])
         blank = here > 0 and not any(empty.comment is None for empty in with_statement.leading_lines)
         return TapeConversion(with_statement, line, tape.value, closure, target.value, tuple(aux), blank, grads,
-                              tuple(sorted(carried, key=lambda n: order.get(n, len(order)))))
+                              tuple(sorted(carried, key=lambda n: order.get(n, len(order)))), reducer)
 
     def statements(self, conversion: TapeConversion) -> list[cst.CSTNode]:
-        """The original statements the rewrite replaces: the `with` and the `tape.gradient` line."""
-        return [conversion.with_statement, conversion.gradient_statement]
+        """The original statements the rewrite replaces: the `with`, the `tape.gradient` line (and a wrap)."""
+        wrap = [conversion.reducer] if conversion.reducer is not None else []
+        return [conversion.with_statement, *wrap, conversion.gradient_statement]
+
+    def absorbs(self, conversion: TapeConversion) -> list[cst.CSTNode]:
+        """References another rule planned that this rewrite makes whole: the wrap's function,
+        reported for a person where it stands alone, is converted here."""
+        if conversion.reducer is None:
+            return []
+        return [conversion.reducer.body[0].value.func]
 
     # -- rewriting ---------------------------------------------------------------------
 
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
         conversion: TapeConversion = ctx.current.detail
         outputs = [conversion.target, *conversion.aux]
+        if original is conversion.reducer:
+            # It runs after the gradients now: kept (converted) for the gradient line, removed here.
+            reducers = ctx.__dict__.setdefault("_tape_reducers", {})
+            comments = [line for line in updated.leading_lines if line.comment is not None]
+            reducers[id(conversion.gradient_statement)] = (updated.body[0].value, comments)
+            return cst.RemovalSentinel.REMOVE
         if original is conversion.with_statement:
             returned = cst.parse_statement(f"return {', '.join(outputs)}\n")
             body = updated.body.with_changes(body=[*updated.body.body, returned])
@@ -253,18 +284,73 @@ class GradientTapeToValueAndGrad(Operation):
             call = _without_keyword(call, "has_aux")
         if conversion.carried and isinstance(call, cst.Call) and not call.args:
             call = call.with_changes(args=[cst.Arg(cst.Name(n)) for n in conversion.carried])
+        wrap = getattr(ctx, "_tape_reducers", {}).pop(id(original), None) if conversion.reducer is not None else None
         if conversion.grads is None:  # `grads = tape.gradient(...)`: one statement
             assign: cst.Assign = updated.body[0]
             grads = assign.targets[0].target
             if isinstance(grads, (cst.Tuple, cst.List)) and not grads.lpar:
                 grads = grads.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             pair = cst.Tuple([cst.Element(value_target), cst.Element(grads)], lpar=[], rpar=[])
-            return updated.with_changes(body=[assign.with_changes(targets=[assign.targets[0].with_changes(target=pair)], value=call)])
+            computed = updated.with_changes(body=[assign.with_changes(targets=[assign.targets[0].with_changes(target=pair)], value=call)])
+            if wrap is None:
+                return computed
+            return cst.FlattenSentinel([computed, _reduced(*wrap, grads.value, params["reduce_with"])])
         # `f(tape.gradient(...))`: the gradients get a name first, then the statement uses it.
         pair = cst.Tuple([cst.Element(value_target), cst.Element(cst.Name(conversion.grads))], lpar=[], rpar=[])
         computed = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(pair)], call)], leading_lines=updated.leading_lines)
         used = updated.visit(_Replace(gradient, cst.Name(conversion.grads))).with_changes(leading_lines=[])
-        return cst.FlattenSentinel([computed, used])
+        if wrap is None:
+            return cst.FlattenSentinel([computed, used])
+        return cst.FlattenSentinel([computed, _reduced(*wrap, conversion.grads, params["reduce_with"]), used])
+
+
+def _reduced(wrap: cst.Call, comments: list, grads: str, reduce_with: str) -> cst.SimpleStatementLine:
+    """``tape = hvd.DistributedGradientTape(tape, k=v)`` (converted) → ``grads = hvd.<reduce_with>(grads, k=v)``,
+    under the wrap's comments."""
+    func = wrap.func
+    func = func.with_changes(attr=cst.Name(reduce_with)) if isinstance(func, cst.Attribute) else cst.Name(reduce_with)
+    args = [wrap.args[0].with_changes(value=cst.Name(grads)), *wrap.args[1:]]
+    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(grads))], wrap.with_changes(func=func, args=args))],
+                                   leading_lines=comments)
+
+
+def _reducer(view, bindings: list, tape: cst.Name, after: list, reducers: list):
+    """``tape = hvd.DistributedGradientTape(tape, ...)`` after the `with`, in its block: (that statement,
+    the tape's other uses); or why the second binding of the tape's name is not such a wrap.
+
+    (libcst's scopes do not follow the flow: every read of the name is a reference of both
+    bindings. The wrap reads the tape; every other read must come after the wrap.)"""
+    ours = [b for b in bindings if b.node is tape]
+    other = [b for b in bindings if b.node is not tape]
+    why = f"the name `{tape.value}` is bound more than once"
+    if len(ours) != 1 or len(other) != 1:
+        return why
+    node = other[0].node
+    statement = view.statement_of(node) if isinstance(node, cst.CSTNode) else None
+    small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and small.targets[0].target is node
+            and isinstance(small.value, cst.Call)):
+        return why
+    call = small.value
+    resolved = view.resolve(call.func) in reducers
+    # (by its last name too, to say why: a converted file's `hvd` is the runtime's, which planning does not resolve)
+    named = (get_full_name_for_node(call.func) or "").rsplit(".", 1)[-1] in {r.rsplit(".", 1)[-1] for r in reducers}
+    if not (resolved or named):
+        return why
+    if statement not in after or not resolved:
+        return (f"`{view.code(small).strip()}` is not in the tape's block after the `with` (under an `if`?): "
+                "reduce the gradients where they are computed instead")
+    first = call.args[0] if call.args else None
+    if not (first is not None and first.keyword is None and first.star == "" and isinstance(first.value, cst.Name)
+            and first.value.value == tape.value and all(a.keyword is not None for a in call.args[1:])):
+        return f"`{view.code(call).strip()}` does not wrap the tape alone (its other arguments by keyword)"
+    reads = {access.node for b in bindings for access in b.references}
+    if first.value not in reads:
+        return why
+    uses = sorted(reads - {first.value}, key=view.line_col)
+    if any(view.line_col(use) <= view.line_col(statement) for use in uses):
+        return f"the tape is used before `{view.code(small).strip()}`"
+    return statement, uses
 
 
 def _without_keyword(node: cst.BaseExpression, keyword: str) -> cst.BaseExpression:

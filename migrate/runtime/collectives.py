@@ -470,6 +470,28 @@ def world(initialize: bool = True) -> Group:
     return _world if _world is not None else LocalGroup()
 
 
+_independent = False
+
+
+def replicas() -> Group:
+    """The replicas tf.distribute's implicit behaviour spans: the world, or this process alone.
+
+    What a TF program does across replicas without naming a collective (an optimizer's
+    gradient sum, a Keras metric's result, `fit`'s split of a global batch, the loss's
+    ``1 / num_replicas_in_sync``, a checkpoint or event file written by rank 0 only) spans
+    every process of the job. A Horovod program has no strategy: every process is a
+    replica of its own (``num_replicas_in_sync`` is 1) and only the collectives it names
+    cross processes. `migrate.runtime.horovod.init()` sets that mode (`set_independent`).
+    """
+    return LocalGroup() if _independent else world()
+
+
+def set_independent(independent: bool = True) -> None:
+    """Make every process its own replica for the implicit behaviour (`replicas()`)."""
+    global _independent
+    _independent = bool(independent)
+
+
 def _join_cluster() -> Group:
     if not launched_by_launcher():
         return LocalGroup()

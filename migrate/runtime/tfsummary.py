@@ -49,7 +49,7 @@ _state = _State()
 def _is_chief() -> bool:
     from migrate.runtime import collectives
 
-    return collectives.world().rank == 0
+    return collectives.replicas().rank == 0
 
 
 def _numpy(value) -> np.ndarray:

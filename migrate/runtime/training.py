@@ -84,7 +84,7 @@ def _state(network, what: str) -> _Compiled:
 def _world():
     from . import collectives
 
-    return collectives.world()
+    return collectives.replicas()
 
 
 class _Step:

@@ -43,8 +43,16 @@ def last_json(stdout: str, what: str) -> dict:
     raise AssertionError(f"{what} printed no JSON line:\n{stdout[-3000:]}")
 
 
+def reference_of(program: Path) -> Path:
+    """What TF runs for ``program``: its ``reference.py`` beside it when it has one (a Horovod
+    program: Horovod is not installed, so its TF twin writes Horovod's collectives out), else itself."""
+    twin = program.with_name("reference.py")
+    return twin if twin.is_file() else program
+
+
 def run_tf(program: Path, replicas: int, args: tuple[str, ...] = (), timeout: float = 240) -> dict:
-    """The TF original on ``replicas`` logical CPU devices."""
+    """The TF original on ``replicas`` logical CPU devices (its TF twin, for a program that has one)."""
+    program = reference_of(program)
     done = subprocess.run([sys.executable, str(TF_REPLICAS), "--replicas", str(replicas), str(program), *args],
                           capture_output=True, text=True, timeout=timeout, env=_env(), cwd=program.parent)
     assert done.returncode == 0, f"TF run failed ({done.returncode}):\n{done.stderr[-4000:]}"

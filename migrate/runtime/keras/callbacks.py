@@ -252,7 +252,7 @@ class ReduceLROnPlateau(_MonitorCallback):
 def _rank() -> int:
     from .. import collectives
 
-    return collectives.world().rank
+    return collectives.replicas().rank
 
 
 class CSVLogger(Callback):
@@ -425,7 +425,7 @@ class BackupAndRestore(Callback):
 def _barrier() -> None:
     from .. import collectives
 
-    collectives.world().barrier()
+    collectives.replicas().barrier()
 
 
 class ModelCheckpoint(Callback):

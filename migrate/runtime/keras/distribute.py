@@ -15,9 +15,9 @@ from ._tensors import as_float
 
 
 def _replicas() -> int:
-    from .. import spmd
+    from .. import collectives
 
-    return spmd.group_size()
+    return collectives.replicas().size
 
 
 def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):

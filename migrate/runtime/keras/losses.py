@@ -82,9 +82,9 @@ def divide_no_nan(a, b):
 
 
 def num_replicas() -> int:
-    from .. import spmd
+    from .. import collectives
 
-    return spmd.group_size()
+    return collectives.replicas().size
 
 
 def scale_loss_for_distribution(value):

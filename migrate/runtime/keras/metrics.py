@@ -104,7 +104,7 @@ class Metric:
     def _synchronized(self):
         from .. import collectives
 
-        group = collectives.world()
+        group = collectives.replicas()
         if group.size <= 1 or self._in_sync or not self._variables:
             yield
             return

@@ -23,7 +23,7 @@ import numpy as np
 def _rank_and_group():
     from .. import collectives
 
-    group = collectives.world()
+    group = collectives.replicas()
     return group.rank, group
 
 

@@ -97,7 +97,7 @@ class Checkpoint:
         self.save_counter.set_data(ms.Tensor(np.array(count, dtype=np.int64)))
         path = self.write(f"{os.fspath(file_prefix)}-{count}")
         _write_state(os.path.dirname(path) or ".", path, [path])
-        collectives.world().barrier()  # every rank's latest_checkpoint sees it
+        collectives.replicas().barrier()  # every rank's latest_checkpoint sees it
         return path
 
     def read(self, save_path, options=None):
@@ -165,7 +165,7 @@ _STATE_FILE = "checkpoint"
 def _write_state(directory: str, latest: str, all_paths: list) -> None:
     from .. import collectives
 
-    if collectives.world().rank != 0:
+    if collectives.replicas().rank != 0:
         return
     lines = [f'model_checkpoint_path: "{os.path.basename(latest)}"']
     lines += [f'all_model_checkpoint_paths: "{os.path.basename(p)}"' for p in all_paths]
@@ -245,11 +245,11 @@ class CheckpointManager:
         if self._max_to_keep is not None:
             while len(self._checkpoints) > self._max_to_keep:
                 old = self._checkpoints.pop(0)
-                if collectives.world().rank == 0 and os.path.exists(_file(old)):
+                if collectives.replicas().rank == 0 and os.path.exists(_file(old)):
                     os.unlink(_file(old))
         self._latest = prefix
         _write_state(self._directory, prefix, self._checkpoints)
-        collectives.world().barrier()
+        collectives.replicas().barrier()
         return prefix
 
     def restore_or_initialize(self):

@@ -37,7 +37,7 @@ from .data_adapter import DataAdapter, local_share, pack_x_y_sample_weight, to_d
 def _world():
     from ... import collectives
 
-    return collectives.world()
+    return collectives.replicas()
 
 
 def _shape(value):

@@ -30,6 +30,17 @@ from . import schedules as schedules_module
 f32 = np.float32
 
 
+class _VariableList(list):
+    """Keras 3's `optimizer.variables` list, also callable as TF 2.x's `optimizer.variables()`.
+
+    Code written for TF 2.x's optimizers (Horovod's examples among it:
+    `hvd.broadcast_variables(opt.variables(), root_rank=0)`) calls it; it gives the list.
+    """
+
+    def __call__(self):
+        return list(self)
+
+
 def _ops():
     from mindspore import ops
 
@@ -138,7 +149,7 @@ class Optimizer:
         out = [self._iterations]
         if hasattr(self._learning_rate, "asnumpy"):
             out.append(self._learning_rate)
-        return out + list(self._variables)
+        return _VariableList(out + list(self._variables))
 
     def get_config(self) -> dict:
         rate = self._learning_rate
@@ -303,9 +314,9 @@ class Optimizer:
         grads = self._clip_gradients(grads)
         self._apply_weight_decay(variables, lr)
         if aggregate:
-            from ... import spmd
+            from ... import collectives, spmd
 
-            if spmd.group_size() > 1:
+            if collectives.replicas().size > 1:
                 grads = list(spmd.aggregate_gradients(grads))
         self._update_variables(grads, variables, lr)
         for variable in variables:

@@ -111,7 +111,7 @@ class LossScaleOptimizer(Optimizer):
 
         present = [g for g in grads if g is not None]
         finite = bool(amp.all_finite(present)) if present else True
-        group = collectives.world()
+        group = collectives.replicas()
         if group.size > 1:
             import mindspore as ms
 
