@@ -142,10 +142,10 @@ class Rewriter(cst.CSTTransformer):
             for alias in node.names:
                 bound = alias.evaluated_alias or alias.evaluated_name
                 name = bound.split(".")[0]  # what `import a.b` binds: `a`
-                # An import of TensorFlow that nothing reads (unused in the original too) goes with the
+                # An import of TensorFlow (or of Horovod's TensorFlow API) that nothing reads (unused in the original too) goes with the
                 # conversion: the converted file should not import TensorFlow for nothing. (Not in a
                 # file with `__all__`, which may export it: the pruned and whole conversions agree so.)
-                tensorflow = (module or alias.evaluated_name).split(".")[0] == "tensorflow"
+                tensorflow = _loads_tensorflow(f"{module}.{alias.evaluated_name}" if module else alias.evaluated_name)
                 if (name not in words and not tensorflow) or name in self.p.reads_aside:
                     continue  # (a statement set aside reads it: see migrate.engine.prune)
                 # The file's only binding of the name: its reads are known without scope analysis.
@@ -434,3 +434,9 @@ def _lost_comments(old, new) -> list[str]:
         else:
             lost.append(comment)
     return lost
+
+
+def _loads_tensorflow(name: str) -> bool:
+    """Whether importing ``name`` loads TensorFlow: TensorFlow's modules, and Horovod's for it."""
+    return name.split(".")[0] == "tensorflow" or any(
+        name == root or name.startswith(root + ".") for root in ("horovod.tensorflow", "horovod.keras"))

@@ -337,3 +337,17 @@ class Operation:
     def dropped(self, call: cst.Call, params: dict[str, Any]) -> list[cst.Arg]:
         """Arguments of ``call`` the rewrite leaves out: nothing inside them is planned or reported."""
         return []
+
+
+def imported_from(module: cst.Module, package: str, name: str) -> str | None:
+    """The name a module-level ``from <package> import <name> [as x]`` binds in ``module``, if it has one."""
+    from libcst.helpers import get_full_name_for_node
+
+    for statement in module.body:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if (isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None
+                and get_full_name_for_node(small.module) == package and not isinstance(small.names, cst.ImportStar)):
+            for alias in small.names:
+                if alias.evaluated_name == name:
+                    return alias.evaluated_alias or name
+    return None

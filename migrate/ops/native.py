@@ -32,7 +32,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from migrate.ops import args as argbind
-from migrate.ops.base import Operation, Param, parse_expression, parse_statement, template_expression
+from migrate.ops.base import Operation, Param, imported_from, parse_expression, parse_statement, template_expression
 
 KINDS = ("sequential", "optimizer", "loss", "gradients", "average_loss", "jit", "fit")
 
@@ -1033,7 +1033,7 @@ class NativePass:
             return f"the model `{model}` keeps the shim"
         if self.module.body.index(self.models[model]) > self.module.body.index(statement):
             return f"it is made before the model `{model}`"
-        horovod = _horovod_alias(self.module)
+        horovod = imported_from(self.module, "migrate.runtime", "horovod")
         averaged = []
         if horovod is not None:
             # A Horovod program reduces gradients only where it says so: `grads = hvd.allreduce_gradients(grads)`
@@ -1397,18 +1397,6 @@ _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_
 
 
 _LOOP_METHODS = ("compile", "fit", "evaluate", "predict")
-
-
-def _horovod_alias(module: cst.Module) -> str | None:
-    """The name a module-level ``from migrate.runtime import horovod [as x]`` binds, if the module has one."""
-    for statement in module.body:
-        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-        if isinstance(small, cst.ImportFrom) and not small.relative and dotted(small.module) == "migrate.runtime" \
-                and not isinstance(small.names, cst.ImportStar):
-            for alias in small.names:
-                if alias.evaluated_name == "horovod":
-                    return alias.evaluated_alias or "horovod"
-    return None
 
 
 def _first_arg(value: cst.BaseExpression, call: cst.Call, args) -> cst.Arg:

@@ -29,7 +29,7 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 
 from migrate.ops import args as argbind
-from migrate.ops.base import Operation, Param, template_expression
+from migrate.ops.base import Operation, Param, imported_from, template_expression
 
 
 @dataclass(frozen=True)
@@ -333,8 +333,10 @@ def _reducer(view, bindings: list, tape: cst.Name, after: list, reducers: list):
         return why
     call = small.value
     resolved = view.resolve(call.func) in reducers
-    # (by its last name too, to say why: a converted file's `hvd` is the runtime's, which planning does not resolve)
-    named = (get_full_name_for_node(call.func) or "").rsplit(".", 1)[-1] in {r.rsplit(".", 1)[-1] for r in reducers}
+    # (or the runtime's own, in a converted file: planning does not resolve `migrate.runtime` names)
+    full = (get_full_name_for_node(call.func) or "").split(".")
+    named = len(full) == 2 and full[0] == imported_from(view.module, "migrate.runtime", "horovod") and \
+        full[1] in {r.rsplit(".", 1)[-1] for r in reducers}
     if not (resolved or named):
         return why
     if statement not in after or not resolved:
@@ -696,3 +698,4 @@ def _free_name(view, wanted: str) -> str:
     while f"{wanted}_{n}" in used:
         n += 1
     return f"{wanted}_{n}"
+

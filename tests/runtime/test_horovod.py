@@ -66,6 +66,8 @@ def test_kinds_groups_and_gathers(ranks):
         assert got["broadcast_object"] == {"rank": 0, "text": "xxx"}
         assert got["allgather_object"] == [["r", 0, []], ["r", 1, [1]]]
         assert "Adasum is not available" in got["adasum"]
+        assert got["run"] == [31, 32]  # every rank's result of func(3, b=1), in rank order
+        assert "start the program with `migrate run -n 3 <program>`" in got["run_np"]
         assert got["broadcast_variables"] == [[[1.0] * 3] * 2, [0.0] * 3]  # rank 0's constant 1.0
 
 

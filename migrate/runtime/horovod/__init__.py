@@ -43,7 +43,7 @@ __all__ = [
     "Average", "Sum", "Adasum", "Min", "Max", "Product", "Compression", "ReduceOp",
     "allreduce", "grouped_allreduce", "allgather", "broadcast", "broadcast_variables", "broadcast_object",
     "allgather_object", "allreduce_gradients", "DistributedOptimizer", "DistributedGradientTape",
-    "broadcast_global_variables", "join", "barrier", "global_process_set", "load_model", "callbacks",
+    "broadcast_global_variables", "join", "barrier", "global_process_set", "load_model", "callbacks", "run",
 ]
 
 
@@ -521,3 +521,21 @@ def load_model(filepath, custom_optimizers=None, custom_objects=None, compressio
     if getattr(model, "optimizer", None) is not None:
         model.optimizer = DistributedOptimizer(model.optimizer, compression=compression)
     return model
+
+
+def run(func, args=(), kwargs=None, np=1, **launcher_options):
+    """`horovod.run(func, np=N)`: here the job's processes exist already (`migrate run -n N`).
+
+    Horovod's `run` starts N processes that each call ``func(*args, **kwargs)`` and returns
+    their results in rank order. Under `migrate run -n N` every process of the job reaches
+    this call: each runs ``func`` once and all get the list of every rank's result
+    (exchanged as `allgather_object` does). A job of another size than `np` raises, saying
+    how to start it; the launcher's options (`hosts`, `use_gloo`, ...) are the launcher's.
+    """
+    init()
+    group = _group()
+    if int(np) != group.size:
+        raise RuntimeError(f"horovod.run(np={np}) runs {np} processes, and this job has {group.size}: start the "
+                           f"program with `migrate run -n {np} <program>`")
+    result = func(*args, **(kwargs or {}))
+    return allgather_object(result)

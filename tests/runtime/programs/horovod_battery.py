@@ -45,6 +45,11 @@ results["allgather"] = arr(hvd.allgather(ms.Tensor(np.full((r + 1, 2), r, np.flo
 results["broadcast"] = arr(hvd.broadcast(base, root_rank=n - 1))
 results["broadcast_object"] = hvd.broadcast_object({"rank": r, "text": "x" * (r + 3)}, root_rank=0)
 results["allgather_object"] = hvd.allgather_object(("r", r, [r] * r))
+results["run"] = hvd.run(lambda a, b=0: a * 10 + hvd.rank() + b, args=(3,), kwargs={"b": 1}, np=n)
+try:
+    hvd.run(print, np=n + 1)
+except RuntimeError as exc:
+    results["run_np"] = str(exc)
 try:
     hvd.allreduce(base, op=hvd.Adasum)
 except NotImplementedError as exc:
