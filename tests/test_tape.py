@@ -28,6 +28,40 @@ STEP = textwrap.dedent("""
         return loss, grads
 """)
 
+# The same step with `tape.gradient` under the tape (TF allows it; what follows it then runs
+# unrecorded): the forward pass is what comes before it.
+STEP_INSIDE = textwrap.dedent("""
+    import tensorflow as tf
+
+    def train_step(inputs):
+        features, targets = inputs
+        with tf.GradientTape() as tape:
+            logits = model(features)
+            per_example = loss_fn(targets, logits)
+            loss = total(per_example) / GLOBAL_BATCH
+            grads = tape.gradient(loss, model.trainable_variables)
+            seen.append(logits)
+        return loss, grads
+""")
+
+# ... and with a statement between the tape and `tape.gradient` that reads the forward pass's
+# results (a metric's update): converted, it runs after the gradient, still after the forward pass.
+STEP_BETWEEN = textwrap.dedent("""
+    import tensorflow as tf
+
+    def train_step(inputs):
+        features, targets = inputs
+        with tf.GradientTape() as tape:
+            logits = model(features)
+            per_example = loss_fn(targets, logits)
+            loss = total(per_example) / GLOBAL_BATCH
+
+        # what a metric sees
+        seen.append(logits)
+        grads = tape.gradient(loss, model.trainable_variables)
+        return loss, grads
+""")
+
 rng = np.random.default_rng(3)
 X = rng.normal(size=(6, 4)).astype(np.float32)
 Y = rng.normal(size=(6, 2)).astype(np.float32)
@@ -62,16 +96,21 @@ def test_step_converts_as_documented():
     assert [f.status for f in findings if f.rule == "TFD701"] == ["converted"]
 
 
-@pytest.fixture(scope="module")
-def tf_numbers():
-    done = subprocess.run([sys.executable, "-c", TF_RUN, STEP], input=json.dumps([a.tolist() for a in (X, Y, W, B)]),
+@pytest.fixture(scope="module", params=[STEP, STEP_INSIDE, STEP_BETWEEN], ids=["after", "inside", "between"])
+def step_and_tf_numbers(request):
+    return request.param, _tf_numbers(request.param)
+
+
+def _tf_numbers(step):
+    done = subprocess.run([sys.executable, "-c", TF_RUN, step], input=json.dumps([a.tolist() for a in (X, Y, W, B)]),
                           capture_output=True, text=True, timeout=300,
                           env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""})
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_converted_step_runs_in_pynative_and_matches_tf(tf_numbers):
+def test_converted_step_runs_in_pynative_and_matches_tf(step_and_tf_numbers):
+    step, tf_numbers = step_and_tf_numbers
     import mindspore as ms
     from mindspore import Parameter, Tensor, nn
 
@@ -88,7 +127,8 @@ def test_converted_step_runs_in_pynative_and_matches_tf(tf_numbers):
         def trainable_variables(self):
             return self.trainable_params()
 
-    converted, _ = convert(STEP)
+    converted, findings = convert(step)
+    assert [f.status for f in findings if f.rule == "TFD701"] == ["converted"]
     seen: list = []
     namespace = {"model": Dense(), "loss_fn": lambda y, p: ((p - y) ** 2).sum(axis=1),
                  "total": lambda t: t.sum(), "GLOBAL_BATCH": 8, "seen": seen}
@@ -105,7 +145,13 @@ def test_converted_step_runs_in_pynative_and_matches_tf(tf_numbers):
      "the tape is used other than in one"),
     ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    grads = tape.gradient(loss, w, output_gradients=s)\n",
      "`output_gradients`"),
-    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    log(loss)\n    g = tape.gradient(loss, w)\n",
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    loss = log(loss)\n    g = tape.gradient(loss, w)\n",
+     "would run before the forward pass"),
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    log(loss)\n    w = c\n    g = tape.gradient(loss, w)\n",
+     "would run before the forward pass"),
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    log(loss, g)\n    g = tape.gradient(loss, w)\n",
+     "would run before the forward pass"),
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    if c:\n        log(loss)\n    g = tape.gradient(loss, w)\n",
      "would run before the forward pass"),
     ("    with tf.GradientTape() as tape:\n        if c:\n            loss = f(x)\n    g = tape.gradient(loss, w)\n",
      "computed only on some paths"),
@@ -113,6 +159,12 @@ def test_converted_step_runs_in_pynative_and_matches_tf(tf_numbers):
      "holds `return`"),
     ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    if c:\n        g = tape.gradient(loss, w)\n",
      "not in the block that holds the `with` statement"),
+    ("    with tf.GradientTape() as tape:\n        w = m.weights\n        loss = f(x)\n    g = tape.gradient(loss, w)\n",
+     "sources read `w`, which the tape's body computes"),
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n        if c:\n            g = tape.gradient(loss, w)\n",
+     "not in the block that holds the `with` statement"),
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n        step(tape.gradient(loss, w))\n",
+     "under the tape is not assigned on its own line"),
     ("    with tf.GradientTape() as tape:\n        y = f(x)\n    g = tape.gradient([y, y], w)\n",
      "not one name computed under the tape"),
     ("    with tf.GradientTape(watch_accessed_variables=False) as tape:\n        y = f(x)\n    g = tape.gradient(y, w)\n",
@@ -191,7 +243,7 @@ def test_a_scope_the_run_dissolves_under_the_tape_counts_as_its_body(strategy_es
     escape = "    keep(strategy)\n" if strategy_escapes else ""
     code = ("import tensorflow as tf\n\nstrategy = tf.distribute.MirroredStrategy()\n" + escape.strip() + "\n\n"
             "def step(x, w):\n    with tf.GradientTape() as tape:\n        with strategy.scope():\n"
-            "            model = build()\n        loss = model(x)\n    g = tape.gradient(loss, model.trainable_variables)\n"
+            "            model = build()\n        loss = model(x)\n    g = tape.gradient(loss, w)\n"
             "    return g, model\n")
     once, refused = converted_once_and_refusals(code)
     if strategy_escapes:
@@ -224,6 +276,46 @@ def test_free_closure_name_and_module_level_tape():
     code = "import tensorflow as tf\n\nforward = 1\nfor x in data:\n    with tf.GradientTape() as tape:\n        loss = f(x)\n    g = tape.gradient(loss, w)\n"
     out, _ = convert(code)
     assert "    def forward_2():\n" in out and "    loss, g = mk.value_and_grad(forward_2, None, w)()\n" in out
+
+
+# -- one name, several tapes (a notebook computes a gradient per cell) ---------------------------
+
+SEVERAL_TAPES = """import tensorflow as tf
+
+with tf.GradientTape() as tape:
+    loss = f(w)
+grads = tape.gradient(loss, [w])
+print(grads)
+
+with tf.GradientTape() as tape:
+    z = g(w)
+dz = tape.gradient(z, [w])
+print(dz, loss)
+"""
+
+
+def test_tapes_that_rebind_one_name_in_one_block_convert_each():
+    out, findings = convert(SEVERAL_TAPES)
+    assert not [f for f in findings if f.status == "manual"]
+    assert "loss, grads = mk.value_and_grad(forward, None, [w])()\nprint(grads)\n" in out
+    assert "z, dz = mk.value_and_grad(forward, None, [w])()\nprint(dz, loss)\n" in out
+    assert "tape" not in out
+
+
+@pytest.mark.parametrize("code, reason", [
+    # a closure reads the name: which tape it sees depends on when it runs
+    (SEVERAL_TAPES + "show = lambda: tape\n", "bound more than once"),
+    # a read before the first tape binds the name
+    ("import tensorflow as tf\n\ntape = None\n" + SEVERAL_TAPES.split("\n", 2)[2], "bound more than once"),
+    # the second `tape` is bound by a plain assignment, not a tape's `with`
+    (SEVERAL_TAPES + "tape = None\n", "bound more than once"),
+    # one of the tapes reads its name twice
+    (SEVERAL_TAPES.replace("print(grads)", "print(tape)"), "used other than in one"),
+])
+def test_tapes_that_rebind_one_name_are_left_where_the_flow_is_not_plain(code, reason):
+    out, findings = convert(code)
+    manual = [f for f in findings if f.rule == "TFD701" and f.status == "manual"]
+    assert manual and any(reason in f.message for f in manual), [f.message for f in manual]
 
 
 # -- the scope analysis a tape is examined with -----------------------------------------------

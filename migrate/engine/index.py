@@ -25,6 +25,11 @@ NORMALIZE_PREFIXES = (
     ("tensorflow.compat.v1.keras.", "tensorflow.keras."),
     ("keras.", "tensorflow.keras."),
     ("tf_keras.", "tensorflow.keras."),
+    # TF 2's top-level aliases of Keras's modules (`tf.losses.X is tf.keras.losses.X`)
+    ("tensorflow.initializers.", "tensorflow.keras.initializers."),
+    ("tensorflow.losses.", "tensorflow.keras.losses."),
+    ("tensorflow.metrics.", "tensorflow.keras.metrics."),
+    ("tensorflow.optimizers.", "tensorflow.keras.optimizers."),
 )
 
 

@@ -48,6 +48,11 @@ class TapeConversion:
     # `tape = hvd.DistributedGradientTape(tape, ...)` between the two: it becomes the reduction of
     # the gradients right after they are computed (its call, converted, with the gradients for the tape)
     reducer: cst.SimpleStatementLine | None = None
+    # `tape.gradient` as a statement of the tape's own body: how many of the body's statements
+    # come before it (they become the closure; the gradient and what follows run after it)
+    split: int | None = None
+    # statements between the `with` and `tape.gradient` that read the forward pass's results: after the gradient
+    moved: tuple[cst.SimpleStatementLine, ...] = ()
 
 
 class GradientTapeToValueAndGrad(Operation):
@@ -126,15 +131,17 @@ class GradientTapeToValueAndGrad(Operation):
             return "the tape's name cannot be resolved"
         bindings = list(scope.assignments[tape.value])
         reducer = None
-        if len(bindings) == 2 and params.get("reducers"):
-            found = _reducer(view, bindings, tape, siblings[here + 1:], params["reducers"])
-            if isinstance(found, str):
-                return found
-            reducer, uses = found
-        elif len(bindings) != 1:
-            return f"the name `{tape.value}` is bound more than once"
-        else:
+        if len(bindings) == 1:
             uses = [access.node for access in bindings[0].references]
+        else:
+            found = _reducer(view, bindings, tape, siblings[here + 1:], params["reducers"]) \
+                if len(bindings) == 2 and params.get("reducers") else None
+            if isinstance(found, tuple):
+                reducer, uses = found
+            else:
+                uses = _own_uses(view, scopes, bindings, tape, with_statement, siblings)
+                if uses is None:
+                    return found or f"the name `{tape.value}` is bound more than once"
         kinds = [_method_called(parent, use) for use in uses]
         if "watch" in kinds:
             return f"`{tape.value}.watch(...)`: gradients with respect to watched tensors (inputs) need `grad_position`"
@@ -161,7 +168,12 @@ class GradientTapeToValueAndGrad(Operation):
             if isinstance(line, (cst.Lambda, cst.BaseComp)):
                 return "`tape.gradient` is called inside a lambda or comprehension"
             line = parent(line)
-        if line not in siblings[here + 1:]:
+        split = None
+        if line in with_statement.body.body:
+            # `tape.gradient` under the tape: what the body does before it is the forward pass;
+            # the gradient and the rest of the body run after it (a tape records nothing once asked).
+            split = list(with_statement.body.body).index(line)
+        elif line not in siblings[here + 1:]:
             return "`tape.gradient` is not in the block that holds the `with` statement, after it"
         if len(line.body) != 1:
             return "`tape.gradient` shares its line with other statements"
@@ -169,10 +181,20 @@ class GradientTapeToValueAndGrad(Operation):
         assigned = isinstance(assign, cst.Assign) and assign.value is gradient and len(assign.targets) == 1
         if reducer is not None and assigned and not isinstance(assign.targets[0].target, cst.Name):
             return "the gradients of a `DistributedGradientTape` are not assigned to one name"
-        between = [s for s in siblings[here + 1:siblings.index(line)] if s is not reducer]
+        if split is not None and not (assigned and reducer is None):
+            return "`tape.gradient` under the tape is not assigned on its own line"
+        if split == 0:
+            return "`tape.gradient` is the first statement under the tape: nothing is recorded"
+        between = [s for s in siblings[here + 1:siblings.index(line)] if s is not reducer] if split is None else []
+        forward = with_statement.body if split is None else with_statement.body.with_changes(
+            body=with_statement.body.body[:split])  # (the same statements: only the block is new)
+        forward_statements = list(forward.body)
+
+        def in_forward(node) -> bool:
+            return any(_within(parent, node, statement) for statement in forward_statements)
 
         # -- what the body computes, and who reads it --
-        body_bound = _bound_in(scope, with_statement.body)
+        body_bound = _bound_in(scope, forward)
         # A binding the plan replaces (a strategy that becomes `init()` and a parallel context)
         # binds nothing once converted: its reads go with it, so they do not stop the tape.
         replaced = view.plan.statements
@@ -192,13 +214,17 @@ class GradientTapeToValueAndGrad(Operation):
         body_bound = {name: found for name, found in body_bound.items() if not _reimports(scope, name, found)}
         if not body_bound.get(target.value):
             return f"the gradient's target `{target.value}` is not computed under the tape"
+        computed = sorted(_names_in(sources) & set(body_bound))
+        if computed:
+            # (MindSpore needs the weights before the forward pass that computes them here)
+            return f"the gradient's sources read `{computed[0]}`, which the tape's body computes"
         if isinstance(scope, cst.metadata.ClassScope):
             return "the tape is in a class body"
-        why = _unsafe_body(with_statement.body)
+        why = _unsafe_body(forward)
         if why:
             return why
         declared = _declared_global_or_nonlocal(parent, with_statement)
-        top_level = _top_level_bindings(with_statement.body, lambda statement: _dissolved(view, statement))
+        top_level = _top_level_bindings(forward, lambda statement: _dissolved(view, statement))
         aux: list[str] = []
         carried: list[str] = []
         for name, assignments in body_bound.items():
@@ -206,14 +232,14 @@ class GradientTapeToValueAndGrad(Operation):
                 return f"`{name}` is declared global or nonlocal and assigned under the tape"
             outside = [a for a in scope.assignments[name] if a not in assignments]
             reads = {access.node for a in scope.assignments[name] for access in a.references} - rewritten
-            inside = [r for r in reads if _within(parent, r, with_statement.body)]
+            inside = [r for r in reads if in_forward(r)]
             first = min(view.line_col(a.node) for a in assignments)
             if inside and isinstance(scope, cst.metadata.GlobalScope) and hasattr(builtins, name):
                 return f"`{name}` is read under the tape before the tape assigns it"
             if inside and (outside or any(view.line_col(r) <= first for r in inside)):
                 # `h = net(h)`: the closure takes the value the body starts from as a parameter.
                 carried.append(name)
-            read_after = [r for r in reads if r is not target and not _within(parent, r, with_statement.body)]
+            read_after = [r for r in reads if r is not target and not in_forward(r)]
             if name == target.value:
                 if name not in top_level:
                     return f"the gradient's target `{name}` is computed only on some paths under the tape"
@@ -225,22 +251,31 @@ class GradientTapeToValueAndGrad(Operation):
                 if name not in top_level:
                     return f"`{name}` is read after the tape but computed only on some paths under it"
                 aux.append(name)
+        # A statement between that reads what the forward pass computes (a metric's update) runs
+        # after the gradient, still after the forward pass as in TF; the others must not see it.
+        moved: list[cst.SimpleStatementLine] = []
+        gradient_names = _names_in(line)
         for statement in between:
-            why = _unsafe_between(statement, set(body_bound), _names_in(with_statement.body))
-            if why:
-                return why
+            why = _unsafe_between(statement, set(body_bound), _names_in(forward))
+            if why is None and not moved:
+                continue
+            if _movable(statement, gradient_names, _bound_by(line)):
+                moved.append(statement)
+                continue
+            return why or "a statement between the `with` block and `tape.gradient` would run before the forward pass now"
         order = {name: i for i, name in enumerate(top_level)}
         aux.sort(key=lambda n: order[n])
         closure = _free_name(view, params["closure"])
         grads = None if assigned else _free_name(view, params["gradients"])
         blank = here > 0 and not any(empty.comment is None for empty in with_statement.leading_lines)
         return TapeConversion(with_statement, line, tape.value, closure, target.value, tuple(aux), blank, grads,
-                              tuple(sorted(carried, key=lambda n: order.get(n, len(order)))), reducer)
+                              tuple(sorted(carried, key=lambda n: order.get(n, len(order)))), reducer, split,
+                              tuple(moved))
 
     def statements(self, conversion: TapeConversion) -> list[cst.CSTNode]:
         """The original statements the rewrite replaces: the `with`, the `tape.gradient` line (and a wrap)."""
         wrap = [conversion.reducer] if conversion.reducer is not None else []
-        return [conversion.with_statement, *wrap, conversion.gradient_statement]
+        return [conversion.with_statement, *wrap, *conversion.moved, conversion.gradient_statement]
 
     def absorbs(self, conversion: TapeConversion) -> list[cst.CSTNode]:
         """References another rule planned that this rewrite makes whole: the wrap's function,
@@ -254,6 +289,10 @@ class GradientTapeToValueAndGrad(Operation):
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
         conversion: TapeConversion = ctx.current.detail
         outputs = [conversion.target, *conversion.aux]
+        if original in conversion.moved:
+            # It reads the forward pass's results: it runs after the gradient now (kept, converted, for that line).
+            ctx.__dict__.setdefault("_tape_moved", {}).setdefault(id(conversion.gradient_statement), []).append(updated)
+            return cst.RemovalSentinel.REMOVE
         if original is conversion.reducer:
             # It runs after the gradients now: kept (converted) for the gradient line, removed here.
             reducers = ctx.__dict__.setdefault("_tape_reducers", {})
@@ -262,17 +301,24 @@ class GradientTapeToValueAndGrad(Operation):
             return cst.RemovalSentinel.REMOVE
         if original is conversion.with_statement:
             returned = cst.parse_statement(f"return {', '.join(outputs)}\n")
-            body = updated.body.with_changes(body=[*updated.body.body, returned])
+            statements = list(updated.body.body)
+            after = [] if conversion.split is None else statements[conversion.split:]
+            statements = statements if conversion.split is None else statements[:conversion.split]
+            body = updated.body.with_changes(body=[*statements, returned])
             lead = list(updated.leading_lines)
             if conversion.blank_line_before:
                 lead.insert(0, cst.EmptyLine(indent=False))
-            return cst.FunctionDef(
+            closure = cst.FunctionDef(
                 name=cst.Name(conversion.closure),
                 params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in conversion.carried]),
                 body=body,
                 leading_lines=lead,
                 whitespace_before_colon=updated.whitespace_before_colon,
             )
+            if not after:
+                return closure
+            # the gradient (already rewritten) and what followed it under the tape, after the closure
+            return cst.FlattenSentinel([closure, *after])
         gradient = _gradient_call(updated, conversion.tape)
         bound = argbind.bind(gradient, params["gradient_signature"])
         values = ", ".join(outputs)
@@ -285,6 +331,17 @@ class GradientTapeToValueAndGrad(Operation):
         if conversion.carried and isinstance(call, cst.Call) and not call.args:
             call = call.with_changes(args=[cst.Arg(cst.Name(n)) for n in conversion.carried])
         wrap = getattr(ctx, "_tape_reducers", {}).pop(id(original), None) if conversion.reducer is not None else None
+        moved = getattr(ctx, "_tape_moved", {}).pop(id(original), []) if conversion.moved else []
+        new = self._gradient_statements(conversion, updated, params, call, value_target, wrap)
+        if not moved:
+            return new
+        nodes = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
+        # (the first moved statement keeps its blank line and comments above it)
+        return cst.FlattenSentinel([*nodes, *moved])
+
+    def _gradient_statements(self, conversion, updated, params, call, value_target, wrap):
+        """The gradient line's replacement: the gradient call, and the reduction a wrap asks for."""
+        gradient = _gradient_call(updated, conversion.tape)
         if conversion.grads is None:  # `grads = tape.gradient(...)`: one statement
             assign: cst.Assign = updated.body[0]
             grads = assign.targets[0].target
@@ -312,6 +369,52 @@ def _reduced(wrap: cst.Call, comments: list, grads: str, reduce_with: str) -> cs
     args = [wrap.args[0].with_changes(value=cst.Name(grads)), *wrap.args[1:]]
     return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(grads))], wrap.with_changes(func=func, args=args))],
                                    leading_lines=comments)
+
+
+def _own_uses(view, scopes, bindings: list, tape: cst.Name, with_statement: cst.With, siblings: list) -> list | None:
+    """The reads of this tape's name that are this tape's, when several tapes of one block bind it.
+
+    A notebook computes one gradient per cell, each under ``with tf.GradientTape() as tape:``:
+    one name, bound again and again. libcst's scopes do not follow the flow (every read is a
+    reference of every binding), but the flow is plain when every binding is such a `with`
+    among the statements of this block and every read lies in that block after the first of
+    them: a read belongs to the last `with` before the top-level statement that holds it.
+    None: the bindings are not so.
+    """
+    positions = []
+    for binding in bindings:
+        node = binding.node
+        alias = view.parent(node) if isinstance(node, cst.Name) else None
+        item = view.parent(alias) if isinstance(alias, cst.AsName) else None
+        statement = view.parent(item) if isinstance(item, cst.WithItem) and item.asname is alias else None
+        if not isinstance(statement, cst.With) or statement not in siblings:
+            return None
+        positions.append(siblings.index(statement))
+    here = siblings.index(with_statement)
+    later = [p for p in positions if p > here]
+    end = min(later) if later else len(siblings)
+    first = min(positions)
+    reads = {access.node for b in bindings for access in b.references}
+    scope = scopes.get(tape)
+    uses = []
+    for read in reads:
+        inner = scopes.get(read)
+        if inner is not scope:
+            if inner is not None and any(True for _ in inner.assignments[tape.value]) and \
+                    all(a.scope is inner for a in inner.assignments[tape.value]):
+                continue  # a function's own `tape`
+            return None  # a closure's read: which tape it sees depends on when it runs
+        top = read
+        while top is not None and top not in siblings:
+            top = view.parent(top)
+        if top is None:
+            return None  # a read outside the block: which tape it sees depends on the flow around it
+        index = siblings.index(top)
+        if index < first or (index == first and not _within(view.parent, read, siblings[first].body)):
+            return None  # read before any tape binds the name
+        if here <= index < end:
+            uses.append(read)
+    return uses
 
 
 def _reducer(view, bindings: list, tape: cst.Name, after: list, reducers: list):
@@ -504,13 +607,7 @@ def _top_level_bindings(body: cst.IndentedBlock, dissolved=lambda statement: Fal
     names: list[str] = []
 
     def targets(node):
-        if isinstance(node, cst.Name):
-            names.append(node.value)
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for element in node.elements:
-                targets(element.value)
-        elif isinstance(node, cst.StarredElement):
-            targets(node.value)
+        _target_names(node, names)
 
     def smalls(statements):
         for small in statements:
@@ -683,6 +780,61 @@ def _unsafe_between(statement: cst.CSTNode, body_bound: set[str], body_reads: se
         if bound & (body_bound | body_reads) or read & body_bound:
             return reason
     return None
+
+
+def _bound_by(statement: cst.SimpleStatementLine) -> set[str]:
+    """The names an assignment statement binds (its targets' names, not an attribute's or item's object)."""
+    names: list[str] = []
+    for small in statement.body:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                _target_names(target.target, names)
+        elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
+            _target_names(small.target, names)
+    return set(names)
+
+
+def _target_names(target: cst.CSTNode, names: list) -> None:
+    """Append the names an assignment target binds (``a``, ``a, (b, *c)``; not ``x.a`` or ``x[i]``)."""
+    if isinstance(target, cst.Name):
+        names.append(target.value)
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            _target_names(element.value, names)
+    elif isinstance(target, cst.StarredElement):
+        _target_names(target.value, names)
+
+
+def _movable(statement: cst.CSTNode, gradient_names: set[str], gradient_binds: set[str]) -> bool:
+    """Whether a statement between the tape and `tape.gradient` can run after the gradient instead.
+
+    In TF it runs after the forward pass and before the gradient; converted, the forward pass
+    runs at the gradient, so the statement goes after it: still after the forward pass, whose
+    results it may read. It must be plain (assignments and expressions: no `return`, `yield`,
+    `:=` or compound statement), bind nothing the gradient line reads or binds, and read nothing
+    the gradient line binds (it ran before TF bound them).
+    """
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    if not all(isinstance(small, (cst.Expr, cst.Assign, cst.AugAssign, cst.AnnAssign)) for small in statement.body):
+        return False
+    found: list[cst.CSTNode] = []
+
+    class _Find(cst.CSTVisitor):
+        def visit_Yield(self, node):
+            found.append(node)
+
+        def visit_NamedExpr(self, node):
+            found.append(node)
+
+        def visit_Await(self, node):
+            found.append(node)
+
+    statement.visit(_Find())
+    if found:
+        return False
+    bound = _bound_by(statement)
+    return not (bound & (gradient_names | gradient_binds)) and not (_names_in(statement) - bound) & gradient_binds
 
 
 def _free_name(view, wanted: str) -> str:

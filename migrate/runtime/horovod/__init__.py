@@ -18,8 +18,8 @@ maps `import horovod.tensorflow as hvd` here; the rank queries become MindSpore'
   process sets are refused). `Average` is the sum times ``1 / size()``, after
   ``prescale_factor`` and with ``postscale_factor``, as Horovod computes it.
 - The Keras API is the same module: its `DistributedOptimizer` wraps a
-  `migrate.runtime.keras` optimizer for `compile`, its callbacks are `callbacks`, and
-  `load_model` loads a model saved by the converted program. (Horovod's Keras functions
+  `migrate.runtime.keras` optimizer for `compile` and its callbacks are `callbacks`
+  (`hvd.load_model` is Keras's `load_model`: TFK184). (Horovod's Keras functions
   name their second parameter `name` where the TensorFlow ones have `average` or
   `use_locking`; neither changes the numbers here.)
 - `Compression.fp16` is accepted and does not compress: the sum is exact in the
@@ -43,7 +43,7 @@ __all__ = [
     "Average", "Sum", "Adasum", "Min", "Max", "Product", "Compression", "ReduceOp",
     "allreduce", "grouped_allreduce", "allgather", "broadcast", "broadcast_variables", "broadcast_object",
     "allgather_object", "allreduce_gradients", "DistributedOptimizer", "DistributedGradientTape",
-    "broadcast_global_variables", "join", "barrier", "global_process_set", "load_model", "callbacks", "run",
+    "broadcast_global_variables", "join", "barrier", "global_process_set", "callbacks", "run",
 ]
 
 
@@ -511,16 +511,6 @@ def DistributedOptimizer(optimizer, name=None, use_locking=False, device_dense="
     wrapped = object.__new__(cls)
     wrapped.__dict__ = optimizer.__dict__  # one state: the optimizer's slots, steps and learning rate
     return wrapped
-
-
-def load_model(filepath, custom_optimizers=None, custom_objects=None, compression=Compression.none):
-    """Horovod's Keras `load_model`: a model saved by `model.save`, its optimizer wrapped in `DistributedOptimizer`."""
-    from ..keras import models
-
-    model = models.load_model(filepath, custom_objects=custom_objects)
-    if getattr(model, "optimizer", None) is not None:
-        model.optimizer = DistributedOptimizer(model.optimizer, compression=compression)
-    return model
 
 
 def run(func, args=(), kwargs=None, np=1, **launcher_options):
