@@ -153,6 +153,14 @@ def test_converted_step_runs_in_pynative_and_matches_tf(step_and_tf_numbers):
      "would run before the forward pass"),
     ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    if c:\n        log(loss)\n    g = tape.gradient(loss, w)\n",
      "would run before the forward pass"),
+    # a call on what the gradient reads may change it; an attribute assignment too
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    w.append(loss)\n    g = tape.gradient(loss, w)\n",
+     "would run before the forward pass"),
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    c.frozen = loss\n    g = tape.gradient(loss, w)\n",
+     "would run before the forward pass"),
+    # the gradient inside a larger statement: what reads the results is not moved after it
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    log(loss)\n    c(tape.gradient(loss, w))\n",
+     "would run before the forward pass"),
     ("    with tf.GradientTape() as tape:\n        if c:\n            loss = f(x)\n    g = tape.gradient(loss, w)\n",
      "computed only on some paths"),
     ("    with tf.GradientTape() as tape:\n        loss = f(x)\n        return loss\n    g = tape.gradient(loss, w)\n",
@@ -455,3 +463,16 @@ def test_an_import_the_run_removes_binds_nothing_under_the_tape(also_read, conve
         assert not refused and "def forward():" in once and "dist" not in once
     else:
         assert refused and "`dist` is imported under the tape and read after it" in refused[0].message
+
+
+def test_a_gradient_under_the_tape_splits_the_body_where_the_rewritten_gradient_stands():
+    """Rules that add or remove statements before `tape.gradient` in the tape's body (a dissolved
+    scope, a removed set-up call) do not move the split: the forward pass is all before it."""
+    code = ("import tensorflow as tf\n\nstrategy = tf.distribute.MirroredStrategy()\n\n\ndef step(x, w):\n"
+            "    with tf.GradientTape() as tape:\n        tf.debugging.set_log_device_placement(True)\n"
+            "        with strategy.scope():\n            model = build()\n            loss = model(x)\n"
+            "        g = tape.gradient(loss, w)\n        log(g)\n    return g\n")
+    out, findings = convert(code)
+    assert [f.status for f in findings if f.rule == "TFD701"] == ["converted"]
+    assert ("        model = build()\n        loss = model(x)\n        return loss\n"
+            "    loss, g = mk.value_and_grad(forward, None, w)()\n    log(g)\n    return g\n") in out

@@ -259,7 +259,7 @@ class GradientTapeToValueAndGrad(Operation):
             why = _unsafe_between(statement, set(body_bound), _names_in(forward))
             if why is None and not moved:
                 continue
-            if _movable(statement, gradient_names, _bound_by(line)):
+            if assigned and _movable(statement, gradient_names, set(body_bound), _bound_by(line)):
                 moved.append(statement)
                 continue
             return why or "a statement between the `with` block and `tape.gradient` would run before the forward pass now"
@@ -302,8 +302,13 @@ class GradientTapeToValueAndGrad(Operation):
         if original is conversion.with_statement:
             returned = cst.parse_statement(f"return {', '.join(outputs)}\n")
             statements = list(updated.body.body)
-            after = [] if conversion.split is None else statements[conversion.split:]
-            statements = statements if conversion.split is None else statements[:conversion.split]
+            after = []
+            if conversion.split is not None:
+                # where the rewritten gradient line stands now (rules before it may have added or
+                # removed statements: a dissolved scope, a removed set-up call)
+                first = getattr(ctx, "_tape_gradients", {}).pop(id(conversion.gradient_statement))
+                at = next(i for i, statement in enumerate(statements) if statement is first)
+                statements, after = statements[:at], statements[at:]
             body = updated.body.with_changes(body=[*statements, returned])
             lead = list(updated.leading_lines)
             if conversion.blank_line_before:
@@ -333,6 +338,9 @@ class GradientTapeToValueAndGrad(Operation):
         wrap = getattr(ctx, "_tape_reducers", {}).pop(id(original), None) if conversion.reducer is not None else None
         moved = getattr(ctx, "_tape_moved", {}).pop(id(original), []) if conversion.moved else []
         new = self._gradient_statements(conversion, updated, params, call, value_target, wrap)
+        if conversion.split is not None:  # (the `with` around it splits its body here)
+            ctx.__dict__.setdefault("_tape_gradients", {})[id(original)] = \
+                new.nodes[0] if isinstance(new, cst.FlattenSentinel) else new
         if not moved:
             return new
         nodes = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
@@ -805,7 +813,7 @@ def _target_names(target: cst.CSTNode, names: list) -> None:
         _target_names(target.value, names)
 
 
-def _movable(statement: cst.CSTNode, gradient_names: set[str], gradient_binds: set[str]) -> bool:
+def _movable(statement: cst.CSTNode, gradient_names: set[str], forward_binds: set[str], gradient_binds: set[str]) -> bool:
     """Whether a statement between the tape and `tape.gradient` can run after the gradient instead.
 
     In TF it runs after the forward pass and before the gradient; converted, the forward pass
@@ -833,8 +841,17 @@ def _movable(statement: cst.CSTNode, gradient_names: set[str], gradient_binds: s
     statement.visit(_Find())
     if found:
         return False
+    for small in statement.body:
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else \
+            [small.target] if isinstance(small, (cst.AugAssign, cst.AnnAssign)) else []
+        if any(isinstance(t, (cst.Attribute, cst.Subscript)) for t in targets):
+            return False  # it may change an object the gradient reads
     bound = _bound_by(statement)
-    return not (bound & (gradient_names | gradient_binds)) and not (_names_in(statement) - bound) & gradient_binds
+    # It may neither mention what the gradient reads (other than the forward pass's results: a call
+    # on it may change it, `params.append(w)`) nor bind or read what the gradient line binds.
+    mentioned = _names_in(statement)
+    return not (mentioned & (gradient_names - forward_binds)) and not (bound & (gradient_names | gradient_binds)) \
+        and not (mentioned - bound) & gradient_binds
 
 
 def _free_name(view, wanted: str) -> str:

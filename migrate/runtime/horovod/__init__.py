@@ -456,7 +456,10 @@ def DistributedGradientTape(gradtape, *args, **kwargs):  # noqa: N802 - Horovod'
 
 
 class _Distributed:
-    """Mixed into a copy of the optimizer's class: `apply` reduces the gradients across processes first.
+    """Mixed into a copy of the optimizer's class: gradients are reduced across processes where
+    Horovod's Keras optimizer reduces them, in `minimize` and in `fit`'s step (its gradient
+    computation), not in a direct `apply_gradients` (as Horovod's, which reduces in
+    `_compute_gradients`: a custom loop averages with `DistributedGradientTape`).
 
     The wrapped optimizer and the wrapper share one state (`__dict__`): slots, iterations
     and learning rate are the same objects, as Horovod's wrapper made from the optimizer's
@@ -465,27 +468,47 @@ class _Distributed:
 
     _hvd_settings: tuple
 
+    def hvd_reduce_gradients(self, grads):
+        """The gradients averaged (or summed) across processes, as Horovod's optimizer computes them."""
+        op, predivide, _, _ = self._hvd_settings
+        return allreduce_gradients(list(grads), op=op, gradient_predivide_factor=predivide)
+
+    def minimize(self, loss, var_list, tape=None):
+        import mindspore as ms
+
+        if callable(var_list):
+            var_list = var_list()
+        var_list = list(var_list)
+        grads = ms.grad(loss, None, var_list)()
+        return self.apply_gradients(zip(self.hvd_reduce_gradients(grads), var_list))
+
     def apply(self, grads, trainable_variables=None, aggregate=True):
-        op, predivide, passes, average_passes = self._hvd_settings
+        _, _, passes, average_passes = self._hvd_settings
         grads = list(grads)
         if passes > 1:
+            # Horovod's local aggregation: N calls' gradients summed, applied on the N-th; every
+            # call counts as a step of `iterations`
             pending = self.__dict__.get("_hvd_pending")
             pending = grads if pending is None else [None if a is None else a + b for a, b in zip(pending, grads)]
             count = self.__dict__.get("_hvd_count", 0) + 1
             if count < passes:
                 self.__dict__["_hvd_pending"], self.__dict__["_hvd_count"] = pending, count
+                from mindspore import ops
+
+                from ..keras._tensors import as_tensor
+
+                ops.assign_add(self._iterations, as_tensor(np.array(1, dtype=np.int64), "int64"))
                 return
             grads = [None if g is None else g / float(passes) for g in pending] if average_passes else pending
             self.__dict__["_hvd_pending"], self.__dict__["_hvd_count"] = None, 0
-        reduced = allreduce_gradients(grads, op=op, gradient_predivide_factor=predivide)
-        super().apply(reduced, trainable_variables, aggregate=False)
+        super().apply(grads, trainable_variables, aggregate=False)
 
 
 def DistributedOptimizer(optimizer, name=None, use_locking=False, device_dense="", device_sparse="",  # noqa: N802
                          compression=Compression.none, sparse_as_dense=False, backward_passes_per_step=1,
                          op=Average, gradient_predivide_factor=1.0, average_aggregated_gradients=False,
                          num_groups=0, groups=None, process_set=global_process_set, scale_local_gradients=True):
-    """Wrap a `migrate.runtime.keras` optimizer: gradients are reduced across processes, then applied.
+    """Wrap a `migrate.runtime.keras` optimizer: `fit` and `minimize` reduce the gradients across processes.
 
     `backward_passes_per_step=N` sums N calls' gradients locally and applies on the N-th
     (divided by N with `average_aggregated_gradients=True`), as Horovod's local

@@ -15,11 +15,13 @@ class BroadcastGlobalVariablesCallback(Callback):
     stay this process's own.
     """
 
-    def __init__(self, root_rank, device=""):
+    def __init__(self, root_rank, device="", local_variables=None):
         super().__init__()
         self.root_rank = root_rank
         self.broadcast_done = False
         self._local_vars: set[int] = set()
+        for var in local_variables or ():
+            self.register_local_var(var)
 
     def register_local_var(self, var):
         self._local_vars.add(id(var))
@@ -142,23 +144,16 @@ class LearningRateWarmupCallback(LearningRateScheduleCallback):
 
     def on_epoch_end(self, epoch, logs=None):
         super().on_epoch_end(epoch, logs)
-        if epoch == self.end_epoch - 1 and self.verbose > 0:
+        from . import rank
+
+        if epoch == self.end_epoch - 1 and self.verbose > 0 and rank() == 0:
             new_lr = float(self.model.optimizer.current_learning_rate())
             print(f"\nEpoch {epoch + 1}: finished gradual learning rate warmup to {new_lr:g}.")
 
 
 class BestModelCheckpoint(ModelCheckpoint):
-    """`ModelCheckpoint(save_best_only=True)` on rank 0 only (Horovod's)."""
+    """Horovod's `ModelCheckpoint(save_best_only=True)`; the file path is set later (`filepath`)."""
 
-    def __init__(self, filepath=None, monitor="val_loss", verbose=0, mode="auto", save_freq="epoch"):
-        from . import rank
-
-        if filepath is None:
-            filepath = "checkpoint.keras"
-        super().__init__(filepath=filepath, monitor=monitor, verbose=verbose, save_best_only=True, mode=mode,
-                         save_freq=save_freq)
-        self._hvd_rank = rank()
-
-    def on_epoch_end(self, epoch, logs=None):
-        if self._hvd_rank == 0:
-            super().on_epoch_end(epoch, logs)
+    def __init__(self, monitor="val_loss", verbose=0, save_weights_only=False, mode="auto", save_freq="epoch"):
+        super().__init__(filepath="checkpoint.keras", monitor=monitor, verbose=verbose, save_best_only=True,
+                         save_weights_only=save_weights_only, mode=mode, save_freq=save_freq)

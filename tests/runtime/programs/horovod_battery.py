@@ -72,12 +72,16 @@ opt = hvd.DistributedOptimizer(mk.optimizers.SGD(0.5))
 opt.apply_gradients([(ms.Tensor(np.array([r + 1.0, -1.0], np.float32)), w_dist)])
 results["distributed_sgd"] = arr(w_dist)
 results["optimizer_variables_callable"] = len(opt.variables()) == len(opt.variables)
+w_min = ms.Parameter(ms.Tensor(np.array([1.0], np.float32)), name="w_min")
+hvd.DistributedOptimizer(mk.optimizers.SGD(0.5)).minimize(lambda: (w_min * float(r + 1)).sum(), [w_min])
+results["distributed_minimize"] = arr(w_min)  # d/dw of (r + 1) w, averaged
 w_pass = ms.Parameter(ms.Tensor(np.array([1.0], np.float32)), name="w_pass")
 passes = hvd.DistributedOptimizer(mk.optimizers.SGD(0.5), backward_passes_per_step=2,
                                   average_aggregated_gradients=True)
 for step in range(2):
     passes.apply_gradients([(ms.Tensor(np.array([float(r + step)], np.float32)), w_pass)])
     results[f"passes_{step}"] = arr(w_pass)
+    results.setdefault("passes_iterations", []).append(int(passes.iterations.asnumpy()))
 results["predivide"] = [arr(g) for g in hvd.allreduce_gradients(
     [base, None], gradient_predivide_factor=4.0)[:1]]
 

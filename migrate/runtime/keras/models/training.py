@@ -218,6 +218,9 @@ class Trainer:
         self._loss_tracker.update_state(losses_module.unscale_loss_for_distribution(loss),
                                         sample_weight=float(data_adapter.batch_size_of(x)))
         if self.optimizer is not None:
+            reduce = getattr(self.optimizer, "hvd_reduce_gradients", None)  # Horovod's optimizer reduces here
+            if reduce is not None:
+                grads = reduce(grads)
             self.optimizer.apply_gradients(zip(grads, weights))
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
