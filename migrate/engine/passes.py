@@ -234,8 +234,8 @@ class Assigner(cst.CSTVisitor):
             for statement in op.statements(found):
                 self.p.add(Action(rule, statement, node, api, status=rule.status, detail=found))
             self.p.finding(Action(rule, node, node, api, status=rule.status))
-            for absorbed in getattr(op, "absorbs", lambda _: [])(found):
-                self.p.absorb(absorbed, rule)
+            for absorbed, how in getattr(op, "absorbs", lambda _: [])(found):
+                self.p.absorb(absorbed, rule, how)
 
     def visit_Arg(self, node: cst.Arg) -> bool:
         if node in self.p.kept_args:

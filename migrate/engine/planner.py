@@ -574,9 +574,9 @@ class Planner:
             self.plan.markers.setdefault(stmt, []).append(f"# migrate: {action.rule.id} {message}")
         return True
 
-    def absorb(self, node: cst.CSTNode, by: Rule) -> None:
+    def absorb(self, node: cst.CSTNode, by: Rule, how: str) -> None:
         """A reference another rule reported where it stands is converted as part of `by`'s
-        rewrite: its marker goes, and its finding says converted."""
+        rewrite (``how`` says what became of it): its marker goes, and its finding says converted."""
         action = self.plan.refs.get(node)
         if action is None:
             return
@@ -590,7 +590,7 @@ class Planner:
         where = (action.rule.id, *self.line_col(action.match))
         self.plan.findings = [f for f in self.plan.findings if (f.rule, f.line, f.col) != where]
         self.finding(Action(action.rule, action.node, action.match, action.api, status="converted"),
-                     f"with {by.id}: the gradients are reduced where the converted tape computes them")
+                     f"with {by.id}: {how}")
 
     def refuse(self, rule: Rule, node: cst.CSTNode, api: str, why: str | None = None) -> None:
         """``rule`` matched ``node`` but cannot rewrite it where it stands, and no other rule can: a person must."""

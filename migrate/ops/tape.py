@@ -277,12 +277,12 @@ class GradientTapeToValueAndGrad(Operation):
         wrap = [conversion.reducer] if conversion.reducer is not None else []
         return [conversion.with_statement, *wrap, *conversion.moved, conversion.gradient_statement]
 
-    def absorbs(self, conversion: TapeConversion) -> list[cst.CSTNode]:
-        """References another rule planned that this rewrite makes whole: the wrap's function,
-        reported for a person where it stands alone, is converted here."""
+    def absorbs(self, conversion: TapeConversion) -> list[tuple[cst.CSTNode, str]]:
+        """References another rule planned that this rewrite makes whole, and what became of each:
+        the wrap's function, reported for a person where it stands alone, is converted here."""
         if conversion.reducer is None:
             return []
-        return [conversion.reducer.body[0].value.func]
+        return [(conversion.reducer.body[0].value.func, "the gradients are reduced where the converted tape computes them")]
 
     # -- rewriting ---------------------------------------------------------------------
 
@@ -291,13 +291,12 @@ class GradientTapeToValueAndGrad(Operation):
         outputs = [conversion.target, *conversion.aux]
         if original in conversion.moved:
             # It reads the forward pass's results: it runs after the gradient now (kept, converted, for that line).
-            ctx.__dict__.setdefault("_tape_moved", {}).setdefault(id(conversion.gradient_statement), []).append(updated)
+            _pending(ctx, conversion).setdefault("moved", []).append(updated)
             return cst.RemovalSentinel.REMOVE
         if original is conversion.reducer:
             # It runs after the gradients now: kept (converted) for the gradient line, removed here.
-            reducers = ctx.__dict__.setdefault("_tape_reducers", {})
             comments = [line for line in updated.leading_lines if line.comment is not None]
-            reducers[id(conversion.gradient_statement)] = (updated.body[0].value, comments)
+            _pending(ctx, conversion)["wrap"] = (updated.body[0].value, comments)
             return cst.RemovalSentinel.REMOVE
         if original is conversion.with_statement:
             returned = cst.parse_statement(f"return {', '.join(outputs)}\n")
@@ -306,7 +305,7 @@ class GradientTapeToValueAndGrad(Operation):
             if conversion.split is not None:
                 # where the rewritten gradient line stands now (rules before it may have added or
                 # removed statements: a dissolved scope, a removed set-up call)
-                first = getattr(ctx, "_tape_gradients", {}).pop(id(conversion.gradient_statement))
+                first = _pending(ctx, conversion).pop("gradient")
                 at = next(i for i, statement in enumerate(statements) if statement is first)
                 statements, after = statements[:at], statements[at:]
             body = updated.body.with_changes(body=[*statements, returned])
@@ -335,12 +334,11 @@ class GradientTapeToValueAndGrad(Operation):
             call = _without_keyword(call, "has_aux")
         if conversion.carried and isinstance(call, cst.Call) and not call.args:
             call = call.with_changes(args=[cst.Arg(cst.Name(n)) for n in conversion.carried])
-        wrap = getattr(ctx, "_tape_reducers", {}).pop(id(original), None) if conversion.reducer is not None else None
-        moved = getattr(ctx, "_tape_moved", {}).pop(id(original), []) if conversion.moved else []
+        pending = _pending(ctx, conversion)
+        wrap, moved = pending.pop("wrap", None), pending.pop("moved", [])
         new = self._gradient_statements(conversion, updated, params, call, value_target, wrap)
         if conversion.split is not None:  # (the `with` around it splits its body here)
-            ctx.__dict__.setdefault("_tape_gradients", {})[id(original)] = \
-                new.nodes[0] if isinstance(new, cst.FlattenSentinel) else new
+            pending["gradient"] = new.nodes[0] if isinstance(new, cst.FlattenSentinel) else new
         if not moved:
             return new
         nodes = list(new.nodes) if isinstance(new, cst.FlattenSentinel) else [new]
@@ -367,6 +365,13 @@ class GradientTapeToValueAndGrad(Operation):
         if wrap is None:
             return cst.FlattenSentinel([computed, used])
         return cst.FlattenSentinel([computed, _reduced(*wrap, conversion.grads, params["reduce_with"]), used])
+
+
+def _pending(ctx, conversion: TapeConversion) -> dict:
+    """What one tape's rewrite hands from statement to statement (the rewriter leaves them in
+    document order): the converted wrap and moved statements for the gradient line, the
+    rewritten gradient line for the `with` whose body it splits."""
+    return ctx.__dict__.setdefault("_tape_pending", {}).setdefault(id(conversion.gradient_statement), {})
 
 
 def _reduced(wrap: cst.Call, comments: list, grads: str, reduce_with: str) -> cst.SimpleStatementLine:
