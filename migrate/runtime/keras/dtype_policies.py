@@ -75,6 +75,30 @@ class DTypePolicy:
 Policy = DTypePolicy  # Keras's legacy name
 
 
+class ExperimentalPolicy(DTypePolicy):
+    """TF 2.1-2.3's ``keras.mixed_precision.experimental.Policy(name, loss_scale="auto")``: a policy
+    that carries the loss scale ``compile`` gives the optimizer. ``"auto"`` is dynamic scaling for
+    ``mixed_float16`` and none otherwise; ``"dynamic"`` is dynamic scaling (initial 2**15, doubled
+    after 2,000 finite steps, halved and the step skipped on an overflow) whatever the name;
+    ``None`` is none; a number scales the loss by that fixed factor."""
+
+    def __init__(self, name, loss_scale="auto"):
+        super().__init__(name)
+        if loss_scale == "auto":
+            loss_scale = "dynamic" if name == "mixed_float16" else None
+        fixed = isinstance(loss_scale, (int, float)) and not isinstance(loss_scale, bool)
+        if not (loss_scale is None or loss_scale == "dynamic" or fixed):
+            raise ValueError(f"loss_scale must be 'auto', 'dynamic', None or a number; got {loss_scale!r} "
+                             "(a LossScale object: pass its initial scale as a number, or 'dynamic')")
+        self.loss_scale = float(loss_scale) if fixed else loss_scale
+
+    def get_config(self) -> dict:
+        return {"name": self._name, "loss_scale": self.loss_scale}
+
+    def __repr__(self):
+        return f'<Policy "{self._name}", loss_scale={self.loss_scale!r}>'
+
+
 def _parse(name: str) -> tuple[str, str]:
     if name == "mixed_float16":
         return "float16", "float32"

@@ -343,3 +343,36 @@ def test_backend_values_are_keras():
         mk.backend.set_image_data_format("nhwc")
     with _pytest.raises(NotImplementedError, match="channels_last"):
         mk.backend.set_image_data_format("channels_first")
+
+
+@pytest.mark.parametrize("name,loss_scale,wrapped,factor", [
+    ("mixed_float16", "auto", True, None),      # TF 2.3: "auto" is dynamic for mixed_float16
+    ("mixed_float16", "dynamic", True, None),
+    ("mixed_float16", None, False, None),
+    ("float32", "auto", False, None),           # ... and none for other names
+    ("float32", "dynamic", True, None),         # "dynamic" whatever the name
+    ("float32", 128, False, 128.0),             # a fixed scale
+])
+def test_tf23_experimental_policy_gives_compile_its_loss_scale(name, loss_scale, wrapped, factor):
+    policy = mk.mixed_precision.experimental.Policy(name, loss_scale=loss_scale)
+    previous = mk.mixed_precision.global_policy()
+    mk.mixed_precision.experimental.set_policy(policy)
+    try:
+        model = classifier()
+    finally:
+        mk.mixed_precision.set_global_policy(previous)
+    model.compile(optimizer=mk.optimizers.SGD(0.1), loss="mse")
+    assert isinstance(model.optimizer, mk.mixed_precision.LossScaleOptimizer) == wrapped
+    if wrapped:
+        assert model.optimizer.initial_scale == 2.0 ** 15 and model.optimizer.dynamic_growth_steps == 2000
+    else:
+        assert model.optimizer.loss_scale_factor == factor
+    x, y = data()
+    before = model.evaluate(x, np.zeros((12, 3), np.float32), verbose=0)
+    model.fit(x, np.zeros((12, 3), np.float32), epochs=3, batch_size=4, verbose=0)
+    assert model.evaluate(x, np.zeros((12, 3), np.float32), verbose=0) < before  # it still trains
+
+
+def test_tf23_experimental_policy_refuses_a_loss_scale_object():
+    with pytest.raises(ValueError, match="pass its initial scale as a number"):
+        mk.mixed_precision.experimental.Policy("mixed_float16", loss_scale=object())

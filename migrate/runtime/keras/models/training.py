@@ -103,9 +103,14 @@ class Trainer:
                 run_eagerly=False, steps_per_execution=1, jit_compile="auto", auto_scale_loss=True, **kwargs):
         """Keras's compile: optimizer (instance or name), loss (instance, function or name), metrics."""
         self.optimizer = optimizers_module.get(optimizer)
-        if auto_scale_loss and self.dtype_policy.name == "mixed_float16" and self.optimizer is not None and \
-                not isinstance(self.optimizer, optimizers_module.LossScaleOptimizer):
-            self.optimizer = optimizers_module.LossScaleOptimizer(self.optimizer, name="loss_scale_optimizer")
+        # A TF 2.3 experimental Policy names its loss scale; otherwise Keras's rule (mixed_float16).
+        scale = getattr(self.dtype_policy, "loss_scale", "keras")
+        dynamic = auto_scale_loss and self.dtype_policy.name == "mixed_float16" if scale == "keras" else scale == "dynamic"
+        if self.optimizer is not None and not isinstance(self.optimizer, optimizers_module.LossScaleOptimizer):
+            if dynamic:
+                self.optimizer = optimizers_module.LossScaleOptimizer(self.optimizer, name="loss_scale_optimizer")
+            elif isinstance(scale, float):
+                self.optimizer.loss_scale_factor = scale
         self.loss = loss
         self._loss_spec = loss
         self._loss_weights = loss_weights
