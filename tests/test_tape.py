@@ -62,6 +62,24 @@ STEP_BETWEEN = textwrap.dedent("""
         return loss, grads
 """)
 
+# ... and with the sources gathered between the tape and `tape.gradient` from a dict of
+# variables (TF-Examples' raw-variable notebooks): converted, the list is made before the
+# forward pass, which neither reads nor changes it.
+STEP_SOURCES = textwrap.dedent("""
+    import tensorflow as tf
+
+    def train_step(inputs):
+        features, targets = inputs
+        with tf.GradientTape() as tape:
+            logits = model(features)
+            loss = total(loss_fn(targets, logits)) / GLOBAL_BATCH
+
+        trainable = list(weights.values())
+        grads = tape.gradient(loss, trainable)
+        seen.append(logits)
+        return loss, grads
+""")
+
 rng = np.random.default_rng(3)
 X = rng.normal(size=(6, 4)).astype(np.float32)
 Y = rng.normal(size=(6, 2)).astype(np.float32)
@@ -81,6 +99,7 @@ TF_RUN = textwrap.dedent("""
     total = tf.reduce_sum
     GLOBAL_BATCH = 8
     seen = []
+    weights = {"kernel": model.kernel, "bias": model.bias}
     exec(sys.argv[1])
     loss, grads = train_step((tf.constant(X), tf.constant(Y)))
     print(json.dumps({"loss": float(loss), "kernel": grads[0].numpy().tolist(), "bias": grads[1].numpy().tolist()}))
@@ -96,7 +115,8 @@ def test_step_converts_as_documented():
     assert [f.status for f in findings if f.rule == "TFD701"] == ["converted"]
 
 
-@pytest.fixture(scope="module", params=[STEP, STEP_INSIDE, STEP_BETWEEN], ids=["after", "inside", "between"])
+@pytest.fixture(scope="module", params=[STEP, STEP_INSIDE, STEP_BETWEEN, STEP_SOURCES],
+                ids=["after", "inside", "between", "sources-between"])
 def step_and_tf_numbers(request):
     return request.param, _tf_numbers(request.param)
 
@@ -130,7 +150,8 @@ def test_converted_step_runs_in_pynative_and_matches_tf(step_and_tf_numbers):
     converted, findings = convert(step)
     assert [f.status for f in findings if f.rule == "TFD701"] == ["converted"]
     seen: list = []
-    namespace = {"model": Dense(), "loss_fn": lambda y, p: ((p - y) ** 2).sum(axis=1),
+    model = Dense()
+    namespace = {"model": model, "weights": {"kernel": model.kernel, "bias": model.bias}, "loss_fn": lambda y, p: ((p - y) ** 2).sum(axis=1),
                  "total": lambda t: t.sum(), "GLOBAL_BATCH": 8, "seen": seen}
     exec(compile(converted, "converted_step.py", "exec"), namespace)  # noqa: S102 - the test's own program
     loss, grads = namespace["train_step"]((Tensor(X), Tensor(Y)))
@@ -157,6 +178,11 @@ def test_converted_step_runs_in_pynative_and_matches_tf(step_and_tf_numbers):
     ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    w.append(loss)\n    g = tape.gradient(loss, w)\n",
      "would run before the forward pass"),
     ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    c.frozen = loss\n    g = tape.gradient(loss, w)\n",
+     "would run before the forward pass"),
+    # sources gathered between: from what the program holds, not a layer's list (empty before its first call)
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    v = list(c.trainable_variables)\n    g = tape.gradient(loss, v)\n",
+     "would run before the forward pass"),
+    ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    v = sorted(w.values())\n    g = tape.gradient(loss, v)\n",
      "would run before the forward pass"),
     # the gradient inside a larger statement: what reads the results is not moved after it
     ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    log(loss)\n    c(tape.gradient(loss, w))\n",

@@ -765,19 +765,23 @@ def _unsafe_between(statement: cst.CSTNode, body_bound: set[str], body_reads: se
     """A statement between the tape and `tape.gradient` must not see or change the forward pass.
 
     The forward pass now runs at `tape.gradient`, after it: so it may neither read nor
-    bind a name the body binds or reads, nor call anything (a call may change the model).
+    bind a name the body binds or reads, nor call anything (a call may change the model)
+    but what only gathers variables a program already holds: `list(weights.values())`,
+    `tuple(...)`, a dict's `values()`/`keys()`/`items()` (no attribute read: a layer's
+    `trainable_variables` before its first call is empty).
     """
     reason = "a statement between the `with` block and `tape.gradient` would run before the forward pass now"
     if not isinstance(statement, cst.SimpleStatementLine):
         return reason
-    calls: list[cst.Call] = []
+    impure: list[cst.CSTNode] = []
 
     class _Find(cst.CSTVisitor):
         def visit_Call(self, node):
-            calls.append(node)
+            if not _gathers(node):
+                impure.append(node)
 
     statement.visit(_Find())
-    if calls:
+    if impure:
         return reason
     for small in statement.body:
         if isinstance(small, (cst.Assign, cst.AnnAssign)):
@@ -793,6 +797,29 @@ def _unsafe_between(statement: cst.CSTNode, body_bound: set[str], body_reads: se
         if bound & (body_bound | body_reads) or read & body_bound:
             return reason
     return None
+
+
+_VIEWS = {"values", "keys", "items"}
+
+
+def _gathers(call: cst.Call) -> bool:
+    """``list(x)`` / ``tuple(x)`` of one positional argument that reads no attribute (a layer's
+    variables, listed before its first call, are none yet), or ``d.values()`` (``keys``,
+    ``items``) of a name: calls that only gather what a program holds."""
+    if isinstance(call.func, cst.Name):
+        if call.func.value not in ("list", "tuple") or len(call.args) != 1 or call.args[0].keyword \
+                or call.args[0].star:
+            return False
+        attributes: list[str] = []
+
+        class _Attributes(cst.CSTVisitor):
+            def visit_Attribute(self, node):
+                attributes.append(node.attr.value)
+
+        call.args[0].value.visit(_Attributes())
+        return set(attributes) <= _VIEWS
+    return isinstance(call.func, cst.Attribute) and call.func.attr.value in _VIEWS and not call.args \
+        and isinstance(call.func.value, cst.Name)
 
 
 def _bound_by(statement: cst.SimpleStatementLine) -> set[str]:
