@@ -346,6 +346,29 @@ CASES = {
     "numpy_function": "tf.numpy_function(lambda a: a * 2 + 1, [f], tf.float32)",
     "numpy_function_list": "tf.numpy_function(lambda a, b: (a + b, (a > 0).astype(np.int32)), [f, g], [tf.float32, tf.int32])[1]",
     "py_function": "tf.py_function(lambda a: a * 3, [f], tf.float32)",
+    # TFM261 argmax/argmin with output_type
+    "argmax_output_type": "tf.argmax(f, axis=1, output_type=tf.int32)",
+    "argmin_output_type": "tf.math.argmin(f, output_type=tf.int64)",
+    # TFM262 divide
+    "divide": "tf.divide(f, pos)",
+    "divide_number": "tf.math.divide(f, 2.0)",
+    "truediv": "tf.truediv(f, pos)",
+    "divide_int": "tf.divide(i, j)",
+    # TFM263 cumsum
+    "cumsum": "tf.cumsum(f, axis=1)",
+    "cumsum_default_int": "tf.math.cumsum(i)",
+    "cumsum_flags_false": "tf.cumsum(f, 1, exclusive=False, reverse=False)",
+    # TFM264 tensordot
+    "tensordot_lists": "tf.tensordot(f, g, axes=[[1], [1]])",
+    "tensordot_number": "tf.tensordot(f, c3[0], 1)",
+    # TFM265 sigmoid cross-entropy (large logits: a naive formula overflows)
+    "sigmoid_ce": "tf.nn.sigmoid_cross_entropy_with_logits(labels=probs, logits=big)",
+    # TFM266 one_hot with dtype
+    "one_hot_dtype_int": "tf.one_hot(labels, 4, dtype=tf.int32)",
+    "one_hot_dtype_on_value": "tf.one_hot(labels, depth=4, on_value=2.0, dtype=tf.float32)",
+    # TFM267 constant with shape
+    "constant_shape": "tf.constant(-1, shape=[2, 3], dtype=tf.int32)",
+    "constant_shape_float": "tf.constant(0.5, shape=(3,))",
 }
 
 # Differences the rules' notes state: case → (TF dtype, MindSpore dtype).
@@ -358,6 +381,7 @@ DTYPE_DIFFERENCES = {
     "range_end": ("int32", "int64"),
     "range_start_end_step": ("int32", "int64"),
     "range_delta_kw": ("int32", "int64"),
+    "divide_int": ("float64", "float32"),
 }
 
 TF_SCRIPT = """
@@ -451,11 +475,13 @@ LEFT_AS_THEY_ARE = {
     "tf.matmul(a, b, adjoint_a=True)": "TFM207",
     "tf.cast(x, 'float8_e4m3')": "TFM202",
     "tf.cast(x, kind)": None,  # a variable: converted, it must hold a MindSpore dtype
-    "tf.argmax(x, axis=1, output_type=tf.int32)": "TFM208",
-    "tf.constant(1.0, shape=[2, 2])": "TFM214",
+    "tf.argmax(x, 1, tf.int32)": "TFM208",  # output_type given by position
+    "tf.cumsum(x, exclusive=True)": "TFM263",
+    "tf.constant([1.0] * 4, shape=[2, 2])": "TFM214",  # TF reshapes a list: not a number to fill
+    "tf.constant(v, dtype=tf.int32, shape=[2])": "TFM214",
+    "tf.math.cumsum(x, reverse=flag)": "TFM263",
     "tf.convert_to_tensor(x, dtype_hint=tf.float32)": "TFM214",
     "tf.transpose(x)": "TFM213",
-    "tf.one_hot(labels, 4, dtype=tf.int32)": "TFM209",
     "tf.reduce_sum(*parts)": "TFM201",
     "tf.where(mask, x)": "TFM216",
     "tf.nn.silu(x, beta=2.0)": "TFM220",

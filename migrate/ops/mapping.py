@@ -61,13 +61,14 @@ class MapCall(Operation):
         "unfit": Param(str, doc="what a person should do with a call whose arguments do not fit (the comment says it)"),
         "displays": Param(list, doc="parameters the call must write as a list or tuple display for this rule to apply (another rule takes the rest)"),
         "tensors": Param(list, doc="parameters MindSpore takes only as tensors: a list or tuple display there leaves the call as it is"),
+        "numbers": Param(list, doc="parameters the call must pass as a number literal (`-1`, `0.5`) for this rule to apply"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
         argbind.check_signature(params["signature"])
         names = [p[0] for p in argbind.parse_signature(params["signature"])]
         for key in [*params.get("omit_unpassed", []), *params.get("literals", {}), *params.get("ignored", {}), *params.get("displays", []),
-                    *params.get("tensors", [])]:
+                    *params.get("tensors", []), *params.get("numbers", [])]:
             if key not in names:
                 raise ValueError(f"parameter {key!r} is not in the signature")
         for key in params.get("literal_only", []):
@@ -117,7 +118,8 @@ class MapCall(Operation):
         bound = argbind.bind(call, params["signature"]) or {}
         displays = (cst.List, cst.Tuple)
         return all(isinstance(bound.get(key), displays) for key in params.get("displays", [])) and not any(
-            isinstance(bound.get(key), displays) for key in params.get("tensors", []))
+            isinstance(bound.get(key), displays) for key in params.get("tensors", [])) and all(
+            _number(bound.get(key)) for key in params.get("numbers", []))
 
     def refusal(self, params) -> str:
         if "unfit" in params:
@@ -145,6 +147,13 @@ class MapCall(Operation):
                 value = parse_expression(table[_literal(value)])
             values[key] = value
         return keep_layout(updated, template_expression(template, **values))
+
+
+def _number(node) -> bool:
+    """A number literal: ``3``, ``0.5``, ``-1``."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        node = node.expression
+    return isinstance(node, (cst.Integer, cst.Float))
 
 
 def _keys(table: dict) -> dict[str, str]:
