@@ -369,6 +369,14 @@ CASES = {
     # TFM267 constant with shape
     "constant_shape": "tf.constant(-1, shape=[2, 3], dtype=tf.int32)",
     "constant_shape_float": "tf.constant(0.5, shape=(3,))",
+    # TFM271 einsum and roll
+    "einsum_batched": "tf.einsum('abc,acd->abd', b3, c3)",
+    "einsum_transposed": "tf.einsum('ij,kj->ik', f, g)",
+    "einsum_ellipsis": "tf.einsum('...j,kj->...k', b3, f)",
+    "einsum_implicit_sum": "tf.linalg.einsum('ij->j', f)",
+    "einsum_outer": "tf.einsum('bi,bj->bij', f, g)",
+    "roll": "tf.roll(f, shift=1, axis=1)",
+    "roll_axes": "tf.roll(b3, [1, -5], [0, 2])",
 }
 
 # Differences the rules' notes state: case → (TF dtype, MindSpore dtype).

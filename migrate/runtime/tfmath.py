@@ -529,3 +529,113 @@ def py_function(func, inp, Tout, name=None):  # noqa: N803 - TF's parameter name
     # Text has no MindSpore tensor: it reaches the function as NumPy bytes (`.item()` / `[()]` give `bytes`).
     args = [x if hasattr(x, "asnumpy") or np.asarray(x).dtype.kind in "OSU" else _tensor(x) for x in inp]
     return _outputs(func(*args), Tout, "py_function")
+
+
+# --- einsum ---------------------------------------------------------------------------------------
+
+def einsum(equation, *inputs, **kwargs):
+    """``tf.einsum`` for one or two operands, as transposes, reshapes, sums and one batched
+    matrix product (MindSpore's ``ops.einsum`` runs on Ascend and GPU only): what every index
+    letter means is TF's, ``...`` included; the output's order is the one written, or the
+    letters that appear once in alphabetical order, after ``...``, when there is no ``->``."""
+    kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"einsum() got unexpected keyword arguments: {', '.join(kwargs)}")
+    ops = _ops()
+    tensors = [_tensor(x) for x in inputs]
+    if not 1 <= len(tensors) <= 2:
+        raise ValueError(f"einsum here takes one or two operands, got {len(tensors)}: "
+                         "contract them pairwise (einsum('ab,bc->ac', einsum('...'), z))")
+    specs, out = _einsum_specs(equation.replace(" ", ""), [t.ndim for t in tensors])
+    for spec in specs:
+        if len(set(spec)) != len(spec):
+            raise ValueError(f"einsum: a repeated index within one operand ({spec!r}: a diagonal) is not supported")
+    sizes: dict[str, int] = {}
+    for spec, t in zip(specs, tensors):
+        for letter, size in zip(spec, t.shape):
+            if sizes.setdefault(letter, size) != size and size != 1 and sizes[letter] != 1:
+                raise ValueError(f"einsum: index {letter!r} has sizes {sizes[letter]} and {size}")
+            sizes[letter] = max(sizes[letter], size)
+    # An index only one operand has and the output lacks is summed over first.
+    reduced = []
+    for i, (spec, t) in enumerate(zip(specs, tensors)):
+        others = set(out).union(*(s for j, s in enumerate(specs) if j != i))
+        gone = [k for k, letter in enumerate(spec) if letter not in others]
+        if gone:
+            t = t.sum(axis=tuple(gone))
+            spec = "".join(letter for letter in spec if letter in others)
+        reduced.append((spec, t))
+    if len(reduced) == 1:
+        spec, t = reduced[0]
+        return ops.transpose(t, tuple(spec.index(letter) for letter in out)) if spec != out else t
+    (a_spec, a), (b_spec, b) = reduced
+    batch = [x for x in a_spec if x in b_spec and x in out]
+    contracted = [x for x in a_spec if x in b_spec and x not in out]
+    left = [x for x in a_spec if x not in b_spec]
+    right = [x for x in b_spec if x not in a_spec]
+
+    def arranged(t, spec, order):
+        # broadcast size-1 batch and contracted axes to the other operand's size
+        t = ops.transpose(t, tuple(spec.index(x) for x in order)) if list(spec) != order else t
+        target = tuple(sizes[x] if x in batch or x in contracted else t.shape[k] for k, x in enumerate(order))
+        return ops.broadcast_to(t, target) if tuple(t.shape) != target else t
+
+    def count(letters):
+        n = 1
+        for x in letters:
+            n *= sizes[x]
+        return n
+
+    a = arranged(a, a_spec, batch + left + contracted).reshape(count(batch), count(left), count(contracted))
+    b = arranged(b, b_spec, batch + contracted + right).reshape(count(batch), count(contracted), count(right))
+    product = ops.bmm(a, b).reshape(tuple(sizes[x] for x in batch + left + right))
+    order = batch + left + right
+    return ops.transpose(product, tuple(order.index(x) for x in out)) if order != list(out) else product
+
+
+def _einsum_specs(equation: str, ranks: list[int]) -> tuple[list[str], str]:
+    """The operands' and the output's index letters, ``...`` spelled out with letters of its own."""
+    lhs, arrow, rhs = equation.partition("->")
+    specs = lhs.split(",")
+    if len(specs) != len(ranks):
+        raise ValueError(f"einsum: {equation!r} names {len(specs)} operands, {len(ranks)} given")
+    used = set(equation)
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    ellipsis = ""
+    expanded = []
+    for spec, rank in zip(specs, ranks):
+        if "..." in spec:
+            n = rank - (len(spec) - 3)
+            if len(ellipsis) < n:
+                ellipsis = "".join(spare[:n])
+            spec = spec.replace("...", ellipsis[len(ellipsis) - n:] if n else "")
+        if len(spec) != rank:
+            raise ValueError(f"einsum: operand {spec!r} of rank {rank}")
+        expanded.append(spec)
+    if arrow:
+        out = rhs.replace("...", ellipsis)
+    else:
+        letters = "".join(expanded)
+        out = ellipsis + "".join(sorted(x for x in set(letters) if letters.count(x) == 1 and x not in ellipsis))
+    return expanded, out
+
+
+def roll(input, shift, axis, name=None):  # noqa: A002 - TF's parameter names
+    """``tf.roll``: elements shifted along ``axis`` (several axes with lists), wrapping around,
+    as two slices joined (MindSpore's ``ops.roll`` has no CPU kernel)."""
+    ops = _ops()
+    x = _tensor(input)
+    shifts = list(shift) if isinstance(shift, (list, tuple)) else [shift]
+    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: shift and axis must have the same length, got {len(shifts)} and {len(axes)}")
+    total: dict[int, int] = {}
+    for s, a in zip(shifts, axes):
+        a = int(a) % x.ndim
+        total[a] = total.get(a, 0) + int(s)
+    for a, s in total.items():
+        n = x.shape[a]
+        s %= n if n else 1
+        if s:
+            x = ops.cat((x.narrow(a, n - s, s), x.narrow(a, 0, n - s)), axis=a)
+    return x

@@ -18,6 +18,7 @@ import difflib
 import os
 import subprocess
 import sys
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,61 @@ def program_args(tmp_path_factory) -> dict[str, tuple[str, ...]]:
     return {name: (str(records),) if name in READS_RECORDS else () for name in PROGRAM_NAMES}
 
 
+def _tf_run(name: str, replicas: int, args: tuple[str, ...]) -> dict:
+    original = SOURCES[name]
+    return run_tf_workers(original, replicas, args) if name in MULTI_WORKER else run_tf(original, replicas, args)
+
+
+# What each test of this module compares with: (program, TF replicas), by test function.
+_TF_NEEDS = {
+    "test_shim_tier_matches_tensorflow": lambda name: (name, 2),
+    "test_two_replicas_match_tensorflow": lambda name: (name, 2),
+    "test_plain_python_matches_one_replica": lambda name: (name, 1),
+    "test_one_process_under_the_launcher_matches_one_replica": lambda name: ("example", 1),
+}
+
+
+class TFReferences:
+    """TF's numbers for each (program, replicas), each computed once for the module, in a
+    thread beside the tests: the TF runs of the tests selected are started in the order those
+    tests need them, so a TF run overlaps the converted runs before it (a run under msrun
+    waits on its cluster much of the time). The numbers are the same whenever they are
+    computed; a run that fails fails the test that reads it."""
+
+    def __init__(self, needs: list[tuple[str, int]], program_args: dict[str, tuple[str, ...]]):
+        self._args = program_args
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tf-reference")
+        self._futures: dict[tuple[str, int], Future] = {}
+        for need in needs:
+            self._submit(need)
+
+    def _submit(self, need: tuple[str, int]) -> Future:
+        if need not in self._futures:
+            name, replicas = need
+            self._futures[need] = self._pool.submit(_tf_run, name, replicas, self._args[name])
+        return self._futures[need]
+
+    def numbers(self, name: str, replicas: int) -> dict:
+        return self._submit((name, replicas)).result(timeout=900)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+@pytest.fixture(scope="module")
+def tf_references(request, program_args):
+    needs = []
+    for item in request.session.items:
+        if item.module is not request.module or item.originalname not in _TF_NEEDS:
+            continue
+        need = _TF_NEEDS[item.originalname](item.callspec.params.get("name") if hasattr(item, "callspec") else None)
+        if need not in needs:
+            needs.append(need)
+    references = TFReferences(needs, program_args)
+    yield references
+    references.close()
+
+
 @pytest.fixture(scope="module")
 def converted(tmp_path_factory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("converted")
@@ -75,18 +131,18 @@ def shim_tier(tmp_path_factory) -> dict[str, Path]:
     return {name: convert(SOURCES[name], out / name, "--tier", "shim") for name in sorted(SHIM_TOO)}
 
 
-def test_native_tier_lowers_what_it_should(converted, shim_tier):
+def test_native_tier_lowers_what_it_should(tf_references, converted, shim_tier):
+    # (tf_references first: the TF runs start beside the conversions)
     assert {name for name, path in converted.items() if "nn.SequentialCell(" in path.read_text(encoding="utf-8")} == NATIVE
     assert not any("nn.SequentialCell(" in path.read_text(encoding="utf-8") for path in shim_tier.values())
 
 
 @pytest.mark.parametrize("name", sorted(SHIM_TOO))
-def test_shim_tier_matches_tensorflow(name, shim_tier, program_args, tmp_path):
+def test_shim_tier_matches_tensorflow(name, shim_tier, program_args, tf_references, tmp_path):
     """The same program converted with ``--tier shim``: TF's numbers on 2 processes. (The shim's
     one-process path is the plain run of every program the native tier leaves to the shim.)"""
-    original, args = SOURCES[name], program_args[name]
-    want = run_tf_workers(original, 2, args) if name in MULTI_WORKER else run_tf(original, 2, args)
-    assert_same_numbers(run_converted(shim_tier[name], 2, tmp_path / "logs", args), want, **TOLERANCES.get(name, {}))
+    got = run_converted(shim_tier[name], 2, tmp_path / "logs", program_args[name])
+    assert_same_numbers(got, tf_references.numbers(name, 2), **TOLERANCES.get(name, {}))
 
 
 def test_every_program_has_a_golden_conversion(converted):
@@ -103,27 +159,22 @@ def test_every_program_has_a_golden_conversion(converted):
 
 
 @pytest.mark.parametrize("name", PROGRAM_NAMES)
-def test_two_replicas_match_tensorflow(name, converted, program_args, tmp_path):
-    original, args = SOURCES[name], program_args[name]
-    want = run_tf_workers(original, 2, args) if name in MULTI_WORKER else run_tf(original, 2, args)
-    got = run_converted(converted[name], 2, tmp_path / "logs", args)
-    assert_same_numbers(got, want, **TOLERANCES.get(name, {}))
+def test_two_replicas_match_tensorflow(name, converted, program_args, tf_references, tmp_path):
+    got = run_converted(converted[name], 2, tmp_path / "logs", program_args[name])
+    assert_same_numbers(got, tf_references.numbers(name, 2), **TOLERANCES.get(name, {}))
 
 
 @pytest.mark.parametrize("name", PROGRAM_NAMES)
-def test_plain_python_matches_one_replica(name, converted, program_args):
+def test_plain_python_matches_one_replica(name, converted, program_args, tf_references):
     """``python train.py`` with no launcher: one process, one replica, TF's numbers on one device."""
-    original, args = SOURCES[name], program_args[name]
-    want = run_tf(original, 1, args)
-    got = run_plain(converted[name], args)
-    assert_same_numbers(got, want, **TOLERANCES.get(name, {}))
+    got = run_plain(converted[name], program_args[name])
+    assert_same_numbers(got, tf_references.numbers(name, 1), **TOLERANCES.get(name, {}))
 
 
-def test_one_process_under_the_launcher_matches_one_replica(converted, tmp_path):
+def test_one_process_under_the_launcher_matches_one_replica(converted, tf_references, tmp_path):
     """``migrate run -n 1``: msrun with one worker joins a cluster of one."""
-    want = run_tf(SOURCES["example"], 1)
     got = run_converted(converted["example"], 1, tmp_path / "logs")
-    assert_same_numbers(got, want)
+    assert_same_numbers(got, tf_references.numbers("example", 1))
 
 
 def _summaries(log_dir: Path) -> tuple[list[Path], dict[str, list[tuple[int, list[float]]]]]:

@@ -87,3 +87,35 @@ def test_keras_backend_int_shape_of_a_symbolic_input():
     x = np.array([np.nan, -1.0, 4.0], np.float32)
     np.testing.assert_array_equal(mk.backend.sqrt(ms.Tensor(x)).asnumpy(), tf.keras.backend.sqrt(x).numpy())
     assert float(mk.backend.mean(np.array([True, False, True, True]))) == 0.75
+
+
+@pytest.mark.parametrize("equation,shapes", [
+    ("BTNH,BFNH->BNFT", [(2, 3, 4, 5), (2, 6, 4, 5)]),
+    ("abc,cd->abd", [(2, 3, 4), (4, 5)]),
+    ("ijk,ik->ijk", [(2, 3, 4), (2, 4)]),
+    ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
+])
+def test_einsum_values_and_gradients_are_tfs(equation, shapes):
+    rng = np.random.default_rng(5)
+    arrays = [rng.normal(size=s).astype(np.float32) for s in shapes]
+    with tf.GradientTape() as tape:
+        tensors = [tf.constant(a) for a in arrays]
+        for t in tensors:
+            tape.watch(t)
+        want = tf.einsum(equation, *tensors)
+        loss = tf.reduce_sum(want ** 2)
+    want_grads = tape.gradient(loss, tensors)
+    got = tfmath.einsum(equation, *[ms.Tensor(a) for a in arrays])
+    np.testing.assert_allclose(got.asnumpy(), want.numpy(), rtol=1e-5, atol=1e-5)
+    grads = ms.grad(lambda *xs: ops.sum(tfmath.einsum(equation, *xs) ** 2), grad_position=(0, 1))(
+        *[ms.Tensor(a) for a in arrays])
+    for g, w in zip(grads, want_grads):
+        np.testing.assert_allclose(g.asnumpy(), w.numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_einsum_refuses_what_it_does_not_compute():
+    x = ms.Tensor(np.ones((3, 3), np.float32))
+    with pytest.raises(ValueError, match="a diagonal"):
+        tfmath.einsum("ii->i", x)
+    with pytest.raises(ValueError, match="one or two operands"):
+        tfmath.einsum("ij,jk,kl->il", x, x, x)
