@@ -301,8 +301,8 @@ def test_a_run_served_from_the_cache_does_not_import_libcst(tmp_path, cache_dir)
     assert second.returncode == first.returncode and second.stdout == first.stdout
     assert "libcst" not in second.stderr  # nor the engine, nor the rules parsed (their ops need libcst)
     # a typo in --select is still an error, from the remembered ids
-    bad = run_migrate("check", "src", "--select", "TFX", cwd=root, env=env)
-    assert bad.returncode == 2 and "'TFX' is not a rule id or id prefix" in bad.stderr
+    bad = run_migrate("check", "src", "--select", "TFQ", cwd=root, env=env)
+    assert bad.returncode == 2 and "'TFQ' is not a rule id or id prefix" in bad.stderr
 
 
 def test_a_rule_file_broken_after_a_warm_run_still_stops_the_run(tmp_path, cache_dir):

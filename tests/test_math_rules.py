@@ -211,6 +211,10 @@ CASES = {
     # TFM241 image resize
     "resize_up": "tf.image.resize(b3[..., None], [5, 7])",
     "resize_down_batch": "tf.image.resize(tf.reshape(c3, [2, 4, 5, 1]), (3, 2), method='bilinear')",
+    "resize_nearest_up": "tf.image.resize(img, [7, 11], method='nearest')",
+    "resize_nearest_down": "tf.image.resize(imgf, (3, 4), method=tf.image.ResizeMethod.NEAREST_NEIGHBOR)",
+    "resize_nearest_odd": "tf.image.resize(img[0], (4, 5), method=tf.image.ResizeMethod.NEAREST_NEIGHBOR)",
+    "resize_bilinear_constant": "tf.image.resize(imgf, (8, 9), method=tf.image.ResizeMethod.BILINEAR)",
     # TFM240 pad
     "pad_constant": "tf.pad(b3, [[0, 1], [2, 0], [1, 1]])",
     "pad_constant_value": "tf.pad(f, [[1, 1], [0, 2]], constant_values=-3.5)",

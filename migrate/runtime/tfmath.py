@@ -123,22 +123,42 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     return tensor
 
 
+class ResizeMethod:
+    """``tf.image.ResizeMethod``'s constants this module resizes with (TF's are these strings)."""
+
+    BILINEAR = "bilinear"
+    NEAREST_NEIGHBOR = "nearest"
+
+
 def image_resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False, name=None):
-    """``tf.image.resize`` with TF 2's bilinear sampling (half-pixel centres, no antialiasing)
-    on ``[height, width, channels]`` or ``[batch, height, width, channels]`` images; float32
-    out, as TF gives for bilinear."""
+    """``tf.image.resize`` on ``[height, width, channels]`` or ``[batch, height, width, channels]``
+    images, sampling as TF 2 does: bilinear with half-pixel centres (float32 out), or nearest
+    neighbour taking source pixel ``min(floor((i + 0.5) * in / out), in - 1)`` (the images' dtype
+    out)."""
     import mindspore as ms
 
     ops = _ops()
-    if str(method).lower() != "bilinear" or preserve_aspect_ratio or antialias:
-        raise NotImplementedError("tf.image.resize: only method='bilinear' without preserve_aspect_ratio or "
-                                  "antialias has TF's numbers here")
+    method = str(method).lower()
+    if method not in ("bilinear", "nearest") or preserve_aspect_ratio or antialias:
+        raise NotImplementedError("tf.image.resize: only method 'bilinear' or 'nearest' without "
+                                  "preserve_aspect_ratio or antialias has TF's numbers here")
     images = _tensor(images)
     single = images.ndim == 3
     if images.ndim not in (3, 4):
         raise ValueError(f"tf.image.resize: images must have rank 3 or 4, not {images.ndim}")
     batch = images[None] if single else images
     height, width = (int(v) for v in (size.asnumpy() if hasattr(size, "asnumpy") else size))
+    if method == "nearest":
+        import numpy as np
+
+        def sources(n_in: int, n_out: int):
+            scale = np.float32(n_in) / np.float32(n_out)  # TF's kernel computes in float32
+            index = np.floor((np.arange(n_out, dtype=np.float32) + np.float32(0.5)) * scale).astype(np.int32)
+            return ms.Tensor(np.minimum(index, n_in - 1))
+
+        out = ops.gather(batch, sources(batch.shape[1], height), 1)
+        out = ops.gather(out, sources(batch.shape[2], width), 2)
+        return out[0] if single else out
     nchw = batch.astype(ms.float32).transpose(0, 3, 1, 2)
     out = ops.interpolate(nchw, size=(height, width), mode="bilinear", align_corners=False)
     out = out.transpose(0, 2, 3, 1)
