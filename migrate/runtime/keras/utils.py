@@ -245,3 +245,6 @@ def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None
         if not _extract(target, extraction, "tar" if untar else archive_format):
             warnings.warn("Could not extract archive.", stacklevel=2)
         return extraction
+
+
+from .progbar import Progbar  # noqa: E402 - keras.utils.Progbar

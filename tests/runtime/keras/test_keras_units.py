@@ -376,3 +376,34 @@ def test_tf23_experimental_policy_gives_compile_its_loss_scale(name, loss_scale,
 def test_tf23_experimental_policy_refuses_a_loss_scale_object():
     with pytest.raises(ValueError, match="pass its initial scale as a number"):
         mk.mixed_precision.experimental.Policy("mixed_float16", loss_scale=object())
+
+
+def _progress_lines(progbar_class, verbose, stream, **kwargs):
+    """What a Progbar prints for a fixed run of updates, times and redraw padding taken out."""
+    import contextlib
+    import io
+    import re
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        bar = progbar_class(6, verbose=verbose, interval=0.0, **kwargs)
+        for current, values in stream:
+            bar.update(current, values)
+        bar.add(2, [("loss", 0.25), ("acc", 0.75)])
+    text = re.sub(r"\x08+", "", buffer.getvalue())
+    text = re.sub(r"\d+(?:ms|us|s)/step", "T/step", text)
+    text = re.sub(r"\x1b\[1m[\d:]+s?\x1b\[0m", "E", text)
+    text = re.sub(r" - \d+s - ", " - S - ", text)
+    return [line.rstrip() for line in re.split(r"[\r\n]", text) if line.strip()]
+
+
+@pytest.mark.parametrize("verbose,kwargs", [(1, {}), (2, {}), (1, {"stateful_metrics": ["acc"]}),
+                                            (2, {"stateless_metrics": ["loss"]})])
+def test_progbar_prints_keras_lines(verbose, kwargs):
+    keras = pytest.importorskip("keras")
+    stream = [(1, [("loss", 1.5), ("acc", 0.5)]), (3, [("loss", ms.Tensor(np.float32(0.5))), ("acc", 0.25)]),
+              (4, [("loss", np.float32(0.0001)), ("acc", 1.0)])]
+    theirs = _progress_lines(keras.utils.Progbar, verbose, [(c, [(k, float(np.asarray(v.asnumpy() if hasattr(
+        v, "asnumpy") else v))) for k, v in vals]) for c, vals in stream], **kwargs)
+    ours = _progress_lines(mk.utils.Progbar, verbose, stream, **kwargs)
+    assert ours == theirs and ours

@@ -3,10 +3,11 @@
 from ..symbolic import Input
 from .base import Layer
 from .convolution import (Conv1D, Conv2D, Conv2DTranspose, Convolution1D, Convolution2D, Convolution2DTranspose,
-                          UpSampling2D)
+                          DepthwiseConv2D, UpSampling2D)
 from .core import (Activation, Dense, Dropout, Embedding, Flatten, Identity, InputLayer, Lambda, LeakyReLU, Permute,
-                   ReLU, RepeatVector, Reshape, Softmax, SpatialDropout1D, SpatialDropout2D)
-from .merging import Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, concatenate
+                   PReLU, ReLU, RepeatVector, Reshape, Softmax, SpatialDropout1D, SpatialDropout2D)
+from .merging import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate,
+                      maximum, minimum, multiply, subtract)
 from .normalization import BatchNormalization, LayerNormalization
 from .recurrent import GRU, LSTM, SimpleRNN
 from .pooling import (AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
@@ -15,12 +16,12 @@ from .pooling import (AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, 
 
 __all__ = [
     "Input", "Layer", "InputLayer", "Dense", "Activation", "Dropout", "SpatialDropout1D", "SpatialDropout2D",
-    "Flatten", "Reshape", "Permute", "RepeatVector", "Embedding", "Lambda", "Identity", "ReLU", "LeakyReLU",
-    "Softmax", "Conv1D", "Conv2D", "Convolution1D", "Convolution2D", "Conv2DTranspose", "Convolution2DTranspose",
+    "Flatten", "Reshape", "Permute", "RepeatVector", "Embedding", "Lambda", "Identity", "ReLU", "LeakyReLU", "PReLU",
+    "Softmax", "Conv1D", "Conv2D", "Convolution1D", "Convolution2D", "Conv2DTranspose", "Convolution2DTranspose", "DepthwiseConv2D",
     "UpSampling2D", "MaxPooling1D", "MaxPooling2D",
     "AveragePooling1D", "AveragePooling2D", "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
     "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D",
     "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "BatchNormalization",
     "LayerNormalization", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
-    "concatenate", "add", "SimpleRNN", "GRU", "LSTM",
+    "concatenate", "add", "subtract", "multiply", "average", "maximum", "minimum", "SimpleRNN", "GRU", "LSTM",
 ]

@@ -1,4 +1,4 @@
-"""Conv1D, Conv2D, Conv2DTranspose and UpSampling2D with Keras's layouts: inputs channels_last (NWC / NHWC), kernels `(k, in, out)` /
+"""Conv1D, Conv2D, DepthwiseConv2D, Conv2DTranspose and UpSampling2D with Keras's layouts: inputs channels_last (NWC / NHWC), kernels `(k, in, out)` /
 `(kh, kw, in, out)`.
 
 MindSpore's convolution takes NCHW inputs and `(out, in, kh, kw)` kernels, so the layer
@@ -52,9 +52,7 @@ class _Conv(KernelLayer):
         kernel_size = self.kernel_size if self.rank == 2 else (1,) + self.kernel_size
         strides = self.strides if self.rank == 2 else (1,) + self.strides
         dilation = self.dilation_rate if self.rank == 2 else (1,) + self.dilation_rate
-        # Keras kernel (kh, kw, in, out) -> MindSpore (out, in, kh, kw)
-        kernel = self.kernel if self.rank == 2 else self.kernel.reshape((1,) + tuple(self.kernel.shape))
-        weight = kernel.transpose(3, 2, 0, 1)
+        weight = self._weight()
         if self.padding == "same":
             pads = [same_padding(spatial[i], kernel_size[i], strides[i], dilation[i]) for i in range(2)]
             if all(before == after for before, after in pads) and any(before for before, _ in pads):
@@ -70,6 +68,11 @@ class _Conv(KernelLayer):
                 x = ops.pad(x, (left, 0, 0, 0))
         return ops.conv2d(x, weight, None, stride=strides, pad_mode="valid", padding=0, dilation=dilation,
                           groups=self.groups)
+
+    def _weight(self):
+        # Keras kernel (kh, kw, in, out) -> MindSpore (out, in, kh, kw)
+        kernel = self.kernel if self.rank == 2 else self.kernel.reshape((1,) + tuple(self.kernel.shape))
+        return kernel.transpose(3, 2, 0, 1)
 
     def call(self, inputs):
         ops = _ops()
@@ -110,6 +113,48 @@ class Conv1D(_Conv):
 
 
 Convolution1D, Convolution2D = Conv1D, Conv2D
+
+
+class DepthwiseConv2D(Conv2D):
+    """Keras's DepthwiseConv2D: each input channel convolved with its own `depth_multiplier`
+    filters, kernel `(kh, kw, in, depth_multiplier)`, output channel `c * depth_multiplier + m`
+    (MindSpore: a grouped convolution, one group per input channel, weight `(in * m, 1, kh, kw)`)."""
+
+    def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1, data_format=None,
+                 dilation_rate=(1, 1), activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
+                 bias_initializer="zeros", depthwise_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, depthwise_constraint=None, bias_constraint=None, **kwargs):
+        self.depth_multiplier = int(depth_multiplier)
+        super().__init__(1, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                         kernel_initializer=depthwise_initializer, bias_initializer=bias_initializer,
+                         kernel_regularizer=depthwise_regularizer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer, kernel_constraint=depthwise_constraint,
+                         bias_constraint=bias_constraint, **kwargs)
+
+    def build(self, input_shape):
+        channels = int(input_shape[-1] if self.data_format == "channels_last" else input_shape[1])
+        self.groups, self.filters = channels, channels * self.depth_multiplier
+        self.depthwise_kernel = self.add_weight(name="depthwise_kernel",
+                                                shape=self.kernel_size + (channels, self.depth_multiplier),
+                                                initializer=self.kernel_initializer,
+                                                regularizer=self.kernel_regularizer,
+                                                constraint=self.kernel_constraint)
+        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
+        self.built = True
+
+    def _weight(self):
+        # (kh, kw, in, m) -> (kh, kw, in * m) -> (in * m, 1, kh, kw)
+        kh, kw = self.kernel_size
+        return self.depthwise_kernel.reshape(kh, kw, self.filters).transpose(2, 0, 1).reshape(self.filters, 1, kh, kw)
+
+    def get_config(self):
+        config = super().get_config()
+        for key in ("filters", "groups"):
+            config.pop(key, None)
+        return {**config, "depth_multiplier": self.depth_multiplier}
 
 
 class Conv2DTranspose(KernelLayer):

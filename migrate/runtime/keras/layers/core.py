@@ -121,6 +121,39 @@ class LeakyReLU(Layer):
         return activations.leaky_relu(inputs, self.negative_slope)
 
 
+class PReLU(Layer):
+    """Keras's PReLU: `max(x, 0) + alpha * min(x, 0)` with a learned `alpha` of the input's shape
+    without the batch axis (axes in `shared_axes` share one value)."""
+
+    def __init__(self, alpha_initializer="zeros", alpha_regularizer=None, alpha_constraint=None, shared_axes=None,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.alpha_initializer = initializers.get(alpha_initializer)
+        self.alpha_regularizer, self.alpha_constraint = alpha_regularizer, alpha_constraint
+        if shared_axes is None:
+            self.shared_axes = None
+        else:
+            self.shared_axes = list(shared_axes) if isinstance(shared_axes, (list, tuple)) else [shared_axes]
+        if self._batch_input_shape is not None:
+            self.build(self._batch_input_shape)
+
+    def build(self, input_shape):
+        shape = list(input_shape[1:])
+        for axis in self.shared_axes or []:
+            shape[axis - 1] = 1
+        self.alpha = self.add_weight(name="alpha", shape=tuple(int(d) for d in shape),
+                                     initializer=self.alpha_initializer, regularizer=self.alpha_regularizer,
+                                     constraint=self.alpha_constraint)
+        self.built = True
+
+    def call(self, inputs):
+        ops = _ops()
+        return ops.relu(inputs) - self.alpha * ops.relu(-inputs)
+
+    def get_config(self):
+        return {**super().get_config(), "shared_axes": self.shared_axes}
+
+
 class Softmax(Layer):
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)

@@ -85,3 +85,23 @@ def concatenate(inputs, axis=-1, **kwargs):
 
 def add(inputs, **kwargs):
     return Add(**kwargs)(inputs)
+
+
+def subtract(inputs, **kwargs):
+    return Subtract(**kwargs)(inputs)
+
+
+def multiply(inputs, **kwargs):
+    return Multiply(**kwargs)(inputs)
+
+
+def average(inputs, **kwargs):
+    return Average(**kwargs)(inputs)
+
+
+def maximum(inputs, **kwargs):
+    return Maximum(**kwargs)(inputs)
+
+
+def minimum(inputs, **kwargs):
+    return Minimum(**kwargs)(inputs)

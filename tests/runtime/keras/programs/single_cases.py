@@ -74,6 +74,10 @@ def case_layers(B):
     out["upsampling_nearest"] = layer_output(B, K.layers.UpSampling2D((2, 3)), img)
     out["upsampling_bilinear"] = layer_output(B, K.layers.UpSampling2D(2, interpolation="bilinear"), img)
     conv("conv1d_same_s2", K.layers.Conv1D(2, 4, strides=2, padding="same", use_bias=False), seq, 70)
+    conv("depthwise_same", K.layers.DepthwiseConv2D(3, padding="same"), img, 71)
+    conv("depthwise_m2_s2", K.layers.DepthwiseConv2D((3, 2), strides=2, depth_multiplier=2, activation="relu"), img, 72)
+    conv("prelu", K.layers.PReLU(), img, 73)
+    conv("prelu_shared", K.layers.PReLU(shared_axes=[1, 2]), img, 74)
     for name, layer, x in [
         ("maxpool2d", K.layers.MaxPooling2D(2), img),
         ("maxpool2d_same", K.layers.MaxPooling2D(3, strides=2, padding="same"), img),
