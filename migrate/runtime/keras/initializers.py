@@ -93,7 +93,7 @@ class Constant(Initializer):
 
 
 class Identity(Initializer):
-    def __init__(self, gain=1.0):
+    def __init__(self, gain=1.0):  # (its config is {}, as Keras's is)
         self.gain = gain
 
     def __call__(self, shape, dtype=None):
@@ -115,6 +115,9 @@ class RandomNormal(RandomInitializer):
         super().__init__(seed)
         self.mean, self.stddev = mean, stddev
 
+    def get_config(self):
+        return {"seed": self.seed, "mean": self.mean, "stddev": self.stddev}
+
     def __call__(self, shape, dtype=None):
         return _rng(self.seed).normal(self.mean, self.stddev, size=shape).astype(_dtype(dtype))
 
@@ -123,6 +126,9 @@ class RandomUniform(RandomInitializer):
     def __init__(self, minval=-0.05, maxval=0.05, seed=None):
         super().__init__(seed)
         self.minval, self.maxval = minval, maxval
+
+    def get_config(self):
+        return {"seed": self.seed, "minval": self.minval, "maxval": self.maxval}
 
     def __call__(self, shape, dtype=None):
         return _rng(self.seed).uniform(self.minval, self.maxval, size=shape).astype(_dtype(dtype))
@@ -142,6 +148,9 @@ class TruncatedNormal(RandomInitializer):
     def __init__(self, mean=0.0, stddev=0.05, seed=None):
         super().__init__(seed)
         self.mean, self.stddev = mean, stddev
+
+    def get_config(self):
+        return {"seed": self.seed, "mean": self.mean, "stddev": self.stddev}
 
     def __call__(self, shape, dtype=None):
         return _truncated_normal(_rng(self.seed), shape, self.mean, self.stddev).astype(_dtype(dtype))
@@ -163,8 +172,12 @@ def compute_fans(shape):
 class VarianceScaling(RandomInitializer):
     """scale / fan (fan_in, fan_out or their average); truncated normal, normal or uniform."""
 
-    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None):
+    def __init__(self, scale=1.0, mode="fan_in", distribution="truncated_normal", seed=None, input_axes=None,
+                 output_axes=None):
         super().__init__(seed)
+        if input_axes is not None or output_axes is not None:
+            raise NotImplementedError("VarianceScaling: input_axes / output_axes (fans over chosen axes) are not "
+                                      "supported by migrate.runtime.keras")
         if distribution == "normal":
             distribution = "truncated_normal"
         self.scale, self.mode, self.distribution = scale, mode, distribution
@@ -185,43 +198,54 @@ class VarianceScaling(RandomInitializer):
         return np.asarray(values).astype(_dtype(dtype))
 
     def get_config(self):
-        return {"scale": self.scale, "mode": self.mode, "distribution": self.distribution, "seed": self.seed}
+        return {"seed": self.seed, "scale": self.scale, "mode": self.mode, "distribution": self.distribution,
+                "input_axes": None, "output_axes": None}
 
 
-class GlorotUniform(VarianceScaling):
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_avg", "uniform", seed)
+class _Preset(VarianceScaling):
+    """Glorot, He and Lecun: VarianceScaling with their scale, mode and distribution fixed."""
+
+    def get_config(self):
+        return {"seed": self.seed, "input_axes": None, "output_axes": None}
 
 
-class GlorotNormal(VarianceScaling):
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_avg", "truncated_normal", seed)
+class GlorotUniform(_Preset):
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(1.0, "fan_avg", "uniform", seed, input_axes, output_axes)
 
 
-class HeNormal(VarianceScaling):
-    def __init__(self, seed=None):
-        super().__init__(2.0, "fan_in", "truncated_normal", seed)
+class GlorotNormal(_Preset):
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(1.0, "fan_avg", "truncated_normal", seed, input_axes, output_axes)
 
 
-class HeUniform(VarianceScaling):
-    def __init__(self, seed=None):
-        super().__init__(2.0, "fan_in", "uniform", seed)
+class HeNormal(_Preset):
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(2.0, "fan_in", "truncated_normal", seed, input_axes, output_axes)
 
 
-class LecunNormal(VarianceScaling):
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_in", "truncated_normal", seed)
+class HeUniform(_Preset):
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(2.0, "fan_in", "uniform", seed, input_axes, output_axes)
 
 
-class LecunUniform(VarianceScaling):
-    def __init__(self, seed=None):
-        super().__init__(1.0, "fan_in", "uniform", seed)
+class LecunNormal(_Preset):
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(1.0, "fan_in", "truncated_normal", seed, input_axes, output_axes)
+
+
+class LecunUniform(_Preset):
+    def __init__(self, seed=None, input_axes=None, output_axes=None):
+        super().__init__(1.0, "fan_in", "uniform", seed, input_axes, output_axes)
 
 
 class Orthogonal(RandomInitializer):
     def __init__(self, gain=1.0, seed=None):
         super().__init__(seed)
         self.gain = gain
+
+    def get_config(self):
+        return {"seed": self.seed, "gain": self.gain}
 
     def __call__(self, shape, dtype=None):
         rows = int(np.prod(shape[:-1]))
@@ -263,7 +287,7 @@ def get(identifier) -> Initializer | None:
             raise ValueError(f"Unknown initializer: {identifier!r}")
         return _BY_NAME[key]()
     if isinstance(identifier, dict):
-        return get(identifier["class_name"]).__class__(**identifier.get("config", {}))
+        return deserialize(identifier)
     if hasattr(identifier, "asnumpy") or isinstance(identifier, np.ndarray):
         return Constant(identifier)
     if callable(identifier):
@@ -301,3 +325,21 @@ def random_normal_initializer(mean=0.0, stddev=0.05, seed=None):
 
 def random_uniform_initializer(minval=-0.05, maxval=0.05, seed=None):
     return RandomUniform(minval, maxval, seed)
+
+
+_BUILTINS = {cls.__name__: cls for cls in (Initializer, Zeros, Ones, Constant, Identity, RandomNormal, RandomUniform,
+                                           TruncatedNormal, VarianceScaling, GlorotUniform, GlorotNormal, HeNormal,
+                                           HeUniform, LecunNormal, LecunUniform, Orthogonal)}
+
+
+def serialize(initializer):
+    """Keras 3's `{"module", "class_name", "config", "registered_name"}` of an initializer."""
+    from . import serialization
+
+    return serialization.serialize(initializer, "keras.initializers", _BUILTINS)
+
+
+def deserialize(config, custom_objects=None):
+    from . import serialization
+
+    return serialization.deserialize(config, {**_BY_NAME, **_BUILTINS}, "initializer", custom_objects)

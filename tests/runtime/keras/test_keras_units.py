@@ -407,3 +407,56 @@ def test_progbar_prints_keras_lines(verbose, kwargs):
         v, "asnumpy") else v))) for k, v in vals]) for c, vals in stream], **kwargs)
     ours = _progress_lines(mk.utils.Progbar, verbose, stream, **kwargs)
     assert ours == theirs and ours
+
+
+SERIALIZED = [
+    ("initializers", "GlorotUniform", {"seed": 3}), ("initializers", "TruncatedNormal", {"stddev": 0.02}),
+    ("initializers", "RandomUniform", {"minval": -1.0, "maxval": 1.0}), ("initializers", "RandomNormal", {}),
+    ("initializers", "VarianceScaling", {"scale": 2.0, "mode": "fan_out"}), ("initializers", "HeNormal", {}),
+    ("initializers", "Orthogonal", {"gain": 2.0}), ("initializers", "Constant", {"value": 0.5}),
+    ("initializers", "Zeros", {}), ("initializers", "Identity", {"gain": 3.0}), ("initializers", "LecunUniform", {}),
+    ("regularizers", "L2", {"l2": 1e-4}), ("regularizers", "L1L2", {"l1": 0.1, "l2": 0.2}),
+    ("regularizers", "L1", {"l1": 0.5}),
+    ("constraints", "MaxNorm", {"max_value": 3, "axis": [0, 1]}), ("constraints", "NonNeg", {}),
+    ("constraints", "UnitNorm", {"axis": 1}), ("constraints", "MinMaxNorm", {"min_value": 0.5, "rate": 0.5}),
+]
+
+
+@pytest.mark.parametrize("module,name,kwargs", SERIALIZED, ids=[f"{m}.{n}" for m, n, _ in SERIALIZED])
+def test_serialize_gives_keras_dicts_and_deserialize_rebuilds(module, name, kwargs):
+    keras = pytest.importorskip("keras")
+    theirs = getattr(keras, module).serialize(getattr(getattr(keras, module), name)(**kwargs))
+    ours_module = getattr(mk, module)
+    ours = ours_module.serialize(getattr(ours_module, name)(**kwargs))
+    assert _close(ours, theirs), (ours, theirs)
+    rebuilt = ours_module.deserialize(theirs)  # Keras's own dict builds ours
+    assert type(rebuilt).__name__ == name and _close(rebuilt.get_config(), ours["config"])
+    assert _close(ours_module.get(theirs).get_config(), ours["config"])
+
+
+def _close(a, b) -> bool:
+    """Equal structures, floats to float32's rounding (Keras keeps some as float32)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return a == pytest.approx(b, rel=1e-6)
+    return a == b
+
+
+def test_constraints_project_as_keras_does():
+    keras = pytest.importorskip("keras")
+    w = np.random.default_rng(4).normal(size=(4, 3)).astype(np.float32) * 3
+    for name, kwargs in [("MaxNorm", {"max_value": 2.0}), ("NonNeg", {}), ("UnitNorm", {"axis": 1}),
+                         ("MinMaxNorm", {"min_value": 1.0, "max_value": 2.0, "rate": 0.7, "axis": 0})]:
+        want = keras.ops.convert_to_numpy(getattr(keras.constraints, name)(**kwargs)(w))
+        got = getattr(mk.constraints, name)(**kwargs)(ms.Tensor(w)).asnumpy()
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6, err_msg=name)
+    # a layer's constraint by name is applied after each update
+    layer = mk.layers.Dense(3, kernel_constraint="non_neg")
+    model = mk.Sequential([mk.Input(shape=(4,)), layer])
+    model.compile(optimizer=mk.optimizers.SGD(1.0), loss="mse")
+    model.fit(np.abs(np.random.default_rng(5).normal(size=(8, 4))).astype(np.float32),
+              np.ones((8, 3), np.float32) * -5, epochs=2, verbose=0)
+    assert (layer.kernel.asnumpy() >= 0).all()

@@ -34,6 +34,7 @@ from mindspore import nn
 from .. import dtype_policies
 from .. import initializers as initializers_module
 from ..autodiff import LiveWeights
+from .. import constraints as constraints_module
 from .. import regularizers as regularizers_module
 from .._tensors import _ms_dtype, as_tensor, contiguous, map_structure, tensor_of
 
@@ -232,7 +233,7 @@ class Layer(nn.Cell):
         parameter = ms.Parameter(ms.Tensor(contiguous(values)), name=f"{self.name}/{name or attr}",
                                  requires_grad=bool(trainable) and self._trainable)
         parameter._keras_trainable = bool(trainable)
-        parameter._keras_constraint = constraint
+        parameter._keras_constraint = constraints_module.get(constraint)
         parameter._keras_autocast = bool(autocast)
         super().__setattr__(attr, parameter)
         self._own_weights.append(parameter)
