@@ -246,9 +246,9 @@ def test_select_and_ignore_take_ids_prefixes_and_commas(project):
 
 def test_unknown_rule_code_is_an_error(project):
     write(project / "ops.py", REDUCE_SOURCE)
-    proc = run_migrate("convert", "--select", "TFX", "ops.py", cwd=project)
+    proc = run_migrate("convert", "--select", "TFQ", "ops.py", cwd=project)
     assert proc.returncode == 2
-    assert "'TFX' is not a rule id or id prefix" in proc.stderr
+    assert "'TFQ' is not a rule id or id prefix" in proc.stderr
     assert (project / "ops.py").read_text() == REDUCE_SOURCE
 
 

@@ -460,3 +460,15 @@ def test_constraints_project_as_keras_does():
     model.fit(np.abs(np.random.default_rng(5).normal(size=(8, 4))).astype(np.float32),
               np.ones((8, 3), np.float32) * -5, epochs=2, verbose=0)
     assert (layer.kernel.asnumpy() >= 0).all()
+
+
+def test_alpha_dropout_keeps_mean_and_variance_when_training_and_is_identity_otherwise():
+    x = np.random.default_rng(0).normal(size=(20000, 8)).astype(np.float32)
+    layer = mk.layers.AlphaDropout(0.2)
+    y = layer(ms.Tensor(x), training=True).asnumpy()
+    assert abs(y.mean()) < 0.02 and abs(y.std() - 1.0) < 0.02
+    alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
+    a = ((1 - 0.2) * (1 + 0.2 * alpha_p ** 2)) ** -0.5
+    dropped = np.isclose(y, a * alpha_p - a * alpha_p * 0.2)  # a * alpha_p + b
+    assert 0.18 < dropped.mean() < 0.22
+    np.testing.assert_array_equal(layer(ms.Tensor(x)).asnumpy(), x)

@@ -184,12 +184,49 @@ class Dropout(Layer):
         return ops.dropout(inputs, p=self.rate, training=True)
 
 
+class AlphaDropout(Dropout):
+    """Keras's AlphaDropout (for SELU networks), only when training: dropped units take SELU's
+    negative saturation `-alpha * scale`, then `a * x + b` keeps the mean and variance
+    (`a = ((1 - rate) * (1 + rate * alpha_p ** 2)) ** -0.5`, `b = -a * alpha_p * rate`)."""
+
+    def call(self, inputs, training=None):
+        if not training or self.rate <= 0:
+            return inputs
+        import mindspore as ms
+
+        ops = _ops()
+        shape = tuple(inputs.shape) if self.noise_shape is None else tuple(
+            inputs.shape[i] if d is None else d for i, d in enumerate(self.noise_shape))
+        alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
+        kept = (ops.rand(*shape, dtype=ms.float32) >= self.rate).astype(inputs.dtype)
+        a = ((1 - self.rate) * (1 + self.rate * alpha_p ** 2)) ** -0.5
+        b = -a * alpha_p * self.rate
+        return a * (inputs * kept + alpha_p * (1 - kept)) + b
+
+
 class SpatialDropout1D(Dropout):
     pass
 
 
 class SpatialDropout2D(Dropout):
     pass
+
+
+class Rescaling(Layer):
+    """Keras's Rescaling: `inputs * scale + offset` in the layer's compute dtype."""
+
+    def __init__(self, scale, offset=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.scale, self.offset = scale, offset
+
+    def call(self, inputs):
+        from .._tensors import _ms_dtype
+
+        dtype = _ms_dtype(self.compute_dtype)
+        return inputs.astype(dtype) * self.scale + self.offset
+
+    def get_config(self):
+        return {**super().get_config(), "scale": self.scale, "offset": self.offset}
 
 
 class Flatten(Layer):

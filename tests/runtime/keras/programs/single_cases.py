@@ -78,6 +78,8 @@ def case_layers(B):
     conv("depthwise_m2_s2", K.layers.DepthwiseConv2D((3, 2), strides=2, depth_multiplier=2, activation="relu"), img, 72)
     conv("prelu", K.layers.PReLU(), img, 73)
     conv("prelu_shared", K.layers.PReLU(shared_axes=[1, 2]), img, 74)
+    out["rescaling"] = layer_output(B, K.layers.Rescaling(1 / 127.5, offset=-1.0), img)
+    out["alpha_dropout_inference"] = layer_output(B, K.layers.AlphaDropout(0.3), img)
     for name, layer, x in [
         ("maxpool2d", K.layers.MaxPooling2D(2), img),
         ("maxpool2d_same", K.layers.MaxPooling2D(3, strides=2, padding="same"), img),
