@@ -49,6 +49,8 @@ def test_a_v1_spelling_converts_as_the_v2_spelling(body):
     # TF 1's `shape` takes `name` second, TF 2's `out_type`: its rule lists it with TF 1's
     # order, and `out_type` is not converted in either.
     ("tf.compat.v1.shape(x, out_type=tf.int64)", "TFM204 not converted"),
+    ("tf.compat.v1.transpose(x, [1, 0], 't')", "TFM213 not converted"),  # v1's third is `name`
+    ("tf.compat.v1.constant([1, 2], verify_shape=True)", "TFM214 not converted"),
     # A deprecated alias argument does not fit the rule's signature.
     ("tf.compat.v1.reduce_sum(x, axis=1, keep_dims=True)", "TFM201 not converted"),
 ])
@@ -64,4 +66,6 @@ def test_only_listed_names_are_renamed():
     assert normalize("tensorflow.compat.v1.Session") == "tensorflow.compat.v1.Session"
     assert normalize("tensorflow.compat.v1.keras.layers.Dense") == "tensorflow.keras.layers.Dense"
     assert {"cast", "float32", "reduce_sum", "nn.relu"} <= SAME_IN_V1
-    assert not {"where", "shape", "constant", "argmax", "distribute.MirroredStrategy"} & SAME_IN_V1
+    # v1's parameters in another order after a common prefix: every call the rules accept binds alike
+    assert {"transpose", "constant"} <= SAME_IN_V1
+    assert not {"where", "cond", "shape", "argmax", "distribute.MirroredStrategy"} & SAME_IN_V1
