@@ -472,3 +472,32 @@ def test_alpha_dropout_keeps_mean_and_variance_when_training_and_is_identity_oth
     dropped = np.isclose(y, a * alpha_p - a * alpha_p * 0.2)  # a * alpha_p + b
     assert 0.18 < dropped.mean() < 0.22
     np.testing.assert_array_equal(layer(ms.Tensor(x)).asnumpy(), x)
+
+
+@pytest.mark.parametrize("case", ["array", "batches", "axis_none", "given", "invert", "image_axis"])
+def test_normalization_adapts_and_normalizes_as_keras(case):
+    keras = pytest.importorskip("keras")
+    rng = np.random.default_rng(8)
+    data = (rng.normal(size=(50, 3)) * [1.0, 10.0, 0.1] + [0.0, 5.0, -2.0]).astype(np.float32)
+    images = rng.uniform(size=(6, 4, 5, 3)).astype(np.float32)
+    x = data[:7]
+    kwargs, adapt = {}, data
+    if case == "batches":
+        adapt = [data[i:i + 16] for i in range(0, 50, 16)]
+    elif case == "axis_none":
+        kwargs = {"axis": None}
+    elif case == "given":
+        kwargs, adapt = {"mean": [1.0, 2.0, 3.0], "variance": [4.0, 0.0, 1.0]}, None
+    elif case == "invert":
+        kwargs = {"invert": True}
+    elif case == "image_axis":
+        kwargs, adapt, x = {"axis": -1}, images, images[:2]
+
+    def run(K, to_tensor):
+        layer = K.layers.Normalization(**kwargs)
+        if adapt is not None:
+            layer.adapt(adapt if isinstance(adapt, list) else to_tensor(adapt))
+        out = layer(to_tensor(x))
+        return np.asarray(out.asnumpy() if hasattr(out, "asnumpy") else keras.ops.convert_to_numpy(out))
+
+    np.testing.assert_allclose(run(mk, ms.Tensor), run(keras, lambda a: a), rtol=1e-5, atol=1e-5)

@@ -8,7 +8,7 @@ from .core import (Activation, AlphaDropout, Dense, Dropout, Embedding, Flatten,
                    PReLU, ReLU, Rescaling, RepeatVector, Reshape, Softmax, SpatialDropout1D, SpatialDropout2D)
 from .merging import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate,
                       maximum, minimum, multiply, subtract)
-from .normalization import BatchNormalization, LayerNormalization
+from .normalization import BatchNormalization, LayerNormalization, Normalization
 from .recurrent import GRU, LSTM, SimpleRNN
 from .pooling import (AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
                       GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
@@ -22,6 +22,6 @@ __all__ = [
     "AveragePooling1D", "AveragePooling2D", "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
     "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D",
     "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "BatchNormalization",
-    "LayerNormalization", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
+    "LayerNormalization", "Normalization", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
     "concatenate", "add", "subtract", "multiply", "average", "maximum", "minimum", "SimpleRNN", "GRU", "LSTM",
 ]

@@ -214,3 +214,139 @@ def _in_compute_dtype(layer, outputs):
 
         return outputs.astype(_ms_dtype(compute))
     return outputs
+
+
+def _first(batch):
+    """The features of a batch: the first of an `(x, y)` or `(x, y, w)` tuple."""
+    return batch[0] if isinstance(batch, (tuple, list)) else batch
+
+
+def _host(value):
+    import numpy as np
+
+    if hasattr(value, "asnumpy"):
+        return value.asnumpy()
+    if hasattr(value, "numpy") and callable(value.numpy):
+        return np.asarray(value.numpy())
+    return np.asarray(value)
+
+
+class Normalization(Layer):
+    """Keras's Normalization: `(x - mean) / max(sqrt(variance), 1e-7)` per position of `axis`
+    (or its inverse with `invert=True`), with `mean`/`variance` given or learnt by `adapt(data)`
+    (an array, a tensor, or batches: a dataset or any iterable of them, combined batch by batch
+    as Keras combines them)."""
+
+    def __init__(self, axis=-1, mean=None, variance=None, invert=False, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = () if axis is None else (axis,) if isinstance(axis, int) else tuple(axis)
+        if (mean is not None) != (variance is not None):
+            raise ValueError("When setting values directly, both `mean` and `variance` must be set. "
+                             f"Received: mean={mean} and variance={variance}")
+        self.input_mean, self.input_variance, self.invert = mean, variance, invert
+        self.mean = self.variance = None
+        self._build_input_shape = None
+
+    def build(self, input_shape):
+        import numpy as np
+
+        ndim = len(input_shape)
+        if any(a < -ndim or a >= ndim for a in self.axis):
+            raise ValueError(f"All `axis` values must be in the range [-ndim, ndim). Received inputs with "
+                             f"ndim={ndim}, while axis={self.axis}")
+        self._build_input_shape = tuple(input_shape)
+        self._keep_axis = tuple(sorted(d if d >= 0 else d + ndim for d in self.axis))
+        self._reduce_axis = tuple(d for d in range(ndim) if d not in self._keep_axis)
+        self._broadcast_shape = [int(input_shape[d]) if d in self._keep_axis else 1 for d in range(ndim)]
+        self._mean_and_var_shape = tuple(int(input_shape[d]) for d in self._keep_axis)
+        if self.input_mean is None:
+            self.adapt_mean = self.add_weight(name="mean", shape=self._mean_and_var_shape, initializer="zeros",
+                                              trainable=False)
+            self.adapt_variance = self.add_weight(name="variance", shape=self._mean_and_var_shape,
+                                                  initializer="ones", trainable=False)
+            self.count = self.add_weight(name="count", shape=(), dtype="int64", initializer="zeros",
+                                         trainable=False)
+            self.built = True
+            self._finalize()
+            return
+        mean, variance = np.asarray(self.input_mean, np.float32), np.asarray(self.input_variance, np.float32)
+        if mean.ndim:
+            expanded = [1] * ndim
+            for i in range(1, mean.ndim + 1):
+                expanded[self._keep_axis[-i]] = mean.shape[-i]
+            mean, variance = mean.reshape(expanded), variance.reshape(expanded)
+        self._set_statistics(np.broadcast_to(mean, self._broadcast_shape), np.broadcast_to(variance,
+                                                                                          self._broadcast_shape))
+        self.built = True
+
+    def _set_statistics(self, mean, variance) -> None:
+        import mindspore as ms
+        import numpy as np
+
+        from .._tensors import _ms_dtype
+
+        dtype = _ms_dtype(self.compute_dtype)
+        self.mean = ms.Tensor(np.ascontiguousarray(mean, np.float32)).astype(dtype)
+        self.variance = ms.Tensor(np.ascontiguousarray(variance, np.float32)).astype(dtype)
+
+    def _finalize(self) -> None:
+        if self.input_mean is None and self.built:
+            self._set_statistics(_host(self.adapt_mean).reshape(self._broadcast_shape),
+                                 _host(self.adapt_variance).reshape(self._broadcast_shape))
+
+    def adapt(self, data):
+        import mindspore as ms
+        import numpy as np
+
+        whole = isinstance(data, np.ndarray) or isinstance(data, ms.Tensor)
+        if whole:
+            batches = None
+            shape = tuple(data.shape)
+        else:
+            batches = iter(data)
+            first = next(batches, None)
+            if first is None:
+                raise ValueError("adapt() received an empty iterable (no batches).")
+            first = _host(_first(first))
+            shape = first.shape
+        if not self.built:
+            self.build(shape)
+        if whole:
+            array = _host(data)
+            total_mean, total_var = np.mean(array, axis=self._reduce_axis), np.var(array, axis=self._reduce_axis)
+        else:
+            total_mean = np.zeros(self._mean_and_var_shape, np.float32)
+            total_var = np.zeros(self._mean_and_var_shape, np.float32)
+            total_count = 0
+            for batch in [first, *(_host(_first(b)) for b in batches)]:
+                batch = batch.astype(np.float32)
+                batch_mean, batch_var = batch.mean(axis=self._reduce_axis), batch.var(axis=self._reduce_axis)
+                count = int(np.prod([batch.shape[d] for d in self._reduce_axis])) if self._reduce_axis else 1
+                total_count += count
+                weight = float(count) / total_count
+                existing = 1.0 - weight
+                new_mean = total_mean * existing + batch_mean * weight
+                total_var = (total_var + (total_mean - new_mean) ** 2) * existing + (
+                    batch_var + (batch_mean - new_mean) ** 2) * weight
+                total_mean = new_mean
+        from mindspore import ops
+
+        ops.assign(self.adapt_mean, ms.Tensor(np.asarray(total_mean, np.float32)))
+        ops.assign(self.adapt_variance, ms.Tensor(np.asarray(total_var, np.float32)))
+        self._finalize()
+
+    def call(self, inputs):
+        ops = _ops()
+        if self.mean is None:
+            raise ValueError("You must call `.build(input_shape)` on the layer before using it.")
+        from .._tensors import _ms_dtype
+
+        inputs = inputs.astype(_ms_dtype(self.compute_dtype))
+        scale = ops.maximum(ops.sqrt(self.variance), 1e-7)
+        return self.mean + inputs * scale if self.invert else (inputs - self.mean) / scale
+
+    def get_config(self):
+        import numpy as np
+
+        return {**super().get_config(), "axis": self.axis, "invert": self.invert,
+                "mean": np.array(self.input_mean).tolist(), "variance": np.array(self.input_variance).tolist()}
