@@ -54,7 +54,7 @@ def test_an_added_import_takes_another_name_where_the_file_binds_it():
     assert "from tensorflow.python.framework import ops\n" in out
     # The rule's own name is the alias. (A use of the file's TF `ops` inside the call would keep
     # the call TensorFlow: see migrate.engine.tfvalues.)
-    assert "    return ms_ops.identity(x + 1.0)\n" in out
+    assert "    return ms_ops.deepcopy(x + 1.0)\n" in out
     assert "    y = ops.convert_to_tensor(x)\n" in out
 
 
@@ -62,7 +62,7 @@ def test_the_same_import_already_there_is_no_conflict():
     code = "import tensorflow as tf\nfrom mindspore import ops\n\n\ndef f(x):\n    return tf.identity(ops.relu(x))\n"
     assert added_aliases(code) == {}
     out = convert(code)
-    assert "    return ops.identity(ops.relu(x))\n" in out
+    assert "    return ops.deepcopy(ops.relu(x))\n" in out
     assert out.count("from mindspore import ops") == 1
 
 
@@ -70,7 +70,7 @@ def test_the_files_own_import_of_the_module_under_another_name_is_reused():
     code = TF_OPS + "from mindspore import ops as mso\n"
     assert added_aliases(code) == {"ops": "mso"}
     out = convert(code)
-    assert "    return mso.identity(x + 1.0)\n" in out
+    assert "    return mso.deepcopy(x + 1.0)\n" in out
     assert "ms_ops" not in out
 
 
@@ -89,7 +89,7 @@ def test_a_taken_alias_is_numbered():
 def test_what_is_not_a_conflict(use):
     code = f"import tensorflow as tf\n\n\ndef g(x, f):\n    {use}\n    return tf.identity(x)\n"
     assert added_aliases(code) == {}
-    assert "    return ops.identity(x)\n" in convert(code)
+    assert "    return ops.deepcopy(x)\n" in convert(code)
 
 
 @pytest.mark.parametrize("use", [
@@ -105,7 +105,7 @@ def test_what_is_not_a_conflict(use):
 def test_what_is_a_conflict(use):
     code = f"import tensorflow as tf\n\n\ndef g(x):\n    {use}\n    return tf.identity(x)\n"
     assert added_aliases(code) == {"ops": "ms_ops"}
-    assert "    return ms_ops.identity(x)\n" in convert(code)
+    assert "    return ms_ops.deepcopy(x)\n" in convert(code)
 
 
 def test_ms_taken_imports_mindspore_by_its_own_name():
@@ -136,7 +136,7 @@ def test_names_the_file_uses_only_in_set_aside_statements_count():
     filler = "".join(f"value_{i} = {i}\n" for i in range(60))
     code = "import tensorflow as tf\n\n" + filler + "ops = [abs, round]\n\n\ndef f(x):\n    return tf.identity(x)\n"
     out = convert(code)
-    assert "from mindspore import ops as ms_ops\n" in out and "    return ms_ops.identity(x)\n" in out
+    assert "from mindspore import ops as ms_ops\n" in out and "    return ms_ops.deepcopy(x)\n" in out
 
 
 def test_rule_code_is_renamed_but_attribute_names_and_keywords_are_not():
@@ -159,11 +159,11 @@ def test_templates_fill_the_files_code_after_the_renaming(monkeypatch):
     user = cst.parse_expression("ops.convert_to_tensor(ms)")
     code = lambda node: cst.Module([]).code_for_node(node)  # noqa: E731
     with base.import_aliases({"ops": "ms_ops", "ms": "mindspore"}):
-        ours = code(base.template_expression("ops.identity({x}, ms.float32) + ops.abs({x})", x=user))
+        ours = code(base.template_expression("ops.deepcopy({x}, ms.float32) + ops.abs({x})", x=user))
         # libcst without the template internals: the same code through its own function.
         monkeypatch.setattr(base, "unmangle_nodes", None)
-        theirs = code(base.template_expression("ops.identity({x}, ms.float32) + ops.abs({x})", x=user))
-    expected = "ms_ops.identity(ops.convert_to_tensor(ms), mindspore.float32) + ms_ops.abs(ops.convert_to_tensor(ms))"
+        theirs = code(base.template_expression("ops.deepcopy({x}, ms.float32) + ops.abs({x})", x=user))
+    expected = "ms_ops.deepcopy(ops.convert_to_tensor(ms), mindspore.float32) + ms_ops.abs(ops.convert_to_tensor(ms))"
     assert ours == expected and theirs == expected
 
 

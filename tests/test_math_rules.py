@@ -149,6 +149,7 @@ CASES = {
     "tile_tuple_3d": "tf.tile(b3, (1, 2, 3))",
     "tile_tensor_multiples": "tf.tile(f, tf.constant([1, 2]))",
     "identity": "tf.identity(i, name='copy')",
+    "identity_reference": "list(map(tf.identity, [f]))[0]",  # TFM273
     "clip": "tf.clip_by_value(big, -10.0, 10.0)",
     "clip_int": "tf.clip_by_value(i, 0, 3)",
     "clip_tensor_bounds": "tf.clip_by_value(f, tf.zeros([4]), tf.ones([4]) * 0.5)",
@@ -370,9 +371,11 @@ CASES = {
     # TFM266 one_hot with dtype
     "one_hot_dtype_int": "tf.one_hot(labels, 4, dtype=tf.int32)",
     "one_hot_dtype_on_value": "tf.one_hot(labels, depth=4, on_value=2.0, dtype=tf.float32)",
+    "one_hot_dtype_string": "tf.one_hot(labels, 4, dtype='float16')",
     # TFM267 constant with shape
     "constant_shape": "tf.constant(-1, shape=[2, 3], dtype=tf.int32)",
     "constant_shape_float": "tf.constant(0.5, shape=(3,))",
+    "constant_shape_dtype_string": "tf.constant(2, 'float32', shape=[2, 2])",
     # TFM271 einsum and roll
     "einsum_batched": "tf.einsum('abc,acd->abd', b3, c3)",
     "einsum_transposed": "tf.einsum('ij,kj->ik', f, g)",

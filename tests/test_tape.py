@@ -63,10 +63,12 @@ STEP_BETWEEN = textwrap.dedent("""
 """)
 
 # ... and with the sources gathered between the tape and `tape.gradient` from a dict of
-# variables (TF-Examples' raw-variable notebooks): converted, the list is made before the
-# forward pass, which neither reads nor changes it.
+# variables made once (TF-Examples' raw-variable notebooks): converted, the list is made before
+# the forward pass, which neither reads nor changes it.
 STEP_SOURCES = textwrap.dedent("""
     import tensorflow as tf
+
+    weights = {"kernel": model.kernel, "bias": model.bias}
 
     def train_step(inputs):
         features, targets = inputs
@@ -99,7 +101,6 @@ TF_RUN = textwrap.dedent("""
     total = tf.reduce_sum
     GLOBAL_BATCH = 8
     seen = []
-    weights = {"kernel": model.kernel, "bias": model.bias}
     exec(sys.argv[1])
     loss, grads = train_step((tf.constant(X), tf.constant(Y)))
     print(json.dumps({"loss": float(loss), "kernel": grads[0].numpy().tolist(), "bias": grads[1].numpy().tolist()}))
@@ -151,7 +152,7 @@ def test_converted_step_runs_in_pynative_and_matches_tf(step_and_tf_numbers):
     assert [f.status for f in findings if f.rule == "TFD701"] == ["converted"]
     seen: list = []
     model = Dense()
-    namespace = {"model": model, "weights": {"kernel": model.kernel, "bias": model.bias}, "loss_fn": lambda y, p: ((p - y) ** 2).sum(axis=1),
+    namespace = {"model": model, "loss_fn": lambda y, p: ((p - y) ** 2).sum(axis=1),
                  "total": lambda t: t.sum(), "GLOBAL_BATCH": 8, "seen": seen}
     exec(compile(converted, "converted_step.py", "exec"), namespace)  # noqa: S102 - the test's own program
     loss, grads = namespace["train_step"]((Tensor(X), Tensor(Y)))
@@ -184,6 +185,11 @@ def test_converted_step_runs_in_pynative_and_matches_tf(step_and_tf_numbers):
      "would run before the forward pass"),
     ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    v = sorted(w.values())\n    g = tape.gradient(loss, v)\n",
      "would run before the forward pass"),
+    # ... nor of an iterator the forward pass advances, nor of a dict something fills in place
+    ("    with tf.GradientTape() as tape:\n        loss = f(next(c))\n    v = list(c)\n    g = tape.gradient(loss, v)\n",
+     "would run before the forward pass"),
+    ("    w = {}\n    with tf.GradientTape() as tape:\n        loss = f(x, w)\n    v = list(w.values())\n"
+     "    g = tape.gradient(loss, v)\n", "would run before the forward pass"),
     # the gradient inside a larger statement: what reads the results is not moved after it
     ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    log(loss)\n    c(tape.gradient(loss, w))\n",
      "would run before the forward pass"),
@@ -502,3 +508,30 @@ def test_a_gradient_under_the_tape_splits_the_body_where_the_rewritten_gradient_
     assert [f.status for f in findings if f.rule == "TFD701"] == ["converted"]
     assert ("        model = build()\n        loss = model(x)\n        return loss\n"
             "    loss, g = mk.value_and_grad(forward, None, w)()\n    log(g)\n    return g\n") in out
+
+
+GATHERED = """import tensorflow as tf
+
+weights = {{"h1": w1}}
+lazy = {{}}
+
+
+def fill_and_run(x):
+    lazy["w"] = tf.Variable(1.0)  # filled on the first call, under the tape
+    return x * lazy["w"]
+
+
+def step(x):
+    with tf.GradientTape() as g:
+        loss = fill_and_run(x)
+    trainable = list({source}.values())
+    return g.gradient(loss, trainable)
+"""
+
+
+@pytest.mark.parametrize("source,converts", [("weights", True), ("lazy", False)])
+def test_sources_gathered_between_from_a_dict_that_something_fills_are_refused(source, converts):
+    """Converted, the list is made before the forward pass: from a dict made once it is TF's; from
+    one a function fills in place (on its first call, under the tape) it would be empty."""
+    _, findings = convert(GATHERED.format(source=source))
+    assert [f.status for f in findings if f.rule == "TFD701"] == ["converted" if converts else "manual"]

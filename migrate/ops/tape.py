@@ -256,7 +256,8 @@ class GradientTapeToValueAndGrad(Operation):
         moved: list[cst.SimpleStatementLine] = []
         gradient_names = _names_in(line)
         for statement in between:
-            why = _unsafe_between(statement, set(body_bound), _names_in(forward))
+            why = _unsafe_between(statement, set(body_bound), _names_in(forward),
+                                  lambda read: _changed_elsewhere(view, read))
             if why is None and not moved:
                 continue
             if assigned and _movable(statement, gradient_names, set(body_bound), _bound_by(line)):
@@ -761,27 +762,35 @@ def _names_in(node: cst.CSTNode) -> set[str]:
     return visitor.names
 
 
-def _unsafe_between(statement: cst.CSTNode, body_bound: set[str], body_reads: set[str]) -> str | None:
+def _unsafe_between(statement: cst.CSTNode, body_bound: set[str], body_reads: set[str],
+                    changed_elsewhere=lambda name: True) -> str | None:
     """A statement between the tape and `tape.gradient` must not see or change the forward pass.
 
     The forward pass now runs at `tape.gradient`, after it: so it may neither read nor
     bind a name the body binds or reads, nor call anything (a call may change the model)
     but what only gathers variables a program already holds: `list(weights.values())`,
     `tuple(...)`, a dict's `values()`/`keys()`/`items()` (no attribute read: a layer's
-    `trainable_variables` before its first call is empty).
+    `trainable_variables` before its first call is empty), of names the body does not read
+    (an iterator it advances) and that nothing fills or rebinds anywhere
+    (``changed_elsewhere``: a dict a forward function fills on its first call).
     """
     reason = "a statement between the `with` block and `tape.gradient` would run before the forward pass now"
     if not isinstance(statement, cst.SimpleStatementLine):
         return reason
     impure: list[cst.CSTNode] = []
+    gathered: list[cst.Name] = []
 
     class _Find(cst.CSTVisitor):
         def visit_Call(self, node):
             if not _gathers(node):
                 impure.append(node)
+            elif isinstance(node.func, cst.Attribute) and isinstance(node.func.value, cst.Name):
+                gathered.append(node.func.value)  # `weights` of `weights.values()`
+            elif node.args and isinstance(node.args[0].value, cst.Name):
+                gathered.append(node.args[0].value)  # `params` of `list(params)`
 
     statement.visit(_Find())
-    if impure:
+    if impure or {n.value for n in gathered} & body_reads or any(changed_elsewhere(n) for n in gathered):
         return reason
     for small in statement.body:
         if isinstance(small, (cst.Assign, cst.AnnAssign)):
@@ -800,6 +809,33 @@ def _unsafe_between(statement: cst.CSTNode, body_bound: set[str], body_reads: se
 
 
 _VIEWS = {"values", "keys", "items"}
+# Methods that fill or empty a container in place.
+_MUTATORS = {"update", "setdefault", "pop", "popitem", "clear", "append", "extend", "insert", "remove",
+             "__setitem__", "__delitem__", "add", "discard"}
+
+
+def _changed_elsewhere(view, read: cst.Name) -> bool:
+    """Whether the name ``read`` is bound more than once in the module, or any read of it
+    anywhere fills or empties it in place (``d[k] = v``, ``del d[k]``, ``d.update(...)``, ...)
+    (the module's scope analysis: a function elsewhere may fill a global dict)."""
+    scope = view.scopes.get(read)
+    try:
+        assignments = list(scope[read.value]) if scope is not None else []
+    except Exception:  # noqa: BLE001 - a name the analysis cannot see: assume the worst
+        return True
+    if len(assignments) != 1:
+        return True
+    for assignment in assignments:
+        for access in assignment.references:
+            node, up = access.node, view.parent(access.node)
+            if isinstance(up, cst.Subscript) and up.value is node:
+                holder = view.parent(up)
+                if isinstance(holder, (cst.AssignTarget, cst.Del)) or (
+                        isinstance(holder, (cst.AugAssign, cst.AnnAssign)) and holder.target is up):
+                    return True
+            if isinstance(up, cst.Attribute) and up.value is node and up.attr.value in _MUTATORS:
+                return True
+    return False
 
 
 def _gathers(call: cst.Call) -> bool:

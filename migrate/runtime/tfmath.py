@@ -566,16 +566,18 @@ def einsum(equation, *inputs, **kwargs):
     if not 1 <= len(tensors) <= 2:
         raise ValueError(f"einsum here takes one or two operands, got {len(tensors)}: "
                          "contract them pairwise (einsum('ab,bc->ac', einsum('...'), z))")
-    specs, out = _einsum_specs(equation.replace(" ", ""), [t.ndim for t in tensors])
+    specs, out, ellipsis = _einsum_specs(equation.replace(" ", ""), [t.ndim for t in tensors])
     for spec in specs:
         if len(set(spec)) != len(spec):
             raise ValueError(f"einsum: a repeated index within one operand ({spec!r}: a diagonal) is not supported")
     sizes: dict[str, int] = {}
     for spec, t in zip(specs, tensors):
         for letter, size in zip(spec, t.shape):
-            if sizes.setdefault(letter, size) != size and size != 1 and sizes[letter] != 1:
-                raise ValueError(f"einsum: index {letter!r} has sizes {sizes[letter]} and {size}")
-            sizes[letter] = max(sizes[letter], size)
+            known = sizes.setdefault(letter, size)
+            # (only the dimensions `...` stands for broadcast, as in TF; a named index must agree)
+            if known != size and (letter not in ellipsis or 1 not in (known, size)):
+                raise ValueError(f"einsum: index {letter!r} has sizes {known} and {size}")
+            sizes[letter] = max(known, size)
     # An index only one operand has and the output lacks is summed over first.
     reduced = []
     for i, (spec, t) in enumerate(zip(specs, tensors)):
@@ -613,21 +615,25 @@ def einsum(equation, *inputs, **kwargs):
     return ops.transpose(product, tuple(order.index(x) for x in out)) if order != list(out) else product
 
 
-def _einsum_specs(equation: str, ranks: list[int]) -> tuple[list[str], str]:
-    """The operands' and the output's index letters, ``...`` spelled out with letters of its own."""
+def _einsum_specs(equation: str, ranks: list[int]) -> tuple[list[str], str, str]:
+    """The operands' and the output's index letters, ``...`` spelled out with letters of its own
+    (returned third)."""
     lhs, arrow, rhs = equation.partition("->")
     specs = lhs.split(",")
     if len(specs) != len(ranks):
         raise ValueError(f"einsum: {equation!r} names {len(specs)} operands, {len(ranks)} given")
     used = set(equation)
     spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
-    ellipsis = ""
+    # `...` stands for the same trailing batch dimensions in every operand, aligned from the
+    # right (numpy's broadcasting): one set of letters, as many as the most any operand has.
+    widths = [rank - (len(spec) - 3) for spec, rank in zip(specs, ranks) if "..." in spec]
+    if any(n < 0 for n in widths):
+        raise ValueError(f"einsum: {equation!r} has more indices than an operand has dimensions")
+    ellipsis = "".join(spare[:max(widths, default=0)])
     expanded = []
     for spec, rank in zip(specs, ranks):
         if "..." in spec:
             n = rank - (len(spec) - 3)
-            if len(ellipsis) < n:
-                ellipsis = "".join(spare[:n])
             spec = spec.replace("...", ellipsis[len(ellipsis) - n:] if n else "")
         if len(spec) != rank:
             raise ValueError(f"einsum: operand {spec!r} of rank {rank}")
@@ -637,7 +643,7 @@ def _einsum_specs(equation: str, ranks: list[int]) -> tuple[list[str], str]:
     else:
         letters = "".join(expanded)
         out = ellipsis + "".join(sorted(x for x in set(letters) if letters.count(x) == 1 and x not in ellipsis))
-    return expanded, out
+    return expanded, out, ellipsis
 
 
 def roll(input, shift, axis, name=None):  # noqa: A002 - TF's parameter names
@@ -645,8 +651,13 @@ def roll(input, shift, axis, name=None):  # noqa: A002 - TF's parameter names
     as two slices joined (MindSpore's ``ops.roll`` has no CPU kernel)."""
     ops = _ops()
     x = _tensor(input)
-    shifts = list(shift) if isinstance(shift, (list, tuple)) else [shift]
-    axes = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+
+    def ints(value) -> list:
+        if hasattr(value, "asnumpy"):
+            value = value.asnumpy()
+        return [int(v) for v in value] if hasattr(value, "__len__") or getattr(value, "ndim", 0) else [int(value)]
+
+    shifts, axes = ints(shift), ints(axis)
     if len(shifts) != len(axes):
         raise ValueError(f"roll: shift and axis must have the same length, got {len(shifts)} and {len(axes)}")
     total: dict[int, int] = {}

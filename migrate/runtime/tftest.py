@@ -18,7 +18,8 @@ unittest spellings Python 3.12 dropped (``assertEquals``, ``assertRegexpMatches`
 ``assertRaisesRegexp``) are kept, as TF's absl base keeps them.
 
 :func:`main` runs the module's tests as ``tf.test.main`` does, and with
-``--benchmarks=REGEX`` the ``benchmark*`` methods of its :class:`Benchmark` classes, whose
+``--benchmark_filter=REGEX`` (or TF 1's ``--benchmarks=``) the ``benchmark*`` methods of its
+:class:`Benchmark` classes, whose
 ``report_benchmark`` logs what TF's logs. ``keras_parameterized`` runs a Keras test once:
 MindSpore has one eager mode where TF has three (graph, eager, ``tf.function``).
 """
@@ -51,14 +52,20 @@ _log = _logging.getLogger("tensorflow")
 
 
 def _array(value) -> _np.ndarray:
-    """``value`` as a NumPy array, as TF's ``_GetNdArray`` makes one (Python floats stay float64)."""
+    """``value`` as a NumPy array, as TF's ``_GetNdArray`` makes one (Python floats stay float64;
+    a ragged list becomes an array of objects)."""
     if isinstance(value, _np.ndarray):
         return value
     if hasattr(value, "asnumpy"):  # a MindSpore Tensor or Parameter
         return value.asnumpy()
     if hasattr(value, "numpy") and callable(value.numpy):  # a runtime variable, a tf.Tensor
         return _np.asarray(value.numpy())
-    return _np.array(value)
+    try:
+        return _np.array(value)
+    except ValueError:
+        if any(isinstance(x, _abc.Sequence) for x in value):
+            return _np.array(value, dtype=object)
+        raise
 
 
 def _evaluate(value):
@@ -69,7 +76,11 @@ def _evaluate(value):
     if hasattr(value, "_fields"):  # a namedtuple
         return type(value)(*(_evaluate(v) for v in value))
     if isinstance(value, _abc.Mapping):
-        return type(value)((k, _evaluate(v)) for k, v in value.items())
+        items = {k: _evaluate(v) for k, v in value.items()}
+        try:
+            return type(value)(items)
+        except TypeError:  # a mapping built otherwise (a defaultdict): a dict of the values
+            return items
     if hasattr(value, "asnumpy") or (hasattr(value, "numpy") and callable(value.numpy)):
         return _array(value)
     if callable(value):
@@ -254,8 +265,9 @@ class TestCase(_Base):
         raise AssertionError(f"The two values are close at all elements. {msg or ''}")
 
     def assertNear(self, f1, f2, err, msg=None):
-        self.assertTrue(f1 == f2 or abs(f1 - f2) <= err,
-                        f"{f1:f} != {f2:f} +/- {err:f}{' (' + msg + ')' if msg is not None else ''}")
+        f1, f2 = (float(_np.squeeze(_array(f))) if not isinstance(f, (int, float)) else f for f in (f1, f2))
+        if not (f1 == f2 or abs(f1 - f2) <= err):
+            self.fail(f"{f1:f} != {f2:f} +/- {err:f}{' (' + msg + ')' if msg is not None else ''}")
 
     def assertArrayNear(self, farray1, farray2, err, msg=None):
         self.assertEqual(len(farray1), len(farray2), msg=msg)
@@ -264,7 +276,7 @@ class TestCase(_Base):
 
     def assertNDArrayNear(self, ndarray1, ndarray2, err, msg=None):
         a, b = _array(ndarray1), _array(ndarray2)
-        self.assertTrue(_np.linalg.norm(a - b) <= err, msg=msg)
+        self.assertTrue(_np.linalg.norm(a - b) < err, msg=msg)
 
     # --- equality and order -------------------------------------------------------------------------
 
@@ -289,6 +301,10 @@ class TestCase(_Base):
                 x, y = a, b
             msgs.append(f"not equal lhs = {x!r}")
             msgs.append(f"not equal rhs = {y!r}")
+            if a.dtype.kind != b.dtype.kind and {a.dtype.kind, b.dtype.kind} <= {"U", "S", "O"}:
+                # text against bytes: TF compares them as UTF-8 bytes
+                a, b = (_np.array([x.encode("utf-8") if isinstance(x, str) else x for x in arr.flat]).reshape(arr.shape)
+                        for arr in (a, b))
             _np.testing.assert_array_equal(a, b, err_msg="\n".join(msgs))
 
     def assertNotAllEqual(self, a, b, msg=None):
@@ -312,7 +328,7 @@ class TestCase(_Base):
 
     def assertAllInRange(self, target, lower_bound, upper_bound, open_lower_bound=False, open_upper_bound=False):
         target = _array(target)
-        if not _np.issubdtype(target.dtype, _np.number):
+        if not (_np.issubdtype(target.dtype, _np.floating) or _np.issubdtype(target.dtype, _np.integer)):
             raise AssertionError(f"The value of {target} does not have an ordered numeric type, instead it has "
                                  f"type: {target.dtype}")
         nan = _np.isnan(target) if _np.issubdtype(target.dtype, _np.floating) else _np.zeros(target.shape, bool)
@@ -333,12 +349,15 @@ class TestCase(_Base):
 
     def assertDTypeEqual(self, target, expected_dtype):
         want = _dtype_of(expected_dtype)
-        values = target if isinstance(target, list) else [target]
-        for value in values:
-            self.assertEqual(_array(value).dtype, want)
+        self.assertEqual(_array(target).dtype, want)
 
     def assertShapeEqual(self, input_a, input_b, msg=None):
-        """Same shape: ``input_a`` an array, ``input_b`` a tensor or an array."""
+        """Same shape: each a NumPy array or scalar, or a tensor (a list is a TypeError, as in TF)."""
+        for which, value in (("input_a", input_a), ("input_b", input_b)):
+            if not (isinstance(value, (_np.ndarray, _np.generic)) or hasattr(value, "asnumpy")
+                    or (hasattr(value, "numpy") and hasattr(value, "shape"))):
+                raise TypeError(f"{which} must be a Numpy ndarray, Numpy scalar, or a Tensor."
+                                f"Instead received {type(value)}")
         self.assertEqual(tuple(_array(input_a).shape), tuple(_array(input_b).shape),
                          msg=f"Shape mismatch{': ' + msg if msg else ''}")
 
@@ -407,7 +426,7 @@ def _raising(case, exception_type, predicate):
 # --- benchmarks -----------------------------------------------------------------------------------
 
 class Benchmark:
-    """``tf.test.Benchmark``: ``benchmark*`` methods run by ``main(["--benchmarks=REGEX"])``;
+    """``tf.test.Benchmark``: ``benchmark*`` methods run by ``main([..., "--benchmark_filter=REGEX"])``;
     ``report_benchmark`` logs the figures as TF's does."""
 
     def evaluate(self, tensors):
@@ -428,24 +447,33 @@ class Benchmark:
 
 
 def _run_benchmarks(module, pattern: str) -> None:
+    """Each ``benchmark*`` method of the module's Benchmark classes whose ``module.Class.method``
+    name the regular expression finds (as TF's runner matches them); none is an error."""
     regex = _re.compile(pattern)
+    ran = 0
     for name in sorted(dir(module)):
         cls = getattr(module, name)
         if not (isinstance(cls, type) and issubclass(cls, Benchmark) and cls is not Benchmark):
             continue
         for method in sorted(dir(cls)):
-            full = f"{cls.__name__}.{method}"
+            full = f"{module.__name__}.{cls.__name__}.{method}"
             if method.startswith("benchmark") and callable(getattr(cls, method)) and regex.search(full):
                 start = _time.perf_counter()
                 getattr(cls(), method)()
+                ran += 1
                 _log.info("%s took %.3fs", full, _time.perf_counter() - start)
+    if not ran:
+        raise ValueError(f"No benchmarks matched the pattern: {pattern!r}")
+
+
+_BENCHMARK_FLAGS = ("--benchmark_filter=", "--benchmarks=")
 
 
 def main(argv=None) -> None:
     """``tf.test.main``: run the ``__main__`` module's tests (unittest's command line), or with
-    ``--benchmarks=REGEX`` its benchmarks."""
+    ``--benchmark_filter=REGEX`` (TF 2's flag; TF 1's ``--benchmarks=`` too) its benchmarks."""
     argv = list(_sys.argv if argv is None else argv)
-    wanted = [a.split("=", 1)[1] for a in argv[1:] if a.startswith("--benchmarks=")]
+    wanted = [a.split("=", 1)[1] for a in argv[1:] if a.startswith(_BENCHMARK_FLAGS)]
     if wanted:
         module = _sys.modules["__main__"]
         for pattern in wanted:

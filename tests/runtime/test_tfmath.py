@@ -94,6 +94,10 @@ def test_keras_backend_int_shape_of_a_symbolic_input():
     ("abc,cd->abd", [(2, 3, 4), (4, 5)]),
     ("ijk,ik->ijk", [(2, 3, 4), (2, 4)]),
     ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
+    # `...` aligned from the right, as numpy broadcasts
+    ("...i,...i->...i", [(3, 4), (3, 3, 4)]),
+    ("a...b,b...->a...", [(2, 3, 4), (4, 1, 3)]),
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 5)]),
 ])
 def test_einsum_values_and_gradients_are_tfs(equation, shapes):
     rng = np.random.default_rng(5)
@@ -119,3 +123,11 @@ def test_einsum_refuses_what_it_does_not_compute():
         tfmath.einsum("ii->i", x)
     with pytest.raises(ValueError, match="one or two operands"):
         tfmath.einsum("ij,jk,kl->il", x, x, x)
+    with pytest.raises(ValueError, match="index 'j' has sizes 1 and 3"):  # only `...` broadcasts, as in TF
+        tfmath.einsum("ij,jk", ms.Tensor(np.ones((2, 1), np.float32)), x)
+
+
+def test_roll_takes_shifts_and_axes_as_tensors_and_arrays():
+    x = np.arange(12).reshape(3, 4)
+    got = tfmath.roll(ms.Tensor(x), ms.Tensor(np.array([1, -1])), np.array([0, 1]))
+    np.testing.assert_array_equal(got.asnumpy(), tf.roll(tf.constant(x), [1, -1], [0, 1]).numpy())

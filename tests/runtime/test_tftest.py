@@ -89,6 +89,14 @@ CASES = [
     ("assertNear", (1.0, 1.2, 0.1), {}),
     ("assertArrayNear", ([1.0, 2.0], [1.01, 2.0], 0.1), {}),
     ("assertArrayNear", ([1.0, 2.0], [1.01, 2.5], 0.1), {}),
+    ("assertAllEqual", ([b"a", b"b"], np.array(["a", "b"])), {}),  # bytes against text: as UTF-8
+    ("assertAllEqual", ([b"a", b"b"], np.array(["a", "c"])), {}),
+    ("assertAllEqual", ([[1, 2], [3]], [[1, 2], [3]]), {}),  # ragged lists
+    ("assertNear", (np.array([1.0], np.float32), 1.0, 1e-6), {}),  # a tensor of one element
+    ("assertNDArrayNear", (np.array([1.0]), np.array([2.0]), 1.0), {}),  # strictly within
+    ("assertNDArrayNear", (np.array([1.0]), np.array([1.5]), 1.0), {}),
+    ("assertDTypeEqual", ([1.0, 2], np.float64), {}),  # a list is one array
+    ("assertAllInRange", (np.array([1 + 1j]), 0, 2), {}),  # complex values are not ordered
 ]
 
 
@@ -107,6 +115,12 @@ def test_assertions_pass_and_fail_where_tfs_do(name, args, kwargs):
     want = _outcome(tf.test.TestCase(), name, _tf(args), kwargs)
     got = _outcome(tftest.TestCase(), name, _ms(args), kwargs)
     assert got == want
+
+
+def test_shape_assertion_refuses_a_list_as_tfs_does():
+    for case, value in ((tf.test.TestCase(), tf.zeros([2])), (tftest.TestCase(), ms.Tensor(np.zeros(2)))):
+        with pytest.raises(TypeError, match="must be a Numpy ndarray"):
+            case.assertShapeEqual([0.0, 0.0], value)
 
 
 def test_dtype_assertions_take_mindspore_dtypes():
@@ -220,7 +234,11 @@ def test_a_converted_test_module_runs_as_its_original(tmp_path):
                             cwd=tmp_path, env={**os.environ, "BROKEN": "1"})
     assert broken.returncode == 1 and "FAILED (failures=1, skipped=2)" in broken.stderr, broken.stderr[-3000:]
     assert "not close lhs = [1.]" in broken.stderr
-    bench = subprocess.run([sys.executable, str(out / "math_test.py"), "--benchmarks=Timing"], capture_output=True,
-                           text=True, timeout=240, cwd=tmp_path)
-    assert bench.returncode == 0, bench.stderr[-3000:]
+    for path in (src / "math_test.py", out / "math_test.py"):  # TF 2's flag, matched against module.Class.method
+        bench = subprocess.run([sys.executable, str(path), "--benchmark_filter=__main__.Timing"], capture_output=True,
+                               text=True, timeout=240, cwd=tmp_path)
+        assert bench.returncode == 0, bench.stderr[-3000:]
     assert "Benchmark [sum] iters: 1, wall_time: 0.5" in bench.stdout
+    none = subprocess.run([sys.executable, str(out / "math_test.py"), "--benchmark_filter=Nothing"],
+                          capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert none.returncode != 0 and "No benchmarks matched the pattern: 'Nothing'" in none.stderr

@@ -80,7 +80,9 @@ class Progbar:
         self._seen_so_far = current
         now = time.time()
         per_unit = self._step_duration(current, now)
-        if self.verbose == 1 and (finalize or now - self._last_update >= self.interval):
+        if self.verbose == 1:
+            if now - self._last_update < self.interval and not finalize:
+                return  # (the last draw's time stays: the next update after `interval` draws)
             self._print(self._line(current, now, per_unit, finalize))
         elif self.verbose == 2 and finalize and self.target is not None and self.target > 0:
             digits = int(math.log10(self.target)) + 1

@@ -151,7 +151,11 @@ class PReLU(Layer):
         return ops.relu(inputs) - self.alpha * ops.relu(-inputs)
 
     def get_config(self):
-        return {**super().get_config(), "shared_axes": self.shared_axes}
+        from .. import constraints, regularizers
+
+        return {**super().get_config(), "alpha_initializer": initializers.serialize(self.alpha_initializer),
+                "alpha_regularizer": regularizers.serialize(self.alpha_regularizer),
+                "alpha_constraint": constraints.serialize(self.alpha_constraint), "shared_axes": self.shared_axes}
 
 
 class Softmax(Layer):
@@ -222,8 +226,13 @@ class Rescaling(Layer):
     def call(self, inputs):
         from .._tensors import _ms_dtype
 
+        import mindspore as ms
+
         dtype = _ms_dtype(self.compute_dtype)
-        return inputs.astype(dtype) * self.scale + self.offset
+        # (a per-channel list or array of scales broadcasts over the last axis, as in Keras)
+        scale, offset = (ms.Tensor(v, dtype) if isinstance(v, (list, tuple)) or hasattr(v, "shape") else v
+                         for v in (self.scale, self.offset))
+        return inputs.astype(dtype) * scale + offset
 
     def get_config(self):
         return {**super().get_config(), "scale": self.scale, "offset": self.offset}
