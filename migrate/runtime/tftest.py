@@ -109,6 +109,19 @@ def _where(cond):
     return _np.where(cond)
 
 
+def _differing(a, b, bad, word: str, msgs: list, show) -> tuple:
+    """The elements where ``bad`` holds, added to ``msgs`` as TF's messages name them
+    (``not close where/lhs/rhs``, ``not equal ...``); a scalar's whole values."""
+    if a.ndim:
+        x, y = a[_where(bad)], b[_where(bad)]
+        msgs.append(f"not {word} where = {_where(bad)}")
+    else:
+        x, y = a, b
+    msgs.append(f"not {word} lhs = {show(x)}")
+    msgs.append(f"not {word} rhs = {show(y)}")
+    return x, y
+
+
 class _Session:
     """What ``self.session()`` yields: ``run`` gives its fetches' values, as ``evaluate`` does
     (everything has run already; there is no graph to feed)."""
@@ -192,13 +205,7 @@ class TestCase(_Base):
             b = b.astype(_np.float32)
         if not _np.allclose(a, b, rtol=rtol, atol=atol):
             cond = _np.logical_or(_np.abs(a - b) > atol + rtol * _np.abs(b), _np.isnan(a) != _np.isnan(b))
-            if a.ndim:
-                x, y = a[_where(cond)], b[_where(cond)]
-                msgs.append(f"not close where = {_where(cond)}")
-            else:
-                x, y = a, b
-            msgs.append(f"not close lhs = {x}")
-            msgs.append(f"not close rhs = {y}")
+            x, y = _differing(a, b, cond, "close", msgs, str)
             msgs.append(f"not close dif = {_np.abs(x - y)}")
             msgs.append(f"not close tol = {atol + rtol * _np.abs(y)}")
             msgs.append(f"dtype = {a_dtype}, shape = {a.shape}")
@@ -293,14 +300,7 @@ class TestCase(_Base):
             same = _np.logical_or(same, _np.logical_and(_np.isnan(a), _np.isnan(b)))
         if not _np.all(same):
             msgs = [msg]
-            diff = _np.logical_not(same)
-            if a.ndim:
-                x, y = a[_where(diff)], b[_where(diff)]
-                msgs.append(f"not equal where = {_where(diff)}")
-            else:
-                x, y = a, b
-            msgs.append(f"not equal lhs = {x!r}")
-            msgs.append(f"not equal rhs = {y!r}")
+            _differing(a, b, _np.logical_not(same), "equal", msgs, repr)
             if a.dtype.kind != b.dtype.kind and {a.dtype.kind, b.dtype.kind} <= {"U", "S", "O"}:
                 # text against bytes: TF compares them as UTF-8 bytes
                 a, b = (_np.array([x.encode("utf-8") if isinstance(x, str) else x for x in arr.flat]).reshape(arr.shape)

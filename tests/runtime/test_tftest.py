@@ -21,28 +21,26 @@ Point = collections.namedtuple("Point", "x y")
 NAN = float("nan")
 
 
-def _tf(value):
+def _as(value, tensor):
+    """``value`` with its NumPy arrays made tensors by ``tensor``, through dicts, namedtuples,
+    lists and tuples."""
     if isinstance(value, np.ndarray):
-        return tf.constant(value)
+        return tensor(value)
     if isinstance(value, dict):
-        return {k: _tf(v) for k, v in value.items()}
+        return {k: _as(v, tensor) for k, v in value.items()}
     if isinstance(value, Point):
-        return Point(*(_tf(v) for v in value))
+        return Point(*(_as(v, tensor) for v in value))
     if isinstance(value, (list, tuple)):
-        return type(value)(_tf(v) for v in value)
+        return type(value)(_as(v, tensor) for v in value)
     return value
+
+
+def _tf(value):
+    return _as(value, tf.constant)
 
 
 def _ms(value):
-    if isinstance(value, np.ndarray):
-        return ms.Tensor(value)
-    if isinstance(value, dict):
-        return {k: _ms(v) for k, v in value.items()}
-    if isinstance(value, Point):
-        return Point(*(_ms(v) for v in value))
-    if isinstance(value, (list, tuple)):
-        return type(value)(_ms(v) for v in value)
-    return value
+    return _as(value, ms.Tensor)
 
 
 F32 = np.array([1.0, 2.0, 3.0], np.float32)
