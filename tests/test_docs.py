@@ -4,6 +4,7 @@ README's first conversion is real output."""
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import re
 from pathlib import Path
@@ -50,7 +51,10 @@ def _github_slug(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
-def _anchors(path: Path) -> set[str]:
+@functools.lru_cache(maxsize=None)
+def _anchors(path: Path) -> frozenset[str]:
+    """The heading anchors of a page, as GitHub makes them (read once per page: docs/rules.md
+    links to itself hundreds of times)."""
     tokens = list(_tokens(path))
     slugs: set[str] = set()
     for i, token in enumerate(tokens):
@@ -61,7 +65,7 @@ def _anchors(path: Path) -> set[str]:
             while slug in slugs:  # GitHub numbers repeated headings
                 slug, n = f"{_github_slug(text)}-{n}", n + 1
             slugs.add(slug)
-    return slugs
+    return frozenset(slugs)
 
 
 def _section(text: str, title: str) -> str:

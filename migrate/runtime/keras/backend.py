@@ -96,3 +96,12 @@ def sqrt(x):
     from mindspore import ops
 
     return ops.sqrt(ops.where(x < 0, ops.zeros_like(x), x))
+
+
+def cast(x, dtype):
+    """`K.cast`: `x` as `dtype`, a name (`"float32"`, `K.floatx()`) or a MindSpore dtype."""
+    from mindspore import ops
+
+    from ._tensors import _ms_dtype, as_tensor
+
+    return ops.cast(as_tensor(x), _ms_dtype(dtype))

@@ -238,6 +238,55 @@ class Rescaling(Layer):
         return {**super().get_config(), "scale": self.scale, "offset": self.offset}
 
 
+class ZeroPadding2D(Layer):
+    """Keras's ZeroPadding2D: zeros added around the rows and columns (`padding` an int, a pair
+    (symmetric rows, columns), or ((top, bottom), (left, right)))."""
+
+    def __init__(self, padding=(1, 1), data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(padding, int):
+            padding = ((padding, padding), (padding, padding))
+        elif all(isinstance(p, int) for p in padding):
+            padding = ((padding[0], padding[0]), (padding[1], padding[1]))
+        self.padding = tuple(tuple(int(v) for v in p) for p in padding)
+        self.data_format = data_format or "channels_last"
+
+    def call(self, inputs):
+        (top, bottom), (left, right) = self.padding
+        pads = (0, 0, left, right, top, bottom) if self.data_format == "channels_last" else (left, right, top, bottom)
+        return _ops().pad(inputs, pads)
+
+    def get_config(self):
+        return {**super().get_config(), "padding": self.padding, "data_format": self.data_format}
+
+
+class Resizing(Layer):
+    """Keras's Resizing: images resized to (height, width) as `tf.image.resize` does (bilinear with
+    half-pixel centres, or nearest), NHWC; float32 out for bilinear."""
+
+    def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False, pad_to_aspect_ratio=False,
+                 fill_mode="constant", fill_value=0.0, antialias=False, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        if interpolation not in ("bilinear", "nearest") or crop_to_aspect_ratio or pad_to_aspect_ratio or antialias \
+                or (data_format or "channels_last") != "channels_last":
+            raise NotImplementedError("Resizing: only interpolation 'bilinear' or 'nearest' of channels_last images, "
+                                      "without crop_to_aspect_ratio, pad_to_aspect_ratio or antialias, is provided "
+                                      "by migrate.runtime.keras")
+        self.height, self.width, self.interpolation = int(height), int(width), interpolation
+
+    def call(self, inputs):
+        from ... import tfmath
+
+        out = tfmath.image_resize(inputs, (self.height, self.width), self.interpolation)
+        from .._tensors import _ms_dtype
+
+        return out.astype(_ms_dtype(self.compute_dtype))
+
+    def get_config(self):
+        return {**super().get_config(), "height": self.height, "width": self.width,
+                "interpolation": self.interpolation}
+
+
 class Flatten(Layer):
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)

@@ -79,6 +79,10 @@ def case_layers(B):
     conv("prelu", K.layers.PReLU(), img, 73)
     conv("prelu_shared", K.layers.PReLU(shared_axes=[1, 2]), img, 74)
     out["rescaling"] = layer_output(B, K.layers.Rescaling(1 / 127.5, offset=-1.0), img)
+    out["zero_padding2d"] = layer_output(B, K.layers.ZeroPadding2D(((1, 2), (0, 3))), img)
+    out["zero_padding2d_int"] = layer_output(B, K.layers.ZeroPadding2D(2), img)
+    out["resizing_bilinear"] = layer_output(B, K.layers.Resizing(5, 9), img)
+    out["resizing_nearest"] = layer_output(B, K.layers.Resizing(3, 4, interpolation="nearest"), img)
     out["alpha_dropout_inference"] = layer_output(B, K.layers.AlphaDropout(0.3), img)
     for name, layer, x in [
         ("maxpool2d", K.layers.MaxPooling2D(2), img),
@@ -258,6 +262,8 @@ def optimizer_specs(K):
         "sgd_clipnorm": lambda: K.optimizers.SGD(0.1, clipnorm=0.5),
         "sgd_global_clipnorm": lambda: K.optimizers.SGD(0.1, global_clipnorm=0.7),
         "adam_clipvalue": lambda: K.optimizers.Adam(0.01, clipvalue=0.3),
+        "nadam": lambda: K.optimizers.Nadam(learning_rate=0.02),
+        "nadam_betas": lambda: K.optimizers.Nadam(0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-5),
     }
 
 
