@@ -61,12 +61,18 @@ def _tf_run(name: str, replicas: int, args: tuple[str, ...]) -> dict:
     return run_tf_workers(original, replicas, args) if name in MULTI_WORKER else run_tf(original, replicas, args)
 
 
-# What each test of this module compares with: (program, TF replicas), by test function.
+# The program that writes TensorBoard summaries (given a directory after its records): its
+# two-replica run is test_tensorboard_summaries_are_tfs_and_written_once, which compares the
+# numbers as test_two_replicas_match_tensorflow does and then the event files.
+SUMMARIES = "custom_loop_tfrecords"
+
+# What each test of this module compares with: (program, TF replicas, with summaries), by test.
 _TF_NEEDS = {
-    "test_shim_tier_matches_tensorflow": lambda name: (name, 2),
-    "test_two_replicas_match_tensorflow": lambda name: (name, 2),
-    "test_plain_python_matches_one_replica": lambda name: (name, 1),
-    "test_one_process_under_the_launcher_matches_one_replica": lambda name: ("example", 1),
+    "test_shim_tier_matches_tensorflow": lambda name: (name, 2, name == SUMMARIES),
+    "test_two_replicas_match_tensorflow": lambda name: (name, 2, False),
+    "test_plain_python_matches_one_replica": lambda name: (name, 1, False),
+    "test_one_process_under_the_launcher_matches_one_replica": lambda name: ("example", 1, False),
+    "test_tensorboard_summaries_are_tfs_and_written_once": lambda name: (SUMMARIES, 2, True),
 }
 
 
@@ -75,30 +81,33 @@ class TFReferences:
     thread beside the tests: the TF runs of the tests selected are started in the order those
     tests need them, so a TF run overlaps the converted runs before it (a run under msrun
     waits on its cluster much of the time). The numbers are the same whenever they are
-    computed; a run that fails fails the test that reads it."""
+    computed; a run that fails fails the test that reads it. A run with summaries writes them
+    under ``summaries``."""
 
-    def __init__(self, needs: list[tuple[str, int]], program_args: dict[str, tuple[str, ...]]):
+    def __init__(self, needs: list[tuple[str, int, bool]], program_args: dict[str, tuple[str, ...]], summaries: Path):
         self._args = program_args
+        self.summaries = summaries
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tf-reference")
-        self._futures: dict[tuple[str, int], Future] = {}
+        self._futures: dict[tuple[str, int, bool], Future] = {}
         for need in needs:
             self._submit(need)
 
-    def _submit(self, need: tuple[str, int]) -> Future:
+    def _submit(self, need: tuple[str, int, bool]) -> Future:
         if need not in self._futures:
-            name, replicas = need
-            self._futures[need] = self._pool.submit(_tf_run, name, replicas, self._args[name])
+            name, replicas, summaries = need
+            args = (*self._args[name], str(self.summaries)) if summaries else self._args[name]
+            self._futures[need] = self._pool.submit(_tf_run, name, replicas, args)
         return self._futures[need]
 
-    def numbers(self, name: str, replicas: int) -> dict:
-        return self._submit((name, replicas)).result(timeout=900)
+    def numbers(self, name: str, replicas: int, summaries: bool = False) -> dict:
+        return self._submit((name, replicas, summaries)).result(timeout=900)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 @pytest.fixture(scope="module")
-def tf_references(request, program_args):
+def tf_references(request, program_args, tmp_path_factory):
     needs = []
     for item in request.session.items:
         if item.module is not request.module or item.originalname not in _TF_NEEDS:
@@ -106,7 +115,7 @@ def tf_references(request, program_args):
         need = _TF_NEEDS[item.originalname](item.callspec.params.get("name") if hasattr(item, "callspec") else None)
         if need not in needs:
             needs.append(need)
-    references = TFReferences(needs, program_args)
+    references = TFReferences(needs, program_args, tmp_path_factory.mktemp("tf_summaries"))
     yield references
     references.close()
 
@@ -142,7 +151,8 @@ def test_shim_tier_matches_tensorflow(name, shim_tier, program_args, tf_referenc
     """The same program converted with ``--tier shim``: TF's numbers on 2 processes. (The shim's
     one-process path is the plain run of every program the native tier leaves to the shim.)"""
     got = run_converted(shim_tier[name], 2, tmp_path / "logs", program_args[name])
-    assert_same_numbers(got, tf_references.numbers(name, 2), **TOLERANCES.get(name, {}))
+    # (the program that writes summaries shares the TF run that writes them: its numbers are the same)
+    assert_same_numbers(got, tf_references.numbers(name, 2, summaries=name == SUMMARIES), **TOLERANCES.get(name, {}))
 
 
 def test_every_program_has_a_golden_conversion(converted):
@@ -158,7 +168,7 @@ def test_every_program_has_a_golden_conversion(converted):
         assert got == want, "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "expected", "got"))
 
 
-@pytest.mark.parametrize("name", PROGRAM_NAMES)
+@pytest.mark.parametrize("name", [name for name in PROGRAM_NAMES if name != SUMMARIES])
 def test_two_replicas_match_tensorflow(name, converted, program_args, tf_references, tmp_path):
     got = run_converted(converted[name], 2, tmp_path / "logs", program_args[name])
     assert_same_numbers(got, tf_references.numbers(name, 2), **TOLERANCES.get(name, {}))
@@ -193,15 +203,16 @@ def _summaries(log_dir: Path) -> tuple[list[Path], dict[str, list[tuple[int, lis
     return files, found
 
 
-def test_tensorboard_summaries_are_tfs_and_written_once(converted, program_args, tmp_path):
-    """Two processes write one event file, whose scalars are the losses the program printed
-    and TF's, and whose histogram is TF's."""
+def test_tensorboard_summaries_are_tfs_and_written_once(converted, program_args, tf_references, tmp_path):
+    """The two-replica run of the program that writes summaries: TF's numbers, and two processes
+    write one event file, whose scalars are the losses the program printed and TF's, and whose
+    histogram is TF's."""
     pytest.importorskip("tensorboard")
-    name = "custom_loop_tfrecords"
-    want = run_tf(SOURCES[name], 2, args=(*program_args[name], str(tmp_path / "tf")))
+    name = SUMMARIES
+    want = tf_references.numbers(name, 2, summaries=True)
     got = run_converted(converted[name], 2, tmp_path / "logs", args=(*program_args[name], str(tmp_path / "ms")))
     assert_same_numbers(got, want)
-    tf_files, theirs = _summaries(tmp_path / "tf")
+    tf_files, theirs = _summaries(tf_references.summaries)
     ms_files, ours = _summaries(tmp_path / "ms")
     assert len(ms_files) == 1 == len(tf_files), ms_files
     assert sorted(ours) == sorted(theirs) == ["accuracy", "loss", "output_kernel"]
