@@ -20,13 +20,14 @@ import time
 
 import numpy as np
 
+from ._tensors import to_numpy
+
 
 def _number(value):
-    if hasattr(value, "asnumpy"):
-        value = value.asnumpy()
-    elif hasattr(value, "numpy") and callable(value.numpy):
-        value = value.numpy()
-    return float(np.mean(value)) if isinstance(value, np.ndarray) else value
+    """A number to show: a Python number as it is, a tensor's or array's mean."""
+    if isinstance(value, (int, float)):
+        return value
+    return float(np.mean(to_numpy(value)))
 
 
 def _prints() -> bool:

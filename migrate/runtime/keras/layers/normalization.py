@@ -18,6 +18,7 @@ import functools
 
 from .. import initializers
 from ..autodiff import is_building
+from .._tensors import to_numpy
 from .base import Layer
 
 
@@ -221,16 +222,6 @@ def _first(batch):
     return batch[0] if isinstance(batch, (tuple, list)) else batch
 
 
-def _host(value):
-    import numpy as np
-
-    if hasattr(value, "asnumpy"):
-        return value.asnumpy()
-    if hasattr(value, "numpy") and callable(value.numpy):
-        return np.asarray(value.numpy())
-    return np.asarray(value)
-
-
 class Normalization(Layer):
     """Keras's Normalization: `(x - mean) / max(sqrt(variance), 1e-7)` per position of `axis`
     (or its inverse with `invert=True`), with `mean`/`variance` given or learnt by `adapt(data)`
@@ -291,8 +282,8 @@ class Normalization(Layer):
 
     def _finalize(self) -> None:
         if self.input_mean is None and self.built:
-            self._set_statistics(_host(self.adapt_mean).reshape(self._broadcast_shape),
-                                 _host(self.adapt_variance).reshape(self._broadcast_shape))
+            self._set_statistics(to_numpy(self.adapt_mean).reshape(self._broadcast_shape),
+                                 to_numpy(self.adapt_variance).reshape(self._broadcast_shape))
 
     def adapt(self, data):
         import mindspore as ms
@@ -307,18 +298,18 @@ class Normalization(Layer):
             first = next(batches, None)
             if first is None:
                 raise ValueError("adapt() received an empty iterable (no batches).")
-            first = _host(_first(first))
+            first = to_numpy(_first(first))
             shape = first.shape
         if not self.built:
             self.build(shape)
         if whole:
-            array = _host(data)
+            array = to_numpy(data)
             total_mean, total_var = np.mean(array, axis=self._reduce_axis), np.var(array, axis=self._reduce_axis)
         else:
             total_mean = np.zeros(self._mean_and_var_shape, np.float32)
             total_var = np.zeros(self._mean_and_var_shape, np.float32)
             total_count = 0
-            for batch in [first, *(_host(_first(b)) for b in batches)]:
+            for batch in [first, *(to_numpy(_first(b)) for b in batches)]:
                 batch = batch.astype(np.float32)
                 batch_mean, batch_var = batch.mean(axis=self._reduce_axis), batch.var(axis=self._reduce_axis)
                 count = int(np.prod([batch.shape[d] for d in self._reduce_axis])) if self._reduce_axis else 1
