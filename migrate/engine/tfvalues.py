@@ -102,8 +102,9 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
                                for call in converting for arg in [*call.args, *(k.value for k in call.keywords)]
                                for sub in ast.walk(arg)):
         return KeptCalls(extra=extra)
-    names: set[tuple[int, str]] = set()  # (id of the scope binding it, name)
-    attributes: set[tuple[int, str]] = set()  # (id of the class, attribute of self)
+    # what is bound to a TensorFlow value -> the call that stays (or the flagged name) that made it
+    names: dict[tuple[int, str], ast.expr] = {}  # (id of the scope binding it, name)
+    attributes: dict[tuple[int, str], ast.expr] = {}  # (id of the class, attribute of self)
     given: dict[int, str] = {}  # id(call) -> the TensorFlow value given to a call a rule would convert
 
     def key(node: ast.expr) -> tuple[str, tuple[int, str]] | None:
@@ -114,13 +115,14 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
             return ("self", (id(cls), node.attr)) if cls is not None else None
         return None
 
-    def tf_value(node: ast.expr) -> bool:
+    def tf_value(node: ast.expr) -> ast.expr | None:
+        """The TensorFlow value ``node`` is made from (the call that stays, or a flagged name), or None."""
         if isinstance(node, (ast.Name, ast.Attribute)) and flagged_reference(node):
-            return True
+            return node
         found = key(node)
         if found is not None:
             kind, k = found
-            return k in (names if kind == "name" else attributes)
+            return (names if kind == "name" else attributes).get(k)
         if isinstance(node, ast.BinOp):
             return tf_value(node.left) or tf_value(node.right)
         if isinstance(node, ast.UnaryOp):
@@ -128,28 +130,31 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
         if isinstance(node, ast.Subscript):
             return tf_value(node.value)
         if isinstance(node, ast.Call):
-            return id(node) in valued
+            return valued.get(id(node))
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):  # a container holding one (a feature spec)
-            return any(tf_value(e) for e in node.elts)
+            return next(filter(None, map(tf_value, node.elts)), None)
         if isinstance(node, ast.Dict):
-            return any(tf_value(v) for v in node.values)
-        return False
+            return next(filter(None, map(tf_value, node.values)), None)
+        return None
 
-    def tf_value_in(node: ast.expr) -> ast.expr | None:
-        """A TensorFlow value anywhere in ``node`` (an argument), or None."""
+    def tf_value_in(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:
+        """A TensorFlow value anywhere in ``node`` (an argument) and what made it, or None."""
         for sub in ast.walk(node):
-            if isinstance(sub, (ast.Name, ast.Attribute, ast.Call)) and tf_value(sub):
-                return sub
+            if isinstance(sub, (ast.Name, ast.Attribute, ast.Call)):
+                root = tf_value(sub)
+                if root is not None:
+                    return sub, root
         return None
 
     kept_ids = {id(call) for call in staying}
     # calls whose value is a TensorFlow value
-    valued = {id(call) for call in staying if makes_tf_value(call) or (extra and start(call) in extra)}
+    valued = {id(call): call for call in staying if makes_tf_value(call) or (extra and start(call) in extra)}
     changed = True
     while changed:  # to a fixed point: bindings of TensorFlow values, and the calls given one
         changed = False
         for node in scopes.assignments:
-            if not tf_value(node.value):
+            root = tf_value(node.value)
+            if root is None:
                 continue
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
@@ -160,28 +165,30 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
                     kind, k = found
                     table = names if kind == "name" else attributes
                     if k not in table:
-                        table.add(k)
+                        table[k] = root
                         changed = True
         for call in converting:
             if id(call) in kept_ids:
                 continue
-            value = next((v for v in map(tf_value_in, [*call.args, *(k.value for k in call.keywords)]) if v is not None), None)
+            value, root = next((v for v in map(tf_value_in, [*call.args, *(k.value for k in call.keywords)])
+                                if v is not None), (None, None))
             if value is not None and isinstance(value, (ast.Name, ast.Attribute)) and flagged_reference(value):
                 given[id(call)] = (f"`{ast.unparse(value)}` stays TensorFlow here (no rule converts it): converted "
                                    "alone, this call would hand it to MindSpore; it stays TensorFlow with it")
             elif value is not None:
-                given[id(call)] = (f"`{ast.unparse(value)}` is a TensorFlow value here (made by a call that stays "
-                                   "TensorFlow): converted alone, this call would hand it to MindSpore; it stays "
-                                   "TensorFlow with the calls that make it")
+                given[id(call)] = (f"`{ast.unparse(value)}` is a TensorFlow value here ({_made_by(root)}): converted "
+                                   "alone, this call would hand it to MindSpore; it stays TensorFlow with the calls "
+                                   "that make it")
             else:
                 beside = _beside(call, parents, tf_value)
                 if beside is None:
                     continue
+                root = tf_value(beside)
                 given[id(call)] = (f"`{ast.unparse(beside)}` stays TensorFlow in the same "
                                    f"{type(parents[call]).__name__.lower()}: converted alone, this call would put a "
                                    "MindSpore value beside it; it stays TensorFlow with it")
             kept_ids.add(id(call))
-            valued.add(id(call))
+            valued[id(call)] = root if root is not None else call
             changed = True
 
     kept = KeptCalls(extra=extra)
@@ -189,6 +196,14 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
         if id(call) in kept_ids:
             kept.calls[start(call)] = given.get(id(call))
     return kept
+
+
+def _made_by(root: ast.expr) -> str:
+    """Where a TensorFlow value comes from, for a finding: the call that stays, by its name (not its
+    line: the finding is written into the output as a comment, and a second run must not change it)."""
+    if isinstance(root, ast.Call):
+        return f"made by `{ast.unparse(root.func)}`, which stays TensorFlow"
+    return f"made from `{ast.unparse(root)}`, which stays TensorFlow"
 
 
 def _beside(call: ast.Call, parents: dict, tf_value) -> ast.expr | None:
