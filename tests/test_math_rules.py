@@ -45,6 +45,13 @@ INPUTS = {
     "col": RNG.normal(size=(3, 1, 4)).astype(np.float32),
     "img": RNG.integers(0, 256, size=(2, 5, 6, 3)).astype(np.uint8),
     "imgf": RNG.uniform(size=(5, 6, 3)).astype(np.float32),
+    "x4": RNG.normal(size=(2, 7, 6, 3)).astype(np.float32),
+    "k4": RNG.normal(size=(3, 3, 3, 4)).astype(np.float32),
+    "dk": RNG.normal(size=(3, 2, 3, 2)).astype(np.float32),
+    "x3": RNG.normal(size=(2, 9, 3)).astype(np.float32),
+    "k3": RNG.normal(size=(3, 3, 5)).astype(np.float32),
+    "bias3": RNG.normal(size=(3,)).astype(np.float32),
+    "dup": np.array([3, 1, 3, 2, 1, 7, 3], dtype=np.int32),
 }
 
 # name: TF expression (inputs are tensors bound to the names in INPUTS)
@@ -384,6 +391,91 @@ CASES = {
     "einsum_outer": "tf.einsum('bi,bj->bij', f, g)",
     "roll": "tf.roll(f, shift=1, axis=1)",
     "roll_axes": "tf.roll(b3, [1, -5], [0, 2])",
+    # TFM274 tf.nn convolutions, pooling, moments, l2_normalize (channels last, TF's padding)
+    "conv2d_same": "tf.nn.conv2d(x4, k4, strides=1, padding='SAME')",
+    "conv2d_valid_strided": "tf.nn.conv2d(x4, k4, [1, 2, 2, 1], 'VALID')",
+    "conv2d_same_strided": "tf.nn.conv2d(x4, k4, 2, 'SAME')",
+    "conv2d_dilated": "tf.nn.conv2d(x4, k4, 1, 'SAME', dilations=2)",
+    "conv2d_explicit": "tf.nn.conv2d(x4, k4, 1, [[0, 0], [1, 2], [0, 1], [0, 0]])",
+    "conv1d": "tf.nn.conv1d(x3, k3, 2, 'SAME')",
+    "depthwise_same": "tf.nn.depthwise_conv2d(x4, dk, [1, 1, 1, 1], 'SAME')",
+    "depthwise_valid_strided": "tf.nn.depthwise_conv2d(x4, dk, strides=[1, 2, 2, 1], padding='VALID')",
+    "max_pool_same": "tf.nn.max_pool(x4, 3, 2, 'SAME')",
+    "max_pool2d_valid": "tf.nn.max_pool2d(x4, [1, 2, 2, 1], [1, 2, 2, 1], 'VALID')",
+    "avg_pool_same": "tf.nn.avg_pool(x4, ksize=3, strides=2, padding='SAME')",
+    "avg_pool2d_valid": "tf.nn.avg_pool2d(x4, (2, 3), 1, 'VALID')",
+    "max_pool1d_same": "tf.nn.max_pool1d(x3, 2, 2, 'SAME')",
+    "avg_pool_1d_same": "tf.nn.avg_pool(x3, 4, 1, 'SAME')",
+    "moments_variance": "tf.nn.moments(x4, axes=[0, 1, 2])[1]",
+    "moments_mean_keepdims": "tf.nn.moments(f, [1], keepdims=True)[0]",
+    "l2_normalize_axis": "tf.math.l2_normalize(f, axis=1)",
+    "l2_normalize_all": "tf.nn.l2_normalize(b3)",
+    "l2_normalize_zero": "tf.math.l2_normalize(f * 0.0, 0)",
+    # TFM275 bias_add
+    "bias_add": "tf.nn.bias_add(x4, bias3)",
+    "bias_add_nhwc": "tf.nn.bias_add(x4, bias3, data_format='NHWC')",
+    # TFM276 TF 1's casts
+    "to_float": "tf.compat.v1.to_float(i)",
+    "to_int32": "tf.compat.v1.to_int32(f * 3)",
+    "to_int64": "tf.compat.v1.to_int64(m)",
+    "to_double": "tf.compat.v1.to_double(f)",
+    # TFM277 transpose without perm
+    "transpose_reversed_3d": "tf.transpose(b3)",
+    "transpose_reversed_2d": "tf.transpose(f)",
+    # TFM278 constant of a list or a value, with shape
+    "constant_reshaped": "tf.constant([0.0, 0.0, 1.0, 1.0], dtype=tf.float32, shape=[1, 1, 4])",
+    "constant_reshaped_int": "tf.constant([1, 2, 3, 4, 5, 6], shape=(2, 3))",
+    "constant_filled_list": "tf.constant([7.5], shape=[2, 2])",
+    "constant_reshaped_tensor": "tf.constant(half, shape=[2, 3])",
+    "constant_reshaped_dtype_string": "tf.constant([[1, 2], [3, 4]], 'float64', shape=[4])",
+    # TFM279 linspace
+    "linspace": "tf.linspace(0.0, 1.0, 11)",
+    "linspace_negative": "tf.linspace(-2.0, 3.0, 4)",
+    # TFM280-TFM282 TF 1's resizing (legacy sampling)
+    "resize_images_v1": "tf.compat.v1.image.resize_images(x4, [9, 11])",
+    "resize_v1_aligned_down": "tf.compat.v1.image.resize(x4, [3, 4], align_corners=True)",
+    "resize_v1_single_image": "tf.compat.v1.image.resize(imgf, [8, 3])",
+    "resize_v1_nearest_constant": "tf.compat.v1.image.resize_images(img, [7, 8], method=tf.compat.v1.image.ResizeMethod.NEAREST_NEIGHBOR)",
+    "resize_v1_bilinear_constant": "tf.compat.v1.image.resize(img, [4, 9], tf.compat.v1.image.ResizeMethod.BILINEAR)",
+    "resize_bilinear_v1_half_pixel": "tf.compat.v1.image.resize_bilinear(x4, [5, 13], half_pixel_centers=True)",
+    "resize_bilinear_v1": "tf.compat.v1.image.resize_bilinear(x4, [14, 3])",
+    "resize_nearest_v1": "tf.compat.v1.image.resize_nearest_neighbor(img, [9, 4])",
+    "resize_nearest_v1_aligned": "tf.compat.v1.image.resize_nearest_neighbor(img, [3, 11], align_corners=True)",
+    "resize_nearest_v1_half_pixel": "tf.compat.v1.image.resize_nearest_neighbor(x4, [4, 13], half_pixel_centers=True)",
+    # TFM283 unique
+    "unique_values": "tf.unique(dup)[0]",
+    "unique_index": "tf.unique(dup)[1]",
+    "unique_counts": "tf.unique_with_counts(dup)[2]",
+    "unique_index_int64": "tf.unique_with_counts(dup, out_idx=tf.int64)[1]",
+    # TFM284 band_part
+    "band_part_lower": "tf.linalg.band_part(b3, -1, 0)",
+    "band_part_upper": "tf.linalg.band_part(f, 0, -1)",
+    "band_part_band": "tf.linalg.band_part(f, 1, 2)",
+    # TFM285 histogram_fixed_width
+    "histogram_ints": "tf.histogram_fixed_width(tf.cast(img, tf.int32), [0, 255], nbins=16)",
+    "histogram_floats_outside": "tf.histogram_fixed_width(big, [-20.0, 20.0], nbins=7)",
+    "histogram_default_bins_int64": "tf.histogram_fixed_width(f, [-1.0, 1.0], dtype=tf.int64)",
+    # TFM286 as_dtype
+    "as_dtype_in_cast": "tf.cast(f, tf.as_dtype('float16'))",
+    # TFM288 gather with batch_dims
+    "gather_batch_dims": "tf.gather(b3, tf.constant([[2, 0], [1, 1]]), batch_dims=1)",
+    "gather_batch_dims_axis": "tf.gather(b3, tf.constant([[3, 0, 3], [1, 2, 2]]), axis=2, batch_dims=1)",
+    "gather_batch_dims_list": "tf.gather(f, [[1], [0], [3]], axis=1, batch_dims=1)",
+    # TFM289 colour adjustments
+    "adjust_brightness_float": "tf.image.adjust_brightness(imgf, 0.3)",
+    "adjust_brightness_uint8": "tf.image.adjust_brightness(img, -0.2)",
+    "adjust_contrast_float": "tf.image.adjust_contrast(imgf, 1.7)",
+    "adjust_contrast_uint8_batch": "tf.image.adjust_contrast(img, 0.4)",
+    "adjust_saturation_float": "tf.image.adjust_saturation(imgf, 2.5)",
+    "adjust_saturation_uint8": "tf.image.adjust_saturation(img, 0.3)",
+    "adjust_hue_float": "tf.image.adjust_hue(imgf, 0.2)",
+    "adjust_hue_negative_uint8": "tf.image.adjust_hue(img, -0.45)",
+    "adjust_hue_grey": "tf.image.adjust_hue(tf.ones([2, 2, 3]) * 0.5, 0.3)",
+    "rgb_to_hsv": "tf.image.rgb_to_hsv(imgf)",
+    "hsv_round_trip": "tf.image.hsv_to_rgb(tf.image.rgb_to_hsv(imgf))",
+    # TFM287 crop_and_resize
+    "crop_and_resize": "tf.image.crop_and_resize(x4, [[0.1, 0.2, 0.8, 0.9], [-0.2, 0.0, 1.1, 1.0]], [0, 1], (4, 5))",
+    "crop_and_resize_nearest": "tf.image.crop_and_resize(img, [[0.0, 0.0, 0.5, 1.0]], [1], [3, 3], method='nearest')",
 }
 
 # Differences the rules' notes state: case → (TF dtype, MindSpore dtype).
@@ -492,16 +584,29 @@ LEFT_AS_THEY_ARE = {
     "tf.cast(x, kind)": None,  # a variable: converted, it must hold a MindSpore dtype
     "tf.argmax(x, 1, tf.int32)": "TFM208",  # output_type given by position
     "tf.cumsum(x, exclusive=True)": "TFM263",
-    "tf.constant([1.0] * 4, shape=[2, 2])": "TFM214",  # TF reshapes a list: not a number to fill
-    "tf.constant(v, dtype=tf.int32, shape=[2])": "TFM214",
     "tf.math.cumsum(x, reverse=flag)": "TFM263",
     "tf.convert_to_tensor(x, dtype_hint=tf.float32)": "TFM214",
-    "tf.transpose(x)": "TFM213",
+    "tf.transpose(x, conjugate=True)": "TFM213",
+    "tf.nn.bias_add(x, b, data_format='NCHW')": "TFM275",
+    "tf.linspace(start, stop, 5)": "TFM279",
+    "tf.compat.v1.image.resize(x, size, preserve_aspect_ratio=True)": "TFM280",
     "tf.reduce_sum(*parts)": "TFM201",
     "tf.where(mask, x)": "TFM216",
     "tf.nn.silu(x, beta=2.0)": "TFM220",
     "tf.shape(x, out_type=tf.int64)": "TFM204",
 }
+
+
+def test_as_dtype_gives_mindspore_dtypes():
+    from migrate.runtime import tfmath
+
+    code = converted("tf.as_dtype('float32')")
+    assert "tfmath.as_dtype('float32')" in code
+    assert tfmath.as_dtype("float32") is ms.float32 and tfmath.as_dtype("double") is ms.float64
+    assert tfmath.as_dtype(np.int64) is ms.int64 and tfmath.as_dtype(np.dtype("bool")) is ms.bool_
+    assert tfmath.as_dtype(ms.float16) is ms.float16
+    with pytest.raises(TypeError, match="Cannot convert the argument `type_value`: 'float7'"):
+        tfmath.as_dtype("float7")
 
 
 @pytest.mark.parametrize("expr", sorted(LEFT_AS_THEY_ARE))

@@ -38,6 +38,9 @@ CASES = {
     "truncated_mean_std": f"tf.random.truncated_normal([{N}], mean=-1.0, stddev=2.0, dtype=tf.float64)",
     "normal_f64_far_mean": f"tf.random.normal([{N}], mean=1e8, stddev=1.0, dtype=tf.float64)",
     "uniform_f64_far_bounds": f"tf.random.uniform([{N}], minval=1e8, maxval=1e8 + 1.0, dtype=tf.float64)",
+    "categorical": f"tf.random.categorical([[-2.3, -1.6, -1.2, -0.9]] * {N}, 1)",
+    "categorical_int32_two": f"tf.random.categorical([[0.0, 3.0, float('-inf')]] * {N // 2}, 2, dtype=tf.int32, seed=5)",
+    "shuffle": f"tf.random.shuffle([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]] * {N // 4})",
 }
 
 TF_SCRIPT = r"""
@@ -110,6 +113,16 @@ def test_a_seed_repeats_the_stream_and_calls_draw_anew():
     assert not np.array_equal(first[0], first[1])
 
 
+def test_shuffle_reorders_rows_whole():
+    from migrate.runtime import tfrandom
+
+    rows = np.arange(40, dtype=np.float32).reshape(20, 2)
+    ms.set_seed(1)
+    shuffled = tfrandom.shuffle(ms.Tensor(rows)).asnumpy()
+    assert not np.array_equal(shuffled, rows)
+    assert sorted(map(tuple, shuffled)) == sorted(map(tuple, rows))
+
+
 def test_truncated_draws_stay_within_two_deviations():
     from migrate.runtime import tfrandom
 
@@ -123,6 +136,7 @@ def test_truncated_draws_stay_within_two_deviations():
         ("uniform([3], dtype=ms.int32)", "Must specify maxval for integer dtype"),
         ("uniform([3], minval=5, maxval=5, dtype=ms.int32)", "Need minval < maxval"),
         ("normal([3], dtype=ms.int32)", "takes a floating dtype"),
+        ("categorical([0.0, 1.0], 2)", "logits should be a matrix"),
     ],
 )
 def test_tf_errors_are_kept(call, error):
@@ -130,3 +144,60 @@ def test_tf_errors_are_kept(call, error):
 
     with pytest.raises((ValueError, TypeError), match=error):
         eval(f"tfrandom.{call}", {"tfrandom": tfrandom, "ms": ms})
+
+
+# -- TFR102: random image augmentations -------------------------------------------------------
+
+def _images():
+    return np.random.default_rng(0).uniform(size=(16, 5, 6, 3)).astype(np.float32)
+
+
+def test_image_augmentations_convert_to_tfimage():
+    code, findings = convert("import tensorflow as tf\n\nimage = tf.image.random_hue(tf.image.random_flip_left_right(image), 0.1)\n")
+    assert "tfimage.random_hue(tfimage.random_flip_left_right(image), 0.1)" in code and "tensorflow" not in code
+    assert {f.rule for f in findings} == {"TFR102"}
+
+
+def test_random_flip_flips_each_image_of_a_batch_or_not():
+    from migrate.runtime import tfimage
+
+    ms.set_seed(2)
+    images = _images()
+    out = tfimage.random_flip_left_right(ms.Tensor(images)).asnumpy()
+    flipped = [np.array_equal(o, i[:, ::-1]) for o, i in zip(out, images)]
+    kept = [np.array_equal(o, i) for o, i in zip(out, images)]
+    assert all(f or k for f, k in zip(flipped, kept)) and any(flipped) and any(kept)
+    single = tfimage.random_flip_up_down(ms.Tensor(images[0])).asnumpy()
+    assert np.array_equal(single, images[0]) or np.array_equal(single, images[0][::-1])
+
+
+def test_random_colour_factors_stay_in_their_ranges():
+    from migrate.runtime import tfimage
+
+    images = ms.Tensor(_images())
+    for _ in range(5):
+        delta = (tfimage.random_brightness(images, 0.2) - images).asnumpy()
+        assert np.allclose(delta, delta.flat[0], atol=1e-6) and -0.2 <= delta.flat[0] <= 0.2
+        contrast = tfimage.random_contrast(images, 0.5, 0.7).asnumpy()
+        factors = [np.allclose(contrast, tfimage.adjust_contrast(images, f).asnumpy(), atol=2e-3)
+                   for f in np.linspace(0.5, 0.7, 201)]
+        assert any(factors)
+    with pytest.raises(ValueError, match="max_delta must be <= 0.5"):
+        tfimage.random_hue(images, 0.6)
+    with pytest.raises(ValueError, match="upper must be > lower"):
+        tfimage.random_saturation(images, 1.0, 1.0)
+
+
+def test_random_crop_is_a_block_of_the_value():
+    from migrate.runtime import tfimage
+
+    image = np.arange(5 * 6 * 3, dtype=np.float32).reshape(5, 6, 3)
+    seen = set()
+    for _ in range(20):
+        crop = tfimage.random_crop(ms.Tensor(image), [3, 4, 3]).asnumpy()
+        top, left = divmod(int(crop[0, 0, 0]) // 3, 6)
+        assert np.array_equal(crop, image[top:top + 3, left:left + 4])
+        seen.add((top, left))
+    assert len(seen) > 1
+    with pytest.raises(ValueError, match="Need value.shape >= size"):
+        tfimage.random_crop(ms.Tensor(image), [6, 4, 3])

@@ -76,7 +76,7 @@ def test_the_longest_listed_prefix_names_the_counterpart():
 
 
 def test_a_rule_that_matched_but_could_not_convert_explains_instead():
-    code, findings = convert("import tensorflow as tf\n\ny = tf.transpose(x)\n")
+    code, findings = convert("import tensorflow as tf\n\ny = tf.transpose(x, conjugate=True)\n")
     assert [f.rule for f in findings] == ["TFM213"]
     assert "# migrate: TFM213 not converted" in code
 

@@ -130,6 +130,13 @@ class ResizeMethod:
     NEAREST_NEIGHBOR = "nearest"
 
 
+class ResizeMethodV1:
+    """TF 1's ``tf.compat.v1.image.ResizeMethod`` constants :func:`image_resize_v1` resizes with (TF's are these ints)."""
+
+    BILINEAR = 0
+    NEAREST_NEIGHBOR = 1
+
+
 def image_resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False, name=None):
     """``tf.image.resize`` on ``[height, width, channels]`` or ``[batch, height, width, channels]``
     images, sampling as TF 2 does: bilinear with half-pixel centres (float32 out), or nearest
@@ -670,3 +677,228 @@ def roll(input, shift, axis, name=None):  # noqa: A002 - TF's parameter names
         if s:
             x = ops.cat((x.narrow(a, n - s, s), x.narrow(a, 0, n - s)), axis=a)
     return x
+
+
+def transpose(a, perm=None, conjugate=False, name=None):
+    """``tf.transpose``: ``perm`` None reverses every axis, as TF's default does."""
+    ops = _ops()
+    a = _tensor(a)
+    if perm is None:
+        perm = tuple(range(a.ndim - 1, -1, -1))
+    elif hasattr(perm, "asnumpy"):
+        perm = tuple(int(p) for p in perm.asnumpy().reshape(-1))
+    result = ops.transpose(a, tuple(int(p) for p in perm))
+    return ops.conj(result) if conjugate and a.dtype in (_ms().complex64, _ms().complex128) else result
+
+
+def constant(value, dtype=None, shape=None, name=None):
+    """``tf.constant`` with ``shape``: a value of as many elements as the shape holds is reshaped
+    to it, a value of one element fills it, any other count is TF's error. Without ``dtype``
+    the dtype is TF's (a Python float float32, an int int32)."""
+    import mindspore as ms
+    import numpy as np
+
+    from .tensors import numpy_dtype, tf_inferred
+
+    if isinstance(value, ms.Tensor):
+        value = value.asnumpy()
+    array = tf_inferred(value)
+    if dtype is not None:
+        array = np.asarray(array, dtype=numpy_dtype(dtype))
+    if shape is None:
+        return ms.Tensor(array)
+    if hasattr(shape, "asnumpy"):
+        shape = shape.asnumpy()
+    shape = tuple(int(d) for d in np.asarray(shape).reshape(-1))
+    count = int(np.prod(shape, dtype=np.int64))
+    if array.size == count:
+        return ms.Tensor(array.reshape(shape))
+    if array.size == 1:
+        return ms.Tensor(np.full(shape, array.reshape(()), dtype=array.dtype))
+    raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tried to convert a value of "
+                    f"{array.size} elements to shape {list(shape)}")
+
+
+def _ms():
+    import mindspore as ms
+
+    return ms
+
+
+def _int_dtype(dtype, default):
+    ms = _ms()
+    if dtype is None:
+        return default
+    if isinstance(dtype, ms.dtype.Type):
+        return dtype
+    return as_dtype(dtype)
+
+
+def unique(x, out_idx=None, name=None):
+    """``tf.unique``: the distinct values of a 1-D ``x`` in the order they first appear, and each
+    element's index into them (int32 unless ``out_idx`` says)."""
+    ms = _ms()
+    values, index = _ops().unique(_tensor(x))
+    return values, index.astype(_int_dtype(out_idx, ms.int32))
+
+
+def unique_with_counts(x, out_idx=None, name=None):
+    """``tf.unique_with_counts``: :func:`unique` and how often each distinct value occurs."""
+    ms = _ms()
+    values, index = _ops().unique(_tensor(x))
+    counts = _ops().bincount(index.astype(ms.int32), minlength=values.shape[0])
+    dtype = _int_dtype(out_idx, ms.int32)
+    return values, index.astype(dtype), counts.astype(dtype)
+
+
+def band_part(input, num_lower, num_upper, name=None):  # noqa: A002 - TF's parameter names
+    """``tf.linalg.band_part``: keeps ``input[..., m, n]`` where ``num_lower < 0 or m - n <= num_lower``
+    and ``num_upper < 0 or n - m <= num_upper``; zeros elsewhere."""
+    import numpy as np
+
+    ops = _ops()
+    x = _tensor(input)
+    rows, cols = x.shape[-2], x.shape[-1]
+    lower, upper = (int(v.asnumpy()) if hasattr(v, "asnumpy") else int(v) for v in (num_lower, num_upper))
+    m = np.arange(rows)[:, None]
+    n = np.arange(cols)[None, :]
+    keep = ((lower < 0) | (m - n <= lower)) & ((upper < 0) | (n - m <= upper))
+    return ops.where(_ms().Tensor(keep), x, ops.zeros_like(x))
+
+
+def histogram_fixed_width(values, value_range, nbins=100, dtype=None, name=None):
+    """``tf.histogram_fixed_width``: counts of ``values`` in ``nbins`` equal bins over
+    ``value_range``; values below the range count in the first bin, above it in the last.
+    The bin is TF's kernel's: ``(max(v, low) - low)`` in the values' dtype, divided by the
+    bin width in float64 and truncated."""
+    ms = _ms()
+    ops = _ops()
+    values = _tensor(values).reshape(-1)
+    low, high = (value_range.asnumpy().tolist() if hasattr(value_range, "asnumpy") else list(value_range))
+    nbins = int(nbins.asnumpy()) if hasattr(nbins, "asnumpy") else int(nbins)
+    step = (float(high) - float(low)) / nbins
+    offset = ops.maximum(values, _ms().Tensor(low, values.dtype)) - _ms().Tensor(low, values.dtype)
+    bins = ops.minimum(offset.astype(ms.float64) / step, float(nbins - 1)).astype(ms.int32)
+    return ops.bincount(bins, minlength=nbins).astype(_int_dtype(dtype, ms.int32))
+
+
+def as_dtype(type_value):
+    """``tf.as_dtype``: a MindSpore dtype, a dtype's name (``"float32"``), a NumPy dtype or a
+    Python type as MindSpore's dtype."""
+    import numpy as np
+
+    ms = _ms()
+    if isinstance(type_value, ms.dtype.Type):
+        return type_value
+    names = {"half": "float16", "float": "float32", "double": "float64", "bool": "bool_"}
+    if isinstance(type_value, str):
+        name = names.get(type_value, type_value)
+    else:
+        name = np.dtype(type_value).name
+        name = "bool_" if name == "bool" else name
+    found = getattr(ms, name, None)
+    if not isinstance(found, ms.dtype.Type):
+        raise TypeError(f"Cannot convert the argument `type_value`: {type_value!r} to a MindSpore dtype")
+    return found
+
+
+def crop_and_resize(image, boxes, box_indices, crop_size, method="bilinear", extrapolation_value=0.0, name=None):
+    """``tf.image.crop_and_resize``: MindSpore's kernel, which takes TF's NHWC images, boxes
+    ``[y1, x1, y2, x2]`` in normalised coordinates and crop size; lists become tensors."""
+    import numpy as np
+
+    ms = _ms()
+    image = _tensor(image)
+    boxes = boxes if isinstance(boxes, ms.Tensor) else ms.Tensor(np.asarray(boxes, dtype=np.float32))
+    box_indices = box_indices if isinstance(box_indices, ms.Tensor) else ms.Tensor(np.asarray(box_indices, np.int32))
+    size = crop_size.asnumpy().tolist() if hasattr(crop_size, "asnumpy") else list(crop_size)
+    return _ops().crop_and_resize(image.astype(ms.float32), boxes.astype(ms.float32), box_indices.astype(ms.int32),
+                                  tuple(int(s) for s in size), method=method, extrapolation_value=float(extrapolation_value))
+
+
+def _resize_sources(n_in: int, n_out: int, align_corners: bool, half_pixel_centers: bool, nearest: bool):
+    """TF's source coordinates for each output row (or column), computed in float32 as TF's kernels do.
+
+    Bilinear: (lower, upper, lerp) per output index; nearest: the source index."""
+    import numpy as np
+
+    if align_corners and n_out > 1:
+        scale = np.float32(n_in - 1) / np.float32(n_out - 1)
+    else:
+        scale = np.float32(n_in) / np.float32(n_out)
+    i = np.arange(n_out, dtype=np.float32)
+    if nearest:
+        source = (i + np.float32(0.5)) * scale if half_pixel_centers else i * scale
+        index = np.floor(source + np.float32(0.5)) if align_corners else np.floor(source)  # roundf: half away from zero
+        index = np.minimum(index.astype(np.int64), n_in - 1)
+        return np.maximum(index, 0) if half_pixel_centers else index
+    source = (i + np.float32(0.5)) * scale - np.float32(0.5) if half_pixel_centers else i * scale
+    floor = np.floor(source)
+    lower = np.maximum(floor, 0).astype(np.int64)
+    upper = np.minimum(np.ceil(source), n_in - 1).astype(np.int64)
+    return lower, upper, (source - floor).astype(np.float32)
+
+
+def _resize_v1(images, size, align_corners, half_pixel_centers, nearest: bool):
+    ms = _ms()
+    ops = _ops()
+    images = _tensor(images)
+    if images.ndim not in (3, 4):
+        raise ValueError(f"resize: images must have rank 3 or 4, not {images.ndim}")
+    single = images.ndim == 3
+    batch = images[None] if single else images
+    height, width = (int(v) for v in (size.asnumpy() if hasattr(size, "asnumpy") else size))
+    rows = _resize_sources(batch.shape[1], height, align_corners, half_pixel_centers, nearest)
+    cols = _resize_sources(batch.shape[2], width, align_corners, half_pixel_centers, nearest)
+    if nearest:
+        out = ops.gather(ops.gather(batch, ms.Tensor(rows), 1), ms.Tensor(cols), 2)
+        return out[0] if single else out
+    batch = batch.astype(ms.float32)
+    (y_lower, y_upper, y_lerp), (x_lower, x_upper, x_lerp) = rows, cols
+    top, bottom = ops.gather(batch, ms.Tensor(y_lower), 1), ops.gather(batch, ms.Tensor(y_upper), 1)
+    x_lerp = ms.Tensor(x_lerp.reshape(1, 1, -1, 1))
+    y_lerp = ms.Tensor(y_lerp.reshape(1, -1, 1, 1))
+    lower, upper = ms.Tensor(x_lower), ms.Tensor(x_upper)
+    top_left, top_right = ops.gather(top, lower, 2), ops.gather(top, upper, 2)
+    bottom_left, bottom_right = ops.gather(bottom, lower, 2), ops.gather(bottom, upper, 2)
+    top = top_left + (top_right - top_left) * x_lerp
+    bottom = bottom_left + (bottom_right - bottom_left) * x_lerp
+    out = top + (bottom - top) * y_lerp
+    return out[0] if single else out
+
+
+def resize_bilinear_v1(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """TF 1's ``tf.compat.v1.image.resize_bilinear``: the legacy sampling (source ``i * in / out``,
+    or corners aligned), float32 out, as TF's kernel computes it."""
+    return _resize_v1(images, size, bool(align_corners), bool(half_pixel_centers), nearest=False)
+
+
+def resize_nearest_neighbor_v1(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """TF 1's ``tf.compat.v1.image.resize_nearest_neighbor``: source ``floor(i * in / out)`` (rounded
+    with ``align_corners``), the images' dtype out."""
+    return _resize_v1(images, size, bool(align_corners), bool(half_pixel_centers), nearest=True)
+
+
+def image_resize_v1(images, size, method=0, align_corners=False, preserve_aspect_ratio=False, name=None):
+    """TF 1's ``tf.compat.v1.image.resize`` / ``resize_images``: ``method`` bilinear (0, TF 1's
+    default) or nearest neighbour (1), with TF 1's legacy sampling."""
+    kind = {0: "bilinear", 1: "nearest", "bilinear": "bilinear", "nearest": "nearest"}.get(
+        method if isinstance(method, (int, str)) else int(method))
+    if kind is None or preserve_aspect_ratio:
+        raise NotImplementedError("tf.compat.v1.image.resize: only bilinear or nearest-neighbour resizing without "
+                                  "preserve_aspect_ratio has TF's numbers here")
+    return _resize_v1(images, size, bool(align_corners), False, nearest=kind == "nearest")
+
+
+def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """``tf.gather`` with ``batch_dims``: MindSpore's ``ops.gather`` takes TF's batch dimensions;
+    ``axis`` defaults to ``batch_dims`` as in TF, and indices written as a list become a tensor."""
+    import numpy as np
+
+    ms = _ms()
+    params = _tensor(params)
+    if not isinstance(indices, ms.Tensor):
+        indices = ms.Tensor(np.asarray(indices, dtype=np.int32))
+    batch_dims = int(batch_dims)
+    axis = batch_dims if axis is None else int(axis)
+    return _ops().gather(params, indices, axis, batch_dims=batch_dims)

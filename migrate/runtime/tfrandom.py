@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["normal", "truncated_normal", "uniform"]
+__all__ = ["categorical", "normal", "shuffle", "truncated_normal", "uniform"]
 
 
 def _ms():
@@ -96,6 +96,29 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=No
         draw = ops.where(outside, ops.standard_normal(dims, seed=_seed(seed)), draw)
         outside = ops.abs(draw) > 2.0
     return _located(draw, mean, stddev, dtype)
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """``tf.random.categorical``: ``num_samples`` class indices per row of ``logits`` (batch,
+    classes), drawn with replacement from ``softmax(logits)``; int64 unless ``dtype`` says."""
+    ms, ops = _ms()
+    logits = logits if isinstance(logits, ms.Tensor) else ms.Tensor(np.asarray(logits, dtype=np.float32))
+    if logits.ndim != 2:
+        raise ValueError(f"logits should be a matrix (batch, classes), got shape {tuple(logits.shape)}")
+    dtype = ms.int64 if dtype is None else _dtype(dtype)
+    if dtype not in (ms.int32, ms.int64):
+        raise ValueError(f"dtype must be int32 or int64, got {dtype}")
+    probabilities = ops.softmax(logits.astype(ms.float32), -1)
+    return ops.multinomial(probabilities, int(_scalar(num_samples)), True, seed=_seed(seed)).astype(dtype)
+
+
+def shuffle(value, seed=None, name=None):
+    """``tf.random.shuffle``: ``value`` with its first axis in a random order (a list in TF's dtype)."""
+    from .tensors import tf_inferred
+
+    ms, ops = _ms()
+    value = value if isinstance(value, ms.Tensor) else ms.Tensor(tf_inferred(value))
+    return ops.shuffle(value, seed=_seed(seed))
 
 
 def _located(draw, mean, stddev, dtype):

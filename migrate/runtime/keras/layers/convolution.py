@@ -10,7 +10,8 @@ TF's rule (the odd pixel goes after), "causal" (Conv1D) pads only before.
 from __future__ import annotations
 
 from .. import activations
-from ._padding import normalize_tuple, same_padding
+from ... import tfnn
+from ._padding import normalize_tuple
 from .base import KernelLayer, Layer
 
 
@@ -49,25 +50,15 @@ class _Conv(KernelLayer):
     def _conv_nchw(self, x, spatial):
         """x: (N, C, H, W); returns (N, filters, H', W'). `spatial` are the (H, W) sizes."""
         ops = _ops()
-        kernel_size = self.kernel_size if self.rank == 2 else (1,) + self.kernel_size
         strides = self.strides if self.rank == 2 else (1,) + self.strides
         dilation = self.dilation_rate if self.rank == 2 else (1,) + self.dilation_rate
-        weight = self._weight()
-        if self.padding == "same":
-            pads = [same_padding(spatial[i], kernel_size[i], strides[i], dilation[i]) for i in range(2)]
-            if all(before == after for before, after in pads) and any(before for before, _ in pads):
-                # Even padding (odd kernels at stride 1): the convolution pads, with no padded copy
-                # of the input to make and to differentiate through.
-                return ops.conv2d(x, weight, None, stride=strides, pad_mode="pad",
-                                  padding=(pads[0][0], pads[1][0]), dilation=dilation, groups=self.groups)
-            if any(p for pair in pads for p in pair):
-                x = ops.pad(x, (pads[1][0], pads[1][1], pads[0][0], pads[0][1]))
-        elif self.padding == "causal":
-            left = (kernel_size[1] - 1) * dilation[1]
+        padding = self.padding
+        if padding == "causal":
+            left = (self.kernel_size[-1] - 1) * dilation[1]
             if left:
                 x = ops.pad(x, (left, 0, 0, 0))
-        return ops.conv2d(x, weight, None, stride=strides, pad_mode="valid", padding=0, dilation=dilation,
-                          groups=self.groups)
+            padding = "valid"
+        return tfnn.conv_nchw(x, self._weight(), strides, dilation, padding, self.groups)
 
     def _weight(self):
         # Keras kernel (kh, kw, in, out) -> MindSpore (out, in, kh, kw)
@@ -146,9 +137,7 @@ class DepthwiseConv2D(Conv2D):
         self.built = True
 
     def _weight(self):
-        # (kh, kw, in, m) -> (kh, kw, in * m) -> (in * m, 1, kh, kw)
-        kh, kw = self.kernel_size
-        return self.depthwise_kernel.reshape(kh, kw, self.filters).transpose(2, 0, 1).reshape(self.filters, 1, kh, kw)
+        return tfnn.depthwise_weight(self.depthwise_kernel)
 
     def get_config(self):
         config = super().get_config()

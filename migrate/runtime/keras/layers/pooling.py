@@ -1,16 +1,14 @@
-"""Pooling layers in Keras's channels_last layout.
+"""Pooling layers in Keras's channels_last layout, on ``migrate.runtime.tfnn``'s pooling.
 
 Max pooling pads "same" with -inf; average pooling "same" divides by the number of
 real (unpadded) elements in each window, as TF does (MindSpore's own "same" average
-would differ at the borders), by dividing the windowed sum of the zero-padded input by
-the windowed count of ones.
+would differ at the borders).
 """
 
 from __future__ import annotations
 
-import numpy as np
-
-from ._padding import normalize_tuple, same_padding
+from ... import tfnn
+from ._padding import normalize_tuple
 from .base import Layer
 
 
@@ -30,19 +28,8 @@ class _Pooling(Layer):
         self.strides = normalize_tuple(strides, self.rank, "strides") if strides is not None else self.pool_size
         self.padding = padding.lower()
         self.data_format = data_format or "channels_last"
-        self._primitive = None
-
-    def _pool(self):
-        ops = _ops()
-        if self._primitive is None:
-            kernel = self.pool_size if self.rank == 2 else (1,) + self.pool_size
-            strides = self.strides if self.rank == 2 else (1,) + self.strides
-            cls = ops.MaxPool if self.mode == "max" else ops.AvgPool
-            self._primitive = cls(kernel_size=kernel, strides=strides, pad_mode="VALID", data_format="NCHW")
-        return self._primitive
 
     def call(self, inputs):
-        ops = _ops()
         x = inputs
         if self.rank == 2:
             if self.data_format == "channels_last":
@@ -52,21 +39,7 @@ class _Pooling(Layer):
             x = x.reshape(x.shape[0], x.shape[1], 1, x.shape[2])
         kernel = self.pool_size if self.rank == 2 else (1,) + self.pool_size
         strides = self.strides if self.rank == 2 else (1,) + self.strides
-        pool = self._pool()
-        if self.padding == "same":
-            pads = [same_padding(x.shape[2 + i], kernel[i], strides[i]) for i in range(2)]
-            padding = (pads[1][0], pads[1][1], pads[0][0], pads[0][1])
-            if any(padding):
-                if self.mode == "max":
-                    y = pool(ops.pad(x, padding, value=float(np.finfo(np.float32).min)))
-                else:
-                    summed = pool(ops.pad(x, padding))
-                    counts = pool(ops.pad(ops.ones_like(x), padding))
-                    y = summed / counts
-            else:
-                y = pool(x)
-        else:
-            y = pool(x)
+        y = tfnn.pool_nchw(x, self.mode, kernel, strides, self.padding == "same")
         if self.rank == 2:
             return y.transpose(0, 2, 3, 1) if self.data_format == "channels_last" else y
         y = y.reshape(y.shape[0], y.shape[1], y.shape[3])

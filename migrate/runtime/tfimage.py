@@ -1,0 +1,219 @@
+"""``tf.image``'s colour adjustments and random augmentations on MindSpore tensors.
+
+Images are channels-last (``[height, width, channels]`` or a batch of them), as in TF. The
+adjustments follow TF's kernels: the image is converted to float32 in ``[0, 1]`` as
+``tf.image.convert_image_dtype`` does, adjusted, and converted back to its dtype with
+saturation; ``adjust_contrast`` moves each channel of each image away from its mean over
+height and width; ``adjust_saturation`` and ``adjust_hue`` go through TF's HSV (hue in
+``[0, 1)``, grey pixels of hue 0), scale the saturation (clipped to ``[0, 1]``) or turn
+the hue (wrapped), and come back. They are MindSpore ops throughout, so they run in a
+``tfdata`` map and differentiate in a model alike.
+
+The random augmentations draw from MindSpore's generator: the same distributions as TF's
+(one factor for the whole input, as TF draws; ``random_flip_*`` one coin per image of a
+batch), other numbers for the same seeds, as ``migrate.runtime.tfrandom``'s draws are.
+The geometric operations (flips, crops, pads) are ``migrate.runtime.tfmath``'s.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import tfmath, tfrandom
+
+__all__ = ["adjust_brightness", "adjust_contrast", "adjust_hue", "adjust_saturation", "hsv_to_rgb",
+           "random_brightness", "random_contrast", "random_crop", "random_flip_left_right", "random_flip_up_down",
+           "random_hue", "random_saturation", "rgb_to_hsv"]
+
+
+def _ms():
+    import mindspore as ms
+    from mindspore import ops
+
+    return ms, ops
+
+
+def _image(image, what: str):
+    ms, _ = _ms()
+    x = image if isinstance(image, ms.Tensor) else ms.Tensor(np.asarray(image))
+    if x.ndim < 3:
+        raise ValueError(f"{what}: 'image' (shape {tuple(x.shape)}) must be at least three-dimensional.")
+    return x
+
+
+def _in_float(image, what: str, adjust):
+    """TF's pattern: ``adjust`` the image as float32 in [0, 1] and convert back to its dtype, saturating."""
+    ms, _ = _ms()
+    x = _image(image, what)
+    floats = x if x.dtype == ms.float32 else tfmath.convert_image_dtype(x, ms.float32)
+    out = adjust(floats)
+    return out if x.dtype == ms.float32 else tfmath.convert_image_dtype(out, x.dtype, saturate=True)
+
+
+def _scalar(value) -> float:
+    return float(value.asnumpy()) if hasattr(value, "asnumpy") else float(value)
+
+
+def adjust_brightness(image, delta):
+    """``tf.image.adjust_brightness``: ``delta`` added to every value (of the image in [0, 1])."""
+    return _in_float(image, "adjust_brightness", lambda x: x + _scalar(delta))
+
+
+def adjust_contrast(images, contrast_factor):
+    """``tf.image.adjust_contrast``: each channel of each image moved from its mean over height and
+    width, ``(x - mean) * contrast_factor + mean``."""
+    _, ops = _ms()
+
+    def contrast(x):
+        mean = ops.mean(x, (-3, -2), keep_dims=True)
+        return (x - mean) * _scalar(contrast_factor) + mean
+
+    return _in_float(images, "adjust_contrast", contrast)
+
+
+def _rgb_to_hsv(x):
+    ms, ops = _ms()
+    r, g, b = x[..., 0], x[..., 1], x[..., 2]
+    value = ops.maximum(ops.maximum(r, g), b)
+    spread = value - ops.minimum(ops.minimum(r, g), b)
+    zero = ops.zeros_like(value)
+    saturation = ops.where(value > 0, spread / ops.where(value > 0, value, ops.ones_like(value)), zero)
+    norm = 1.0 / (6.0 * ops.where(spread > 0, spread, ops.ones_like(spread)))
+    hue = ops.where(r == value, norm * (g - b),
+                    ops.where(g == value, norm * (b - r) + 2.0 / 6.0, norm * (r - g) + 4.0 / 6.0))
+    hue = ops.where(spread > 0, hue, zero)
+    hue = ops.where(hue < 0, hue + 1.0, hue)
+    return hue, saturation, value
+
+
+def _hsv_to_rgb(hue, saturation, value):
+    _, ops = _ms()
+    chroma = saturation * value
+    channels = []
+    for n in (5.0, 3.0, 1.0):  # r, g, b: v - c * clip(min(k, 4 - k), 0, 1), k = (n + 6h) mod 6
+        k = ops.remainder(hue * 6.0 + n, 6.0)
+        channels.append(value - chroma * ops.clip(ops.minimum(k, 4.0 - k), 0.0, 1.0))
+    return ops.stack(channels, -1)
+
+
+def _rgb(x, what: str):
+    if x.shape[-1] != 3:
+        raise ValueError(f"{what}: the last axis must hold 3 channels (RGB), got shape {tuple(x.shape)}")
+    return x
+
+
+def rgb_to_hsv(images, name=None):
+    """``tf.image.rgb_to_hsv``: float images in [0, 1] to hue, saturation, value in [0, 1]."""
+    _, ops = _ms()
+    return ops.stack(_rgb_to_hsv(_rgb(_image(images, "rgb_to_hsv"), "rgb_to_hsv")), -1)
+
+
+def hsv_to_rgb(images, name=None):
+    """``tf.image.hsv_to_rgb``: the inverse of :func:`rgb_to_hsv`."""
+    x = _rgb(_image(images, "hsv_to_rgb"), "hsv_to_rgb")
+    return _hsv_to_rgb(x[..., 0], x[..., 1], x[..., 2])
+
+
+def adjust_saturation(image, saturation_factor, name=None):
+    """``tf.image.adjust_saturation``: the saturation scaled by ``saturation_factor``, clipped to [0, 1]."""
+    _, ops = _ms()
+
+    def saturate(x):
+        hue, saturation, value = _rgb_to_hsv(_rgb(x, "adjust_saturation"))
+        return _hsv_to_rgb(hue, ops.clip(saturation * _scalar(saturation_factor), 0.0, 1.0), value)
+
+    return _in_float(image, "adjust_saturation", saturate)
+
+
+def adjust_hue(image, delta, name=None):
+    """``tf.image.adjust_hue``: the hue turned by ``delta`` (in [-1, 1]) and wrapped into [0, 1)."""
+    _, ops = _ms()
+    delta = _scalar(delta)
+    if not -1.0 <= delta <= 1.0:
+        raise ValueError(f"delta must be in the interval [-1, 1], got {delta}")
+
+    def turn(x):
+        hue, saturation, value = _rgb_to_hsv(_rgb(x, "adjust_hue"))
+        hue = hue + delta
+        return _hsv_to_rgb(hue - ops.floor(hue), saturation, value)
+
+    return _in_float(image, "adjust_hue", turn)
+
+
+def _uniform(low: float, high: float, seed):
+    return float(tfrandom.uniform([], low, high, seed=seed).asnumpy())
+
+
+def random_brightness(image, max_delta, seed=None):
+    """``tf.image.random_brightness``: :func:`adjust_brightness` by a delta drawn from [-max_delta, max_delta)."""
+    max_delta = _scalar(max_delta)
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    return adjust_brightness(image, _uniform(-max_delta, max_delta, seed))
+
+
+def _factor_range(lower, upper, what: str):
+    lower, upper = _scalar(lower), _scalar(upper)
+    if upper <= lower:
+        raise ValueError("upper must be > lower.")
+    if lower < 0:
+        raise ValueError("lower must be non-negative.")
+    return lower, upper
+
+
+def random_contrast(image, lower, upper, seed=None):
+    """``tf.image.random_contrast``: :func:`adjust_contrast` by a factor drawn from [lower, upper)."""
+    lower, upper = _factor_range(lower, upper, "random_contrast")
+    return adjust_contrast(image, _uniform(lower, upper, seed))
+
+
+def random_saturation(image, lower, upper, seed=None):
+    """``tf.image.random_saturation``: :func:`adjust_saturation` by a factor drawn from [lower, upper)."""
+    lower, upper = _factor_range(lower, upper, "random_saturation")
+    return adjust_saturation(image, _uniform(lower, upper, seed))
+
+
+def random_hue(image, max_delta, seed=None):
+    """``tf.image.random_hue``: :func:`adjust_hue` by a delta drawn from [-max_delta, max_delta)."""
+    max_delta = _scalar(max_delta)
+    if max_delta > 0.5:
+        raise ValueError("max_delta must be <= 0.5.")
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    return adjust_hue(image, _uniform(-max_delta, max_delta, seed))
+
+
+def _random_flip(image, axis: int, seed, what: str):
+    ms, ops = _ms()
+    x = _image(image, what)
+    if x.ndim == 3:
+        return ops.flip(x, (axis,)) if _uniform(0.0, 1.0, seed) < 0.5 else x
+    if x.ndim != 4:
+        raise ValueError(f"{what}: 'image' must have either 3 or 4 dimensions, got shape {tuple(x.shape)}")
+    coins = tfrandom.uniform([x.shape[0]], 0.0, 1.0, seed=seed) < 0.5
+    return ops.where(coins.reshape(-1, 1, 1, 1), ops.flip(x, (axis,)), x)
+
+
+def random_flip_left_right(image, seed=None):
+    """``tf.image.random_flip_left_right``: each image mirrored left to right with probability 1/2."""
+    return _random_flip(image, -2, seed, "random_flip_left_right")
+
+
+def random_flip_up_down(image, seed=None):
+    """``tf.image.random_flip_up_down``: each image upside down with probability 1/2."""
+    return _random_flip(image, -3, seed, "random_flip_up_down")
+
+
+def random_crop(value, size, seed=None, name=None):
+    """``tf.image.random_crop``: a slice of ``size`` at an offset drawn uniformly where it fits."""
+    ms, _ = _ms()
+    x = value if isinstance(value, ms.Tensor) else ms.Tensor(np.asarray(value))
+    size = [int(s) for s in (size.asnumpy() if hasattr(size, "asnumpy") else size)]
+    if len(size) != x.ndim:
+        raise ValueError(f"random_crop: size {size} needs one entry per axis of a value of shape {tuple(x.shape)}")
+    if any(s > d for s, d in zip(size, x.shape)):
+        raise ValueError(f"Need value.shape >= size, got {tuple(x.shape)} and {size}")
+    limits = [d - s + 1 for d, s in zip(x.shape, size)]
+    offsets = [int(tfrandom.uniform([], 0, limit, dtype=ms.int32, seed=seed).asnumpy()) if limit > 1 else 0
+               for limit in limits]
+    return x[tuple(slice(o, o + s) for o, s in zip(offsets, size))]
