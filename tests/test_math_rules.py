@@ -473,6 +473,9 @@ CASES = {
     "adjust_hue_grey": "tf.image.adjust_hue(tf.ones([2, 2, 3]) * 0.5, 0.3)",
     "rgb_to_hsv": "tf.image.rgb_to_hsv(imgf)",
     "hsv_round_trip": "tf.image.hsv_to_rgb(tf.image.rgb_to_hsv(imgf))",
+    # TFM290 no_op, TFM291 DType
+    "no_op_is_none": "tf.constant(tf.no_op() is None)",
+    "dtype_class": "tf.constant([isinstance(tf.float32, tf.dtypes.DType), isinstance(tf.int64, tf.DType), isinstance(3, tf.DType)])",
     # TFM287 crop_and_resize
     "crop_and_resize": "tf.image.crop_and_resize(x4, [[0.1, 0.2, 0.8, 0.9], [-0.2, 0.0, 1.1, 1.0]], [0, 1], (4, 5))",
     "crop_and_resize_nearest": "tf.image.crop_and_resize(img, [[0.0, 0.0, 0.5, 1.0]], [1], [3, 3], method='nearest')",
@@ -657,6 +660,7 @@ def test_every_matched_name_has_a_template(rule):
 
 
 def test_every_matched_tf_name_exists_in_tensorflow():
+    """In TF 2, or in `tf.compat.v1` (a TF 1 program's `tf.to_float` is `tf.compat.v1.to_float`)."""
     names = sorted({n for r in MATH_RULES for n in r.match})
     script = (
         "import sys, importlib, tensorflow\n"
@@ -665,7 +669,10 @@ def test_every_matched_tf_name_exists_in_tensorflow():
         "    obj = tensorflow\n"
         "    for part in name.split('.')[1:]:\n"
         "        obj = getattr(obj, part, None)\n"
-        "    if obj is None: missing.append(name)\n"
+        "    v1 = tensorflow.compat.v1\n"  # TF 1 code's top-level names (`tf.to_float`) are tf.compat.v1's
+        "    for part in name.split('.')[1:]:\n"
+        "        v1 = getattr(v1, part, None)\n"
+        "    if obj is None and v1 is None: missing.append(name)\n"
         "print(' '.join(missing))\n"
     )
     done = subprocess.run([sys.executable, "-c", script, *names], capture_output=True, text=True, timeout=300,

@@ -38,6 +38,7 @@ CASES = {
     "truncated_mean_std": f"tf.random.truncated_normal([{N}], mean=-1.0, stddev=2.0, dtype=tf.float64)",
     "normal_f64_far_mean": f"tf.random.normal([{N}], mean=1e8, stddev=1.0, dtype=tf.float64)",
     "uniform_f64_far_bounds": f"tf.random.uniform([{N}], minval=1e8, maxval=1e8 + 1.0, dtype=tf.float64)",
+    "random_uniform_v1": f"tf.compat.v1.random_uniform([{N}], -1.0, 2.0, dtype=tf.float32)",
     "categorical": f"tf.random.categorical([[-2.3, -1.6, -1.2, -0.9]] * {N}, 1)",
     "categorical_int32_two": f"tf.random.categorical([[0.0, 3.0, float('-inf')]] * {N // 2}, 2, dtype=tf.int32, seed=5)",
     "shuffle": f"tf.random.shuffle([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]] * {N // 4})",
@@ -76,7 +77,7 @@ def converted_value(expr: str):
     from migrate.runtime import tfrandom
 
     code, findings = convert(f"import tensorflow as tf\n\nvalue = {expr}\n")
-    assert [f.rule for f in findings if f.api.startswith("tensorflow.random.")] == ["TFR101"], findings
+    assert [f.rule for f in findings if f.rule.startswith("TFR")] in (["TFR101"], ["TFR103"]), findings
     assert "tensorflow" not in code, code
     env: dict = {}
     exec(code, env)
@@ -201,3 +202,55 @@ def test_random_crop_is_a_block_of_the_value():
     assert len(seen) > 1
     with pytest.raises(ValueError, match="Need value.shape >= size"):
         tfimage.random_crop(ms.Tensor(image), [6, 4, 3])
+
+
+SAMPLE_BOX = ("[64, 80, 3]", "[[[0.1, 0.2, 0.7, 0.9]]]", "min_object_covered=0.5, aspect_ratio_range=(0.5, 2.0), "
+              "area_range=(0.1, 1.0), max_attempts=20")
+
+TF_BOXES = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+
+tf.random.set_seed(0)
+size, boxes, options = json.loads(sys.argv[1])
+draws = [eval(f"tf.image.sample_distorted_bounding_box({size}, tf.constant({boxes}), {options})", {"tf": tf})
+         for _ in range(2000)]
+begin = np.array([d[0].numpy() for d in draws], dtype=np.float64)
+extent = np.array([d[1].numpy() for d in draws], dtype=np.float64)
+print(json.dumps({"begin_mean": begin.mean(0).tolist(), "size_mean": extent.mean(0).tolist(),
+                  "size_std": extent.std(0).tolist(), "whole": float(np.mean(extent[:, 0] == 64))}))
+"""
+
+
+def test_sample_distorted_bounding_box_draws_as_tensorflow_draws():
+    from migrate.runtime import tfimage
+
+    code, _ = convert(f"import tensorflow as tf\n\nbox = tf.image.sample_distorted_bounding_box({SAMPLE_BOX[0]}, "
+                      f"{SAMPLE_BOX[1]}, {SAMPLE_BOX[2]})\n")
+    assert "tfimage.sample_distorted_bounding_box(" in code and "tensorflow" not in code
+    want = python_json(TF_BOXES, json.dumps(list(SAMPLE_BOX)))
+    ms.set_seed(0)
+    draws = [eval(f"tfimage.sample_distorted_bounding_box({SAMPLE_BOX[0]}, {SAMPLE_BOX[1]}, {SAMPLE_BOX[2]})",
+                  {"tfimage": tfimage}) for _ in range(2000)]
+    begin = np.array([d[0].asnumpy() for d in draws], dtype=np.float64)
+    extent = np.array([d[1].asnumpy() for d in draws], dtype=np.float64)
+    boxes = np.array([d[2].asnumpy()[0, 0] for d in draws])
+    assert np.all(begin[:, :2] >= 0) and np.all(begin[:, :2] + extent[:, :2] <= [64, 80]) and np.all(extent[:, 2] == -1)
+    assert np.allclose(boxes, np.stack([begin[:, 0] / 64, begin[:, 1] / 80, (begin[:, 0] + extent[:, 0]) / 64,
+                                        (begin[:, 1] + extent[:, 1]) / 80], 1), atol=1e-6)
+    assert np.allclose(begin.mean(0), want["begin_mean"], rtol=0.08, atol=0.6)
+    assert np.allclose(extent.mean(0), want["size_mean"], rtol=0.05, atol=0.6)
+    assert np.allclose(extent.std(0), want["size_std"], rtol=0.12, atol=0.6)
+    assert abs(np.mean(extent[:, 0] == 64) - want["whole"]) < 0.05
+
+
+def test_sample_distorted_bounding_box_needs_boxes_or_the_image():
+    from migrate.runtime import tfimage
+
+    with pytest.raises(ValueError, match="No bounding boxes provided"):
+        tfimage.sample_distorted_bounding_box([8, 8, 3], np.zeros((1, 0, 4), np.float32))
+    begin, size, _ = tfimage.sample_distorted_bounding_box([8, 8, 3], np.zeros((1, 0, 4), np.float32),
+                                                           area_range=(1.0, 1.0), aspect_ratio_range=(1.0, 1.0),
+                                                           use_image_if_no_bounding_boxes=True)
+    assert begin.asnumpy().tolist() == [0, 0, 0] and size.asnumpy().tolist() == [8, 8, -1]

@@ -7,6 +7,7 @@ every call the rules accept as `tf.X` does.
 """
 
 SAME_IN_V1 = frozenset({
+    "DType",
     "GradientTape",
     "Tensor",
     "TensorShape",
@@ -104,6 +105,7 @@ SAME_IN_V1 = frozenset({
     "distribute.in_cross_replica_context",
     "divide",
     "double",
+    "dtypes.DType",
     "dtypes.as_dtype",
     "dtypes.bfloat16",
     "dtypes.bool",
@@ -285,6 +287,7 @@ SAME_IN_V1 = frozenset({
     "nn.swish",
     "nn.tanh",
     "nn.top_k",
+    "no_op",
     "not_equal",
     "numpy_function",
     "one_hot",

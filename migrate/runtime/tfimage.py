@@ -23,7 +23,7 @@ from . import tfmath, tfrandom
 
 __all__ = ["adjust_brightness", "adjust_contrast", "adjust_hue", "adjust_saturation", "hsv_to_rgb",
            "random_brightness", "random_contrast", "random_crop", "random_flip_left_right", "random_flip_up_down",
-           "random_hue", "random_saturation", "rgb_to_hsv"]
+           "random_hue", "random_saturation", "rgb_to_hsv", "sample_distorted_bounding_box"]
 
 
 def _ms():
@@ -217,3 +217,90 @@ def random_crop(value, size, seed=None, name=None):
     offsets = [int(tfrandom.uniform([], 0, limit, dtype=ms.int32, seed=seed).asnumpy()) if limit > 1 else 0
                for limit in limits]
     return x[tuple(slice(o, o + s) for o, s in zip(offsets, size))]
+
+
+def _ints(value) -> list[int]:
+    if hasattr(value, "asnumpy"):
+        value = value.asnumpy()
+    return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+def _random_crop_box(draws, width: int, height: int, min_area: float, max_area: float, aspect_ratio: float):
+    """TF's GenerateRandomCrop: a (x, y, width, height) of ``aspect_ratio`` whose area lies in
+    [min_area, max_area], or None; ``draws`` are two uniform [0, 1) numbers for its choices."""
+    def lrint(v: float) -> int:
+        return int(np.rint(np.float32(v)))
+
+    crop_height = lrint(np.sqrt(np.float32(min_area / aspect_ratio)))
+    max_height = lrint(np.sqrt(np.float32(max_area / aspect_ratio)))
+    if lrint(max_height * aspect_ratio) > width:
+        max_height = int((width + 0.5 - 1e-7) / aspect_ratio)
+    max_height = min(max_height, height)
+    crop_height = min(crop_height, max_height)
+    if crop_height < max_height:
+        crop_height += int(draws[0] * (max_height - crop_height + 1))
+    crop_width = lrint(crop_height * aspect_ratio)
+    area = crop_width * crop_height
+    if area < min_area:
+        crop_height += 1
+        crop_width = lrint(crop_height * aspect_ratio)
+        area = crop_width * crop_height
+    if area > max_area:
+        crop_height -= 1
+        crop_width = lrint(crop_height * aspect_ratio)
+        area = crop_width * crop_height
+    if (area < min_area or area > max_area or crop_width > width or crop_height > height
+            or crop_width <= 0 or crop_height <= 0):
+        return None
+    y = int(draws[1] * (height - crop_height)) if crop_height < height else 0
+    x = int(draws[2] * (width - crop_width)) if crop_width < width else 0
+    return x, y, crop_width, crop_height
+
+
+def sample_distorted_bounding_box(image_size, bounding_boxes, seed=0, min_object_covered=0.1, aspect_ratio_range=None,
+                                  area_range=None, max_attempts=None, use_image_if_no_bounding_boxes=None, name=None):
+    """``tf.image.sample_distorted_bounding_box``: TF's search for a random crop (an aspect ratio and
+    an area drawn within their ranges, up to ``max_attempts`` tries, the first crop that holds at
+    least ``min_object_covered`` of one of ``bounding_boxes``; the whole image if none does).
+
+    Returns TF's ``(begin, size, bboxes)``: ``[offset_y, offset_x, 0]``, ``[height, width, -1]``
+    (int32) and the crop as a normalised box ``[[[ymin, xmin, ymax, xmax]]]`` (float32)."""
+    ms, _ = _ms()
+    height, width = _ints(image_size)[:2]
+    boxes = np.asarray(bounding_boxes.asnumpy() if hasattr(bounding_boxes, "asnumpy") else bounding_boxes,
+                       dtype=np.float32).reshape(-1, 4)
+    low_ratio, high_ratio = (0.75, 1.33) if aspect_ratio_range is None else (float(v) for v in aspect_ratio_range)
+    low_area, high_area = (0.05, 1.0) if area_range is None else (float(v) for v in area_range)
+    attempts = 100 if max_attempts is None else int(max_attempts)
+    covered = float(_scalar(min_object_covered))
+    if low_ratio <= 0 or high_ratio <= 0 or low_area <= 0 or high_area > 1 or attempts <= 0:
+        raise ValueError("aspect_ratio_range must be positive, area_range within (0, 1] and max_attempts positive")
+    if not len(boxes):
+        if not use_image_if_no_bounding_boxes:
+            raise ValueError("No bounding boxes provided as input. One must enable use_image_if_no_bounding_boxes "
+                             "if you wish to not provide any bounding boxes.")
+        boxes = np.array([[0.0, 0.0, 1.0, 1.0]], dtype=np.float32)
+    pixels = [(int(b[1] * width), int(b[0] * height), int(b[3] * width), int(b[2] * height)) for b in boxes]
+    draws = tfrandom.uniform([attempts, 4], seed=seed or None).asnumpy()
+    min_area, max_area = low_area * width * height, high_area * width * height
+    crop = (0, 0, width, height)
+    for draw in draws:
+        ratio = float(np.float32(draw[0]) * np.float32(high_ratio - low_ratio) + np.float32(low_ratio))
+        found = _random_crop_box(draw[1:], width, height, min_area, max_area, ratio)
+        if found is None:
+            continue
+        x, y, w, h = found
+        for x0, y0, x1, y1 in pixels:
+            box_area = (x1 - x0) * (y1 - y0)
+            overlap = max(0, min(x + w, x1) - max(x, x0)) * max(0, min(y + h, y1) - max(y, y0))
+            if box_area > 0 and overlap / box_area >= covered:
+                crop = found
+                break
+        else:
+            continue
+        break
+    x, y, w, h = crop
+    begin = ms.Tensor(np.array([y, x, 0], dtype=np.int32))
+    size = ms.Tensor(np.array([h, w, -1], dtype=np.int32))
+    box = ms.Tensor(np.array([[[y / height, x / width, (y + h) / height, (x + w) / width]]], dtype=np.float32))
+    return begin, size, box
