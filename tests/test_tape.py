@@ -358,6 +358,51 @@ def test_tapes_that_rebind_one_name_are_left_where_the_flow_is_not_plain(code, r
     assert manual and any(reason in f.message for f in manual), [f.message for f in manual]
 
 
+LOOPED_TAPES = """import tensorflow as tf
+
+with tf.GradientTape() as tape:
+    z = f(w)
+dz = tape.gradient(z, [w])
+
+for step in range(3):
+    with tf.GradientTape() as tape:
+        loss = model(x)
+    grads = tape.gradient(loss, model.trainable_variables)
+    optimizer.apply_gradients(zip(grads, model.trainable_variables))
+
+with tf.GradientTape() as tape:
+    y = g(w)
+dy = [tape.gradient(y, [w]) for _ in range(1)]
+"""
+
+
+def test_tapes_of_one_name_in_a_loop_and_in_cells_convert_each():
+    """A notebook's training loop binds `tape` in the loop's body, other cells at the top level;
+    a read in a comprehension runs where it stands (its own tape stays, for its own reason)."""
+    out, findings = convert(LOOPED_TAPES)
+    manual = [f.message for f in findings if f.status == "manual"]
+    assert manual == ["not converted: `tape.gradient` is called inside a lambda or comprehension"], manual
+    assert "z, dz = mk.value_and_grad(forward, None, [w])()\n" in out
+    assert "    loss, grads = mk.value_and_grad(forward, None, model.trainable_variables)()\n" in out
+
+
+@pytest.mark.parametrize("code", [
+    # a read after the loop: it sees the last iteration's tape
+    LOOPED_TAPES.replace("    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n",
+                         "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\nprint(tape)\n"),
+    # a read in the loop before its tape: the first iteration sees the cell's tape above
+    LOOPED_TAPES.replace("for step in range(3):\n", "for step in range(3):\n    print(tape)\n"),
+    # two tapes in one loop
+    LOOPED_TAPES.replace("    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n",
+                         "    with tf.GradientTape() as tape:\n        again = model(x)\n"
+                         "    more = tape.gradient(again, [w])\n"),
+])
+def test_tapes_of_one_name_in_a_loop_are_left_where_the_flow_is_not_plain(code):
+    out, findings = convert(code)
+    manual = [f for f in findings if f.rule == "TFD701" and f.status == "manual"]
+    assert any("bound more than once" in f.message for f in manual), [f.message for f in manual]
+
+
 # -- the scope analysis a tape is examined with -----------------------------------------------
 
 def _sources_with_functions():

@@ -27,6 +27,7 @@ from typing import Any
 
 import libcst as cst
 from libcst.helpers import get_full_name_for_node
+from libcst.metadata import ComprehensionScope
 
 from migrate.ops import args as argbind
 from migrate.ops.base import Operation, Param, imported_from, template_expression
@@ -386,24 +387,31 @@ def _reduced(wrap: cst.Call, comments: list, grads: str, reduce_with: str) -> cs
 
 
 def _own_uses(view, scopes, bindings: list, tape: cst.Name, with_statement: cst.With, siblings: list) -> list | None:
-    """The reads of this tape's name that are this tape's, when several tapes of one block bind it.
+    """The reads of this tape's name that are this tape's, when several tapes bind it.
 
     A notebook computes one gradient per cell, each under ``with tf.GradientTape() as tape:``:
     one name, bound again and again. libcst's scopes do not follow the flow (every read is a
     reference of every binding), but the flow is plain when every binding is such a `with`
     among the statements of this block and every read lies in that block after the first of
     them: a read belongs to the last `with` before the top-level statement that holds it.
+    A cell's training loop puts its `with` in the loop's body: then the flow is plain when
+    that `with` is the only binding in its top-level statement of the module, its reads
+    there lie in its block after it, and every read in another top-level statement follows
+    a binding in a later one (:func:`_own_uses_nested`).
     None: the bindings are not so.
     """
-    positions = []
+    statements = []
     for binding in bindings:
         node = binding.node
         alias = view.parent(node) if isinstance(node, cst.Name) else None
         item = view.parent(alias) if isinstance(alias, cst.AsName) else None
         statement = view.parent(item) if isinstance(item, cst.WithItem) and item.asname is alias else None
-        if not isinstance(statement, cst.With) or statement not in siblings:
+        if not isinstance(statement, cst.With):
             return None
-        positions.append(siblings.index(statement))
+        statements.append(statement)
+    if not all(statement in siblings for statement in statements):
+        return _own_uses_nested(view, scopes, bindings, tape, with_statement, statements)
+    positions = [siblings.index(statement) for statement in statements]
     here = siblings.index(with_statement)
     later = [p for p in positions if p > here]
     end = min(later) if later else len(siblings)
@@ -412,11 +420,9 @@ def _own_uses(view, scopes, bindings: list, tape: cst.Name, with_statement: cst.
     scope = scopes.get(tape)
     uses = []
     for read in reads:
-        inner = scopes.get(read)
-        if inner is not scope:
-            if inner is not None and any(True for _ in inner.assignments[tape.value]) and \
-                    all(a.scope is inner for a in inner.assignments[tape.value]):
-                continue  # a function's own `tape`
+        if not _read_in_scope(scopes, scope, read, tape):
+            if _own_read_elsewhere(scopes, read, tape):
+                continue
             return None  # a closure's read: which tape it sees depends on when it runs
         top = read
         while top is not None and top not in siblings:
@@ -429,6 +435,74 @@ def _own_uses(view, scopes, bindings: list, tape: cst.Name, with_statement: cst.
         if here <= index < end:
             uses.append(read)
     return uses
+
+
+def _read_in_scope(scopes, scope, read, tape: cst.Name) -> bool:
+    """Whether ``read`` is in ``scope`` (a comprehension there runs where it stands, so its reads count)."""
+    inner = scopes.get(read)
+    while isinstance(inner, ComprehensionScope):
+        inner = inner.parent
+    return inner is scope
+
+
+def _own_read_elsewhere(scopes, read, tape: cst.Name) -> bool:
+    """A read in a function whose own ``tape`` it is (not the module's)."""
+    inner = scopes.get(read)
+    return inner is not None and any(True for _ in inner.assignments[tape.value]) and \
+        all(a.scope is inner for a in inner.assignments[tape.value])
+
+
+def _own_uses_nested(view, scopes, bindings: list, tape: cst.Name, with_statement: cst.With,
+                     statements: list) -> list | None:
+    """:func:`_own_uses` where some tapes sit in compound statements (a loop) of the module."""
+    body = list(view.module.body)
+
+    def top_of(node):
+        while node is not None and node not in body:
+            node = view.parent(node)
+        return node
+
+    tops = [top_of(statement) for statement in statements]
+    ours = top_of(with_statement)
+    if ours is None or any(t is None for t in tops) or sum(t is ours for t in tops) != 1:
+        return None  # not the module's, or another tape binds the name in the same top-level statement
+    binding_rows = sorted(body.index(t) for t in tops)
+    row = body.index(ours)
+    scope = scopes.get(tape)
+    uses = []
+    for read in {access.node for b in bindings for access in b.references}:
+        if not _read_in_scope(scopes, scope, read, tape):
+            if _own_read_elsewhere(scopes, read, tape):
+                continue
+            return None
+        top = top_of(read)
+        if top is None:
+            return None
+        if top is ours:
+            if not _after(view, read, with_statement):
+                return None  # in the tape's cell but not after it in its block
+            uses.append(read)
+            continue
+        before = [r for r in binding_rows if r <= body.index(top)]
+        if before and before[-1] == row and ours is with_statement:
+            uses.append(read)  # a later cell's read of this module-level tape
+            continue
+        if not before or before[-1] == row:
+            return None  # read before any tape, or after this one's loop: it sees whichever ran last
+        if before[-1] == body.index(top) and not any(
+                _after(view, read, s) for s, t in zip(statements, tops) if t is top):
+            return None  # in another tape's cell, but not after that tape in its block
+    return uses
+
+
+def _after(view, read, statement) -> bool:
+    """Whether ``read`` lies in ``statement`` or in a statement after it in the same block."""
+    block = view.parent(statement)
+    rows = list(getattr(block, "body", ()))
+    inner = read
+    while inner is not None and inner not in rows:
+        inner = view.parent(inner)
+    return inner is not None and rows.index(inner) >= rows.index(statement)
 
 
 def _reducer(view, bindings: list, tape: cst.Name, after: list, reducers: list):

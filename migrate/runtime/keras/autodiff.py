@@ -56,8 +56,9 @@ def value_and_grad(fn, grad_position=None, weights=None, has_aux=False):
     :class:`LiveWeights` view of layers not built yet (see the module docstring).
 
     Weights given as a list (``tape.gradient(loss, [self.w, self.b])``) give their
-    gradients as a list, as TF's ``tape.gradient`` does; each must be a variable
-    (a ``mindspore.Parameter``), since a tensor TF would watch has no weight to follow.
+    gradients as a list, as TF's ``tape.gradient`` does. A source that is not a trainable
+    variable (a constant, a ``Variable(trainable=False)``) is one TF's tape does not watch:
+    its gradient is ``None``, as TF gives it.
     """
     import mindspore as ms
 
@@ -66,15 +67,28 @@ def value_and_grad(fn, grad_position=None, weights=None, has_aux=False):
             with building():
                 fn(*args)
         params = weights.current() if isinstance(weights, LiveWeights) else weights
-        if isinstance(params, (list, tuple)):
-            for i, p in enumerate(params):
-                if not isinstance(p, ms.Parameter):
-                    raise TypeError(f"tape.gradient source {i} is a {type(p).__name__}, not a variable "
-                                    "(mindspore.Parameter): differentiate with respect to a tensor with "
-                                    "`grad_position` instead")
+        if isinstance(params, (list, tuple)) and grad_position is None:
+            watched = [i for i, p in enumerate(params) if isinstance(p, ms.Parameter) and p.requires_grad]
+            if len(watched) < len(params):
+                return _watched_only(fn, params, watched, has_aux, args, as_list=isinstance(weights, list))
         value, grads = ms.value_and_grad(fn, grad_position, params, has_aux=has_aux)(*args)
         if isinstance(weights, list) and isinstance(grads, tuple):
             grads = list(grads)
         return value, grads
 
     return run
+
+
+def _watched_only(fn, params, watched: list, has_aux: bool, args, as_list: bool):
+    """The value and gradients when only ``params[i]`` for ``i`` in ``watched`` are variables TF's
+    tape watches: the others' gradients are None."""
+    import mindspore as ms
+
+    if watched:
+        value, found = ms.value_and_grad(fn, None, [params[i] for i in watched], has_aux=has_aux)(*args)
+    else:
+        value, found = fn(*args), ()
+    grads = [None] * len(params)
+    for i, grad in zip(watched, found):
+        grads[i] = grad
+    return value, grads if as_list else tuple(grads)

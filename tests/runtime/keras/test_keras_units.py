@@ -501,3 +501,22 @@ def test_normalization_adapts_and_normalizes_as_keras(case):
         return np.asarray(out.asnumpy() if hasattr(out, "asnumpy") else keras.ops.convert_to_numpy(out))
 
     np.testing.assert_allclose(run(mk, ms.Tensor), run(keras, lambda a: a), rtol=1e-5, atol=1e-5)
+
+
+def test_gradients_of_sources_a_tape_does_not_watch_are_none():
+    """TF's tape watches trainable variables only: a constant's or a frozen variable's gradient is None."""
+    from migrate.runtime.keras.autodiff import value_and_grad
+
+    w = ms.Parameter(ms.Tensor(np.float32(5.0)), name="w")
+    frozen = ms.Parameter(ms.Tensor(np.float32(2.0)), name="frozen", requires_grad=False)
+    c = ms.Tensor(np.float32(3.0))
+
+    def forward():
+        return 3 * w ** 2 + 2 * w * c + frozen * c
+
+    value, grads = value_and_grad(forward, None, [w, c, frozen])()
+    assert float(value.asnumpy()) == 75.0 + 30.0 + 6.0
+    assert isinstance(grads, list) and grads[1] is None and grads[2] is None
+    assert float(grads[0].asnumpy()) == 30.0 + 6.0
+    value, grads = value_and_grad(forward, None, (c,))()
+    assert grads == (None,) and float(value.asnumpy()) == 111.0
