@@ -476,6 +476,13 @@ CASES = {
     # TFM290 no_op, TFM291 DType
     "no_op_is_none": "tf.constant(tf.no_op() is None)",
     "dtype_class": "tf.constant([isinstance(tf.float32, tf.dtypes.DType), isinstance(tf.int64, tf.DType), isinstance(3, tf.DType)])",
+    # TFM292 TF 1's where, TFM293 TF 1's cond
+    "where_v1_rows": "tf.compat.v1.where(tf.constant([True, False, True]), f, g)",
+    "where_v1_same_shape": "tf.compat.v1.where(m, f, g)",
+    "where_v1_indices": "tf.compat.v1.where(m)",
+    "cond_v1_unpacks": "tf.compat.v1.cond(tf.constant(True), lambda: [f * 2], lambda: [g])",
+    "cond_v1_strict": "tf.compat.v1.cond(tf.constant(False), lambda: [f], lambda: [g + 1], strict=True)[0]",
+    "cond_v1_old_names": "tf.compat.v1.cond(tf.reduce_sum(f) > 100.0, fn1=lambda: f, fn2=lambda: g)",
     # TFM287 crop_and_resize
     "crop_and_resize": "tf.image.crop_and_resize(x4, [[0.1, 0.2, 0.8, 0.9], [-0.2, 0.0, 1.1, 1.0]], [0, 1], (4, 5))",
     "crop_and_resize_nearest": "tf.image.crop_and_resize(img, [[0.0, 0.0, 0.5, 1.0]], [1], [3, 3], method='nearest')",

@@ -82,6 +82,22 @@ STEP_SOURCES = textwrap.dedent("""
         return loss, grads
 """)
 
+# ... and differentiated with respect to the step's inputs, which the tape watches (saliency maps,
+# adversarial examples): converted, the closure takes them as its parameters (`grad_position`).
+STEP_WATCH = textwrap.dedent("""
+    import tensorflow as tf
+
+    def train_step(inputs):
+        features, targets = inputs
+        with tf.GradientTape() as tape:
+            tape.watch([features, targets])
+            logits = model(features)
+            loss = total(loss_fn(targets, logits)) / GLOBAL_BATCH
+        grads = tape.gradient(loss, [features, targets])
+        seen.append(logits)
+        return loss, grads
+""")
+
 rng = np.random.default_rng(3)
 X = rng.normal(size=(6, 4)).astype(np.float32)
 Y = rng.normal(size=(6, 2)).astype(np.float32)
@@ -116,8 +132,8 @@ def test_step_converts_as_documented():
     assert [f.status for f in findings if f.rule == "TFD701"] == ["converted"]
 
 
-@pytest.fixture(scope="module", params=[STEP, STEP_INSIDE, STEP_BETWEEN, STEP_SOURCES],
-                ids=["after", "inside", "between", "sources-between"])
+@pytest.fixture(scope="module", params=[STEP, STEP_INSIDE, STEP_BETWEEN, STEP_SOURCES, STEP_WATCH],
+                ids=["after", "inside", "between", "sources-between", "watched-inputs"])
 def step_and_tf_numbers(request):
     return request.param, _tf_numbers(request.param)
 
@@ -213,6 +229,15 @@ def test_converted_step_runs_in_pynative_and_matches_tf(step_and_tf_numbers):
      "other context managers"),
     ("    with tf.GradientTape() as tape:\n        y = f(x)\n    g = [tape.gradient(y, v) for v in w]\n",
      "inside a lambda or comprehension"),
+    # watched tensors: the sources must be what is watched, each once, and not assigned under the tape
+    ("    with tf.GradientTape() as tape:\n        tape.watch(x)\n        y = f(x)\n    g = tape.gradient(y, [x, w])\n",
+     "not the tensors `tape.watch` watches"),
+    ("    with tf.GradientTape() as tape:\n        tape.watch(x)\n        x = x * 2\n        y = f(x)\n"
+     "    g = tape.gradient(y, x)\n", "watched tensor `x` is assigned under the tape"),
+    ("    with tf.GradientTape() as tape:\n        tape.watch(x.values)\n        y = f(x)\n    g = tape.gradient(y, x)\n",
+     "watches something other than names"),
+    ("    with tf.GradientTape() as tape:\n        y = f(x)\n        if c:\n            tape.watch(x)\n"
+     "    g = tape.gradient(y, x)\n", "not a statement of its own in the tape's body"),
 ])
 def test_unsafe_tapes_are_left_with_the_reason(body, reason):
     code = f"import tensorflow as tf\n\ndef step(x, w, c):\n{body}"

@@ -54,6 +54,11 @@ class TapeConversion:
     split: int | None = None
     # statements between the `with` and `tape.gradient` that read the forward pass's results: after the gradient
     moved: tuple[cst.SimpleStatementLine, ...] = ()
+    # `tape.watch(x)` lines of the body (removed) and the tensors they watch, the closure's first
+    # parameters: the gradient is taken with respect to them (`grad_position`), not to weights
+    watch_lines: tuple[cst.SimpleStatementLine, ...] = ()
+    watched: tuple[str, ...] = ()
+    watched_as_list: bool | None = None  # the sources: a list of the watched (True), a tuple (False), one name (None)
 
 
 class GradientTapeToValueAndGrad(Operation):
@@ -65,6 +70,9 @@ class GradientTapeToValueAndGrad(Operation):
         "closure": Param(str, required=True, doc="name of the closure holding the tape's body (a free name is chosen from it)"),
         "gradients": Param(str, required=True, doc="name for the gradients when `tape.gradient(...)` is part of a larger statement"),
         "template": Param(str, required=True, doc="the gradient call; {closure}, {sources} and {has_aux} placeholders"),
+        "watch_template": Param(str, required=True, doc="the gradient call with respect to the tensors `tape.watch` "
+                                                        "watches (the closure's first parameters); {closure}, "
+                                                        "{positions} and {has_aux} placeholders"),
         "reducers": Param(list, doc="functions that wrap a tape so that its gradients are reduced across processes "
                                     "(`tape = hvd.DistributedGradientTape(tape)`): such a wrap between the `with` and "
                                     "`tape.gradient` becomes `grads = <its rule's rename of it>` after the gradients, "
@@ -144,12 +152,17 @@ class GradientTapeToValueAndGrad(Operation):
                 if uses is None:
                     return found or f"the name `{tape.value}` is bound more than once"
         kinds = [_method_called(parent, use) for use in uses]
-        if "watch" in kinds:
-            return f"`{tape.value}.watch(...)`: gradients with respect to watched tensors (inputs) need `grad_position`"
+        watch_lines, watched = [], []
+        for use in (use for use, kind in zip(uses, kinds) if kind == "watch"):
+            found = _watch_line(parent, use, with_statement)
+            if isinstance(found, str):
+                return found
+            watch_lines.append(found[0])
+            watched.extend(name for name in found[1] if name not in watched)
         gradient_calls = [parent(parent(use)) for use, kind in zip(uses, kinds) if kind == "gradient"]
         if len(gradient_calls) > 1:
             return f"`{tape.value}.gradient` is called more than once (a persistent tape)"
-        if len(uses) != len(gradient_calls) or not gradient_calls:
+        if len(uses) != len(gradient_calls) + sum(kind == "watch" for kind in kinds) or not gradient_calls:
             other = next((view.code(parent(u)).strip().rstrip(",").rstrip() for u, k in zip(uses, kinds) if k != "gradient"), None)
             return f"the tape is used other than in one `{tape.value}.gradient(...)` call" + (f" (`{other}`)" if other else "")
         gradient = gradient_calls[0]
@@ -164,6 +177,18 @@ class GradientTapeToValueAndGrad(Operation):
             return "the gradient's target is not one name computed under the tape (several targets are summed in TF)"
         if isinstance(sources, (cst.Dict, cst.Set)):
             return "the sources are a dict or set: TF gives their gradients in that structure; pass a list of weights"
+        watched_as_list = None
+        if watched:
+            names = [sources.value] if isinstance(sources, cst.Name) else [
+                e.value.value for e in sources.elements if isinstance(e.value, cst.Name)] \
+                if isinstance(sources, (cst.List, cst.Tuple)) else []
+            if not names or (not isinstance(sources, cst.Name) and len(names) != len(sources.elements)) \
+                    or sorted(set(names)) != sorted(watched) or len(set(names)) != len(names):
+                return (f"the gradient's sources are not the tensors `{tape.value}.watch` watches, each once: "
+                        "gradients with respect to both watched tensors and variables need `grad_position` and "
+                        "`weights` by hand")
+            watched = names
+            watched_as_list = None if isinstance(sources, cst.Name) else isinstance(sources, cst.List)
         line = gradient
         while line is not None and not isinstance(line, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
             if isinstance(line, (cst.Lambda, cst.BaseComp)):
@@ -215,6 +240,9 @@ class GradientTapeToValueAndGrad(Operation):
         body_bound = {name: found for name, found in body_bound.items() if not _reimports(scope, name, found)}
         if not body_bound.get(target.value):
             return f"the gradient's target `{target.value}` is not computed under the tape"
+        rebound = sorted(set(watched) & set(body_bound))
+        if rebound:
+            return f"the watched tensor `{rebound[0]}` is assigned under the tape"
         computed = sorted(_names_in(sources) & set(body_bound))
         if computed:
             # (MindSpore needs the weights before the forward pass that computes them here)
@@ -272,12 +300,13 @@ class GradientTapeToValueAndGrad(Operation):
         blank = here > 0 and not any(empty.comment is None for empty in with_statement.leading_lines)
         return TapeConversion(with_statement, line, tape.value, closure, target.value, tuple(aux), blank, grads,
                               tuple(sorted(carried, key=lambda n: order.get(n, len(order)))), reducer, split,
-                              tuple(moved))
+                              tuple(moved), tuple(watch_lines), tuple(watched), watched_as_list)
 
     def statements(self, conversion: TapeConversion) -> list[cst.CSTNode]:
         """The original statements the rewrite replaces: the `with`, the `tape.gradient` line (and a wrap)."""
         wrap = [conversion.reducer] if conversion.reducer is not None else []
-        return [conversion.with_statement, *wrap, *conversion.moved, conversion.gradient_statement]
+        return [conversion.with_statement, *conversion.watch_lines, *wrap, *conversion.moved,
+                conversion.gradient_statement]
 
     def absorbs(self, conversion: TapeConversion) -> list[tuple[cst.CSTNode, str]]:
         """References another rule planned that this rewrite makes whole, and what became of each:
@@ -291,6 +320,8 @@ class GradientTapeToValueAndGrad(Operation):
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
         conversion: TapeConversion = ctx.current.detail
         outputs = [conversion.target, *conversion.aux]
+        if original in conversion.watch_lines:
+            return cst.RemovalSentinel.REMOVE  # the closure takes the watched tensors as its parameters
         if original in conversion.moved:
             # It reads the forward pass's results: it runs after the gradient now (kept, converted, for that line).
             _pending(ctx, conversion).setdefault("moved", []).append(updated)
@@ -316,7 +347,7 @@ class GradientTapeToValueAndGrad(Operation):
                 lead.insert(0, cst.EmptyLine(indent=False))
             closure = cst.FunctionDef(
                 name=cst.Name(conversion.closure),
-                params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in conversion.carried]),
+                params=cst.Parameters(params=[cst.Param(cst.Name(n)) for n in (*conversion.watched, *conversion.carried)]),
                 body=body,
                 leading_lines=lead,
                 whitespace_before_colon=updated.whitespace_before_colon,
@@ -330,12 +361,21 @@ class GradientTapeToValueAndGrad(Operation):
         values = ", ".join(outputs)
         value_target = cst.parse_expression(f"({values})" if conversion.aux else values)
         has_aux = cst.Name("True" if conversion.aux else "False")
-        call = template_expression(params["template"], closure=cst.Name(conversion.closure),
-                                         sources=bound["sources"], has_aux=has_aux)
+        if conversion.watched:
+            count = len(conversion.watched)
+            positions = "0" if conversion.watched_as_list is None else \
+                ("[{}]" if conversion.watched_as_list else "({},)" if count == 1 else "({})").format(
+                    ", ".join(map(str, range(count))))
+            call = template_expression(params["watch_template"], closure=cst.Name(conversion.closure),
+                                       positions=cst.parse_expression(positions), has_aux=has_aux)
+        else:
+            call = template_expression(params["template"], closure=cst.Name(conversion.closure),
+                                       sources=bound["sources"], has_aux=has_aux)
         if not conversion.aux:
             call = _without_keyword(call, "has_aux")
-        if conversion.carried and isinstance(call, cst.Call) and not call.args:
-            call = call.with_changes(args=[cst.Arg(cst.Name(n)) for n in conversion.carried])
+        arguments = (*conversion.watched, *conversion.carried)
+        if arguments and isinstance(call, cst.Call) and not call.args:
+            call = call.with_changes(args=[cst.Arg(cst.Name(n)) for n in arguments])
         pending = _pending(ctx, conversion)
         wrap, moved = pending.pop("wrap", None), pending.pop("moved", [])
         new = self._gradient_statements(conversion, updated, params, call, value_target, wrap)
@@ -583,6 +623,23 @@ class _Replace(cst.CSTTransformer):
 
     def on_leave(self, original, updated):
         return self.new if original is self.old else updated
+
+
+def _watch_line(parent, use: cst.CSTNode, with_statement: cst.With):
+    """``tape.watch(x)`` (or ``tape.watch([x, y])``) on a line of its own at the top of the tape's
+    body: (that line, the names watched); or why it is not so."""
+    call = parent(parent(use))
+    expression = parent(call)
+    line = parent(expression) if isinstance(expression, cst.Expr) else None
+    if not (isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 and line in with_statement.body.body):
+        return "`tape.watch(...)` is not a statement of its own in the tape's body"
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return "`tape.watch(...)` does not watch one tensor or one list of them"
+    value = call.args[0].value
+    items = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
+    if not items or not all(isinstance(item, cst.Name) for item in items):
+        return "`tape.watch(...)` watches something other than names: gradients with respect to it need `grad_position` by hand"
+    return line, [item.value for item in items]
 
 
 def _method_called(parent, use: cst.CSTNode) -> str | None:

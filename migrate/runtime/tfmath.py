@@ -902,3 +902,38 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     batch_dims = int(batch_dims)
     axis = batch_dims if axis is None else int(axis)
     return _ops().gather(params, indices, axis, batch_dims=batch_dims)
+
+
+def where_v1(condition, x=None, y=None, name=None):
+    """TF 1's ``tf.compat.v1.where``: without ``x`` and ``y``, the coordinates of the true elements
+    (int64, as TF 2's); with them, ``x`` where ``condition`` holds and ``y`` elsewhere, a rank-1
+    ``condition`` choosing whole rows of higher-rank ``x`` and ``y`` (TF 2's broadcasts instead)."""
+    ops = _ops()
+    condition = _tensor(condition)
+    if x is None and y is None:
+        return ops.nonzero(condition).astype(_ms().int64)
+    if x is None or y is None:
+        raise ValueError("x and y must both be given, or neither")
+    x, y = _tensor(x), _tensor(y, like=None if not isinstance(x, _ms().Tensor) else x)
+    if condition.ndim == 1 and x.ndim > 1:
+        if condition.shape[0] != x.shape[0]:
+            raise ValueError(f"a rank-1 condition of {condition.shape[0]} elements chooses rows of x, which has "
+                             f"{x.shape[0]}")
+        condition = condition.reshape((-1,) + (1,) * (x.ndim - 1))
+    elif tuple(condition.shape) != tuple(x.shape) or tuple(x.shape) != tuple(y.shape):
+        raise ValueError(f"condition, x and y must have the same shape (or condition be a vector of x's rows): "
+                         f"{tuple(condition.shape)}, {tuple(x.shape)}, {tuple(y.shape)}")
+    return ops.where(condition, x, y)
+
+
+def cond_v1(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None, fn2=None):
+    """TF 1's ``tf.compat.v1.cond`` run eagerly: one branch called; a branch's one-element list or
+    tuple is unpacked unless ``strict`` (``fn1``/``fn2``: TF 1's old names for the branches)."""
+    true_fn = true_fn if true_fn is not None else fn1
+    false_fn = false_fn if false_fn is not None else fn2
+    if not callable(true_fn) or not callable(false_fn):
+        raise TypeError("true_fn and false_fn must be callable")
+    result = true_fn() if bool(pred) else false_fn()
+    if not strict and isinstance(result, (list, tuple)) and len(result) == 1:
+        return result[0]
+    return result

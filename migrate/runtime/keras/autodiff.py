@@ -71,7 +71,10 @@ def value_and_grad(fn, grad_position=None, weights=None, has_aux=False):
             watched = [i for i, p in enumerate(params) if isinstance(p, ms.Parameter) and p.requires_grad]
             if len(watched) < len(params):
                 return _watched_only(fn, params, watched, has_aux, args, as_list=isinstance(weights, list))
-        value, grads = ms.value_and_grad(fn, grad_position, params, has_aux=has_aux)(*args)
+        positions = tuple(grad_position) if isinstance(grad_position, list) else grad_position
+        value, grads = ms.value_and_grad(fn, positions, params, has_aux=has_aux)(*args)
+        if isinstance(grad_position, list) and isinstance(grads, tuple):
+            grads = list(grads)  # `tape.gradient(loss, [x, y])` of watched tensors: a list, as TF's
         if isinstance(weights, list) and isinstance(grads, tuple):
             grads = list(grads)
         return value, grads
