@@ -353,6 +353,9 @@ binary_crossentropy = losses_module.binary_crossentropy
 categorical_crossentropy = losses_module.categorical_crossentropy
 sparse_categorical_crossentropy = losses_module.sparse_categorical_crossentropy
 
+from .confusion_metrics import (AUC, FalseNegatives, FalsePositives, Precision, Recall,  # noqa: E402
+                                TrueNegatives, TruePositives)
+
 _BY_NAME = {
     "accuracy": Accuracy, "binary_accuracy": BinaryAccuracy, "categorical_accuracy": CategoricalAccuracy,
     "sparse_categorical_accuracy": SparseCategoricalAccuracy,
@@ -362,6 +365,8 @@ _BY_NAME = {
     "mae": MeanAbsoluteError, "root_mean_squared_error": RootMeanSquaredError,
     "binary_crossentropy": BinaryCrossentropy, "categorical_crossentropy": CategoricalCrossentropy,
     "sparse_categorical_crossentropy": SparseCategoricalCrossentropy, "mean": Mean, "sum": Sum,
+    "auc": AUC, "precision": Precision, "recall": Recall, "true_positives": TruePositives,
+    "false_positives": FalsePositives, "true_negatives": TrueNegatives, "false_negatives": FalseNegatives,
 }
 _CLASSES = {cls.__name__: cls for cls in set(_BY_NAME.values())}
 
