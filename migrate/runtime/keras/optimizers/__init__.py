@@ -1,4 +1,4 @@
-"""`tf.keras.optimizers`: SGD, Adam, AdamW, RMSprop, Nadam with Keras 3's formulas, LossScaleOptimizer, schedules.
+"""`tf.keras.optimizers`: SGD, Adam, AdamW, RMSprop, Nadam, Adagrad, Adadelta, Adamax with Keras 3's formulas, LossScaleOptimizer, schedules.
 
 Optimizers bind lazily to MindSpore Parameters on the first `apply_gradients` and sum
 gradients across processes in a launched job (see `base`).
@@ -6,13 +6,15 @@ gradients across processes in a launched job (see `base`).
 
 from . import schedules
 from .adam import Adam, AdamW
+from .adaptive import Adadelta, Adagrad, Adamax
 from .base import Optimizer
 from .loss_scale import LossScaleOptimizer
 from .nadam import Nadam
 from .rmsprop import RMSprop
 from .sgd import SGD
 
-_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "nadam": Nadam}
+_BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "nadam": Nadam, "adagrad": Adagrad,
+            "adadelta": Adadelta, "adamax": Adamax}
 
 
 def get(identifier):
@@ -29,4 +31,5 @@ def get(identifier):
     raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}")
 
 
-__all__ = ["Optimizer", "LossScaleOptimizer", "SGD", "Adam", "AdamW", "RMSprop", "Nadam", "schedules", "get"]
+__all__ = ["Optimizer", "LossScaleOptimizer", "SGD", "Adam", "AdamW", "RMSprop", "Nadam", "Adagrad", "Adadelta", "Adamax",
+           "schedules", "get"]

@@ -264,6 +264,12 @@ def optimizer_specs(K):
         "adam_clipvalue": lambda: K.optimizers.Adam(0.01, clipvalue=0.3),
         "nadam": lambda: K.optimizers.Nadam(learning_rate=0.02),
         "nadam_betas": lambda: K.optimizers.Nadam(0.01, beta_1=0.8, beta_2=0.99, epsilon=1e-5),
+        "adagrad": lambda: K.optimizers.Adagrad(learning_rate=0.05),
+        "adagrad_initial": lambda: K.optimizers.Adagrad(0.1, initial_accumulator_value=0.5, epsilon=1e-4),
+        "adadelta": lambda: K.optimizers.Adadelta(learning_rate=1.0),
+        "adadelta_rho": lambda: K.optimizers.Adadelta(0.5, rho=0.8, epsilon=1e-5),
+        "adamax": lambda: K.optimizers.Adamax(learning_rate=0.02),
+        "adamax_betas": lambda: K.optimizers.Adamax(0.01, beta_1=0.7, beta_2=0.9, epsilon=1e-4),
     }
 
 
