@@ -3,7 +3,7 @@
 from ..symbolic import Input
 from .base import Layer
 from .convolution import (Conv1D, Conv2D, Conv2DTranspose, Convolution1D, Convolution2D, Convolution2DTranspose,
-                          DepthwiseConv2D, UpSampling2D)
+                          DepthwiseConv2D, SeparableConv2D, SeparableConvolution2D, UpSampling2D)
 from .core import (Activation, AlphaDropout, Dense, Dropout, Embedding, Flatten, Identity, InputLayer, Lambda, LeakyReLU, Permute,
                    PReLU, ReLU, Rescaling, Resizing, ZeroPadding2D, RepeatVector, Reshape, Softmax, SpatialDropout1D, SpatialDropout2D)
 from .merging import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate,
@@ -18,7 +18,7 @@ __all__ = [
     "Input", "Layer", "InputLayer", "Dense", "Activation", "Dropout", "AlphaDropout", "Rescaling", "Resizing",
     "ZeroPadding2D", "SpatialDropout1D", "SpatialDropout2D",
     "Flatten", "Reshape", "Permute", "RepeatVector", "Embedding", "Lambda", "Identity", "ReLU", "LeakyReLU", "PReLU",
-    "Softmax", "Conv1D", "Conv2D", "Convolution1D", "Convolution2D", "Conv2DTranspose", "Convolution2DTranspose", "DepthwiseConv2D",
+    "Softmax", "Conv1D", "Conv2D", "Convolution1D", "Convolution2D", "Conv2DTranspose", "Convolution2DTranspose", "DepthwiseConv2D", "SeparableConv2D", "SeparableConvolution2D",
     "UpSampling2D", "MaxPooling1D", "MaxPooling2D",
     "AveragePooling1D", "AveragePooling2D", "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
     "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D",

@@ -9,7 +9,7 @@ TF's rule (the odd pixel goes after), "causal" (Conv1D) pads only before.
 
 from __future__ import annotations
 
-from .. import activations
+from .. import activations, initializers
 from ... import tfnn
 from ._padding import normalize_tuple
 from .base import KernelLayer, Layer
@@ -144,6 +144,58 @@ class DepthwiseConv2D(Conv2D):
         for key in ("filters", "groups"):
             config.pop(key, None)
         return {**config, "depth_multiplier": self.depth_multiplier}
+
+
+class SeparableConv2D(Conv2D):
+    """Keras's SeparableConv2D: a depthwise convolution (kernel `(kh, kw, in, depth_multiplier)`,
+    with the strides and dilation) then a pointwise one (kernel `(1, 1, in * depth_multiplier,
+    filters)`), then the bias and activation, as `tf.nn.separable_conv2d` computes it."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None, dilation_rate=(1, 1),
+                 depth_multiplier=1, activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
+                 pointwise_initializer="glorot_uniform", bias_initializer="zeros", depthwise_regularizer=None,
+                 pointwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None, **kwargs):
+        self.depth_multiplier = int(depth_multiplier)
+        self.pointwise_initializer = initializers.get(pointwise_initializer)
+        self.pointwise_regularizer, self.pointwise_constraint = pointwise_regularizer, pointwise_constraint
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                         kernel_initializer=depthwise_initializer, bias_initializer=bias_initializer,
+                         kernel_regularizer=depthwise_regularizer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer, kernel_constraint=depthwise_constraint,
+                         bias_constraint=bias_constraint, **kwargs)
+
+    def build(self, input_shape):
+        channels = int(input_shape[-1] if self.data_format == "channels_last" else input_shape[1])
+        self.groups = channels
+        self.depthwise_kernel = self.add_weight(name="depthwise_kernel",
+                                                shape=self.kernel_size + (channels, self.depth_multiplier),
+                                                initializer=self.kernel_initializer,
+                                                regularizer=self.kernel_regularizer,
+                                                constraint=self.kernel_constraint)
+        self.pointwise_kernel = self.add_weight(name="pointwise_kernel",
+                                                shape=(1, 1, channels * self.depth_multiplier, self.filters),
+                                                initializer=self.pointwise_initializer,
+                                                regularizer=self.pointwise_regularizer,
+                                                constraint=self.pointwise_constraint)
+        self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint) if self.use_bias else None
+        self.built = True
+
+    def _conv_nchw(self, x, spatial):
+        depthwise = tfnn.conv_nchw(x, tfnn.depthwise_weight(self.depthwise_kernel), self.strides, self.dilation_rate,
+                                   self.padding, self.groups)
+        return tfnn.conv_nchw(depthwise, self.pointwise_kernel.transpose(3, 2, 0, 1), (1, 1), (1, 1), "valid")
+
+    def get_config(self):
+        config = super().get_config()
+        config.pop("groups", None)
+        return {**config, "depth_multiplier": self.depth_multiplier}
+
+
+SeparableConvolution2D = SeparableConv2D
 
 
 class Conv2DTranspose(KernelLayer):

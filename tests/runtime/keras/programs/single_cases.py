@@ -76,6 +76,10 @@ def case_layers(B):
     conv("conv1d_same_s2", K.layers.Conv1D(2, 4, strides=2, padding="same", use_bias=False), seq, 70)
     conv("depthwise_same", K.layers.DepthwiseConv2D(3, padding="same"), img, 71)
     conv("depthwise_m2_s2", K.layers.DepthwiseConv2D((3, 2), strides=2, depth_multiplier=2, activation="relu"), img, 72)
+    conv("separable_same", K.layers.SeparableConv2D(4, 3, padding="same"), img, 75)
+    conv("separable_m2_s2_relu", K.layers.SeparableConv2D(3, (3, 2), strides=2, depth_multiplier=2,
+                                                          activation="relu"), img, 76)
+    conv("separable_dilated_no_bias", K.layers.SeparableConv2D(2, 2, dilation_rate=2, use_bias=False), img, 77)
     conv("prelu", K.layers.PReLU(), img, 73)
     conv("prelu_shared", K.layers.PReLU(shared_axes=[1, 2]), img, 74)
     out["rescaling"] = layer_output(B, K.layers.Rescaling(1 / 127.5, offset=-1.0), img)
