@@ -9,6 +9,8 @@ every call the rules accept as `tf.X` does.
 SAME_IN_V1 = frozenset({
     "DType",
     "GradientTape",
+    "Module",
+    "Module.with_name_scope",
     "Tensor",
     "TensorShape",
     "TensorSpec",

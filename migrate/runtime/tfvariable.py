@@ -129,3 +129,119 @@ def Variable(initial_value=None, trainable=None, name=None, dtype=None, shape=No
     parameter.assign_sub = types.MethodType(_assign_sub, parameter)
     parameter.read_value = types.MethodType(_read_value, parameter)
     return parameter
+
+
+def _snake(name: str) -> str:
+    import re
+
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)).lower()
+
+
+class _NameScope:
+    """``module.name_scope``: a context manager that only carries the name (MindSpore has no op names)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name + "/"
+
+    def __enter__(self):
+        return self.name
+
+    def __exit__(self, *exc) -> bool:
+        return False
+
+
+class Module:
+    """``tf.Module``: a container that finds the variables and submodules its attributes hold.
+
+    ``variables``, ``trainable_variables``, ``non_trainable_variables`` and ``submodules``
+    walk the instance's attributes in sorted order, into lists, tuples and dicts, as TF's
+    walk does: the module's own values first, then each submodule's, every object once.
+    A variable is a ``mindspore.Parameter`` (what ``tfvariable.Variable`` makes); a
+    MindSpore ``Cell`` held by an attribute (a converted Keras layer or model) counts as a
+    submodule whose variables are its parameters. A subclass need not call ``__init__``
+    (TF's modules work without it too); the name is then the class's, in snake case.
+    """
+
+    def __init__(self, name=None):
+        if name is not None and not (isinstance(name, str) and name.isidentifier()):
+            raise ValueError(f"{name!r} is not a valid module name. Module names must be valid Python 3 identifiers.")
+        self._module_name = name or _snake(type(self).__name__)
+
+    @property
+    def name(self) -> str:
+        return self.__dict__.get("_module_name") or _snake(type(self).__name__)
+
+    @property
+    def name_scope(self) -> _NameScope:
+        return _NameScope(self.name)
+
+    @classmethod
+    def with_name_scope(cls, method):
+        """TF's decorator that enters the module's name scope: names mean nothing here, so the method as it is."""
+        return method
+
+    def _walk(self, seen=None):
+        """(leaf, is a submodule) for every value the attributes hold, TF's order (a module's own values,
+        then each submodule's, depth first), each object once."""
+        seen = set() if seen is None else seen
+        submodules = []
+        for key in sorted(vars(self)):
+            for leaf in _leaves(vars(self)[key]):
+                if id(leaf) in seen:
+                    continue
+                seen.add(id(leaf))
+                module = _is_module(leaf)
+                yield leaf, module
+                if module:
+                    submodules.append(leaf)
+        for submodule in submodules:
+            if isinstance(submodule, Module):
+                yield from submodule._walk(seen)
+                continue
+            for parameter in submodule.get_parameters():  # a MindSpore Cell: its parameters
+                if id(parameter) not in seen:
+                    seen.add(id(parameter))
+                    yield parameter, False
+
+    @property
+    def variables(self) -> tuple:
+        ms = _ms()
+        return tuple(leaf for leaf, _ in self._walk() if isinstance(leaf, ms.Parameter))
+
+    @property
+    def trainable_variables(self) -> tuple:
+        return tuple(v for v in self.variables if getattr(v, "trainable", v.requires_grad))
+
+    @property
+    def non_trainable_variables(self) -> tuple:
+        return tuple(v for v in self.variables if not getattr(v, "trainable", v.requires_grad))
+
+    @property
+    def submodules(self) -> tuple:
+        return tuple(leaf for leaf, module in self._walk() if module)
+
+
+def _is_module(value) -> bool:
+    if isinstance(value, Module):
+        return True
+    try:
+        from mindspore import nn
+    except ImportError:  # pragma: no cover - the runtime needs MindSpore
+        return False
+    return isinstance(value, nn.Cell)
+
+
+def _leaves(value):
+    """The values a list, tuple or dict (sorted by key, as TF's nest) holds, depth first; else the value."""
+    if isinstance(value, dict):
+        try:
+            keys = sorted(value)
+        except TypeError:  # keys of mixed types
+            keys = sorted(value, key=repr)
+        for key in keys:
+            yield from _leaves(value[key])
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value

@@ -93,3 +93,52 @@ def test_clip_by_global_norm_is_tfs():
                                float(tf.linalg.global_norm([v for v in xs if v is not None])), rtol=1e-6)
     inf = [ms.Tensor(np.array([np.inf, 1.0], np.float32))]
     assert np.isnan(tfmath.clip_by_global_norm(inf, 1.0)[0][0].asnumpy()).all()
+
+
+MODULES = '''
+import tensorflow as tf
+
+
+class Leaf(tf.Module):
+    def __init__(self, base, name=None):
+        super().__init__(name=name)
+        self.z = tf.Variable(base + 1.0)
+        self.a = tf.Variable(base + 2.0, trainable=False)
+
+
+class Tree(tf.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = [Leaf(10.0, name="first"), Leaf(20.0)]
+        self.table = {"b": tf.Variable(3.0), "a": (tf.Variable(4.0), Leaf(30.0))}
+        self.bias = tf.Variable(5.0)
+        self.again = self.bias
+
+
+class NoInit(tf.Module):
+    def __call__(self, x):
+        return x
+
+
+tree = Tree()
+values = [float(v.numpy()) for v in tree.variables]
+trainable = [float(v.numpy()) for v in tree.trainable_variables]
+frozen = [float(v.numpy()) for v in tree.non_trainable_variables]
+names = [m.name for m in tree.submodules]
+own = (tree.name, NoInit().name, Leaf(0.0, name="leaf_1").name)
+'''
+
+
+def test_a_modules_variables_and_submodules_are_found_in_tfs_order():
+    from tests.helpers import convert
+
+    theirs: dict = {}
+    exec(MODULES, theirs)  # noqa: S102 - the test's own program
+    code, findings = convert(MODULES)
+    assert "class Tree(tfvariable.Module):" in code and "tensorflow" not in code
+    ours: dict = {}
+    exec(code, ours)  # noqa: S102
+    for key in ("values", "trainable", "frozen", "names", "own"):
+        assert ours[key] == theirs[key], key
+    with pytest.raises(ValueError, match="not a valid module name"):
+        tfvariable.Module(name="a b")
