@@ -245,3 +245,24 @@ def _leaves(value):
             yield from _leaves(item)
     else:
         yield value
+
+
+_global_step: list = []
+
+
+def get_or_create_global_step(graph=None):
+    """TF 1's ``tf.compat.v1.train.get_or_create_global_step`` run eagerly: one int64 step counter,
+    not trainable, made on the first call and the same variable on every later one."""
+    if graph is not None:
+        raise ValueError("graph is not supported: there are no TF graphs here")
+    with _lock:
+        if not _global_step:
+            _global_step.append(Variable(0, trainable=False, name="global_step", dtype=_ms().int64))
+        return _global_step[0]
+
+
+def get_global_step(graph=None):
+    """TF 1's ``tf.compat.v1.train.get_global_step``: the step counter made so far, or None."""
+    if graph is not None:
+        raise ValueError("graph is not supported: there are no TF graphs here")
+    return _global_step[0] if _global_step else None

@@ -142,3 +142,17 @@ def test_a_modules_variables_and_submodules_are_found_in_tfs_order():
         assert ours[key] == theirs[key], key
     with pytest.raises(ValueError, match="not a valid module name"):
         tfvariable.Module(name="a b")
+
+
+def test_the_global_step_is_one_counter_as_in_tf():
+    from tests.helpers import convert
+
+    program = ("import tensorflow as tf\n\nbefore = tf.compat.v1.train.get_global_step()\n"
+               "a = tf.compat.v1.train.get_or_create_global_step()\nb = tf.compat.v1.train.get_or_create_global_step()\n"
+               "b.assign_add(1)\nresult = (before is None, a is b, int(a.numpy()), a.trainable, "
+               "tf.compat.v1.train.get_global_step() is a)\n")
+    code, _ = convert(program)
+    assert "tensorflow" not in code
+    ours: dict = {}
+    exec(code, ours)  # noqa: S102 - the test's own program
+    assert ours["result"] == (True, True, 1, False, True) and ours["a"].dtype == ms.int64
