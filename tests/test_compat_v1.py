@@ -43,9 +43,15 @@ def test_a_v1_spelling_converts_as_the_v2_spelling(body):
     assert v1.replace("import tensorflow.compat.v1 as tf1\n", "") == v2.replace("import tensorflow as tf\n", "")
 
 
+def test_what_differs_in_v1_converts_with_tf_1s_meaning():
+    """TF 1's `where` picks rows by a vector condition and does not broadcast: its own rule (TFM292)."""
+    out = convert("import tensorflow as tf\n\ny = tf.compat.v1.where(c, a, b)\n")
+    assert "y = tfmath.where_v1(c, a, b)" in out
+
+
 @pytest.mark.parametrize("call, why", [
-    # TF 1's `where` does not broadcast: it picks rows by a vector condition.
-    ("tf.compat.v1.where(c, a, b)", "TFU901"),
+    # TF 1's `where_v2` under its TF 1 name, and `cond`'s TF 1 spelling: no rule of their own
+    ("tf.compat.v1.where_v2(c, a, b)", "TFU901"),
     # TF 1's `shape` takes `name` second, TF 2's `out_type`: its rule lists it with TF 1's
     # order, and `out_type` is not converted in either.
     ("tf.compat.v1.shape(x, out_type=tf.int64)", "TFM204 not converted"),

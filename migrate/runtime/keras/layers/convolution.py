@@ -106,6 +106,13 @@ class Conv1D(_Conv):
 Convolution1D, Convolution2D = Conv1D, Conv2D
 
 
+def _depthwise_kernel(layer, channels: int):
+    """A depthwise layer's kernel `(kh, kw, in, depth_multiplier)` (its initializer, regularizer, constraint)."""
+    return layer.add_weight(name="depthwise_kernel", shape=layer.kernel_size + (channels, layer.depth_multiplier),
+                            initializer=layer.kernel_initializer, regularizer=layer.kernel_regularizer,
+                            constraint=layer.kernel_constraint)
+
+
 class DepthwiseConv2D(Conv2D):
     """Keras's DepthwiseConv2D: each input channel convolved with its own `depth_multiplier`
     filters, kernel `(kh, kw, in, depth_multiplier)`, output channel `c * depth_multiplier + m`
@@ -126,11 +133,7 @@ class DepthwiseConv2D(Conv2D):
     def build(self, input_shape):
         channels = int(input_shape[-1] if self.data_format == "channels_last" else input_shape[1])
         self.groups, self.filters = channels, channels * self.depth_multiplier
-        self.depthwise_kernel = self.add_weight(name="depthwise_kernel",
-                                                shape=self.kernel_size + (channels, self.depth_multiplier),
-                                                initializer=self.kernel_initializer,
-                                                regularizer=self.kernel_regularizer,
-                                                constraint=self.kernel_constraint)
+        self.depthwise_kernel = _depthwise_kernel(self, channels)
         self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
                                     regularizer=self.bias_regularizer,
                                     constraint=self.bias_constraint) if self.use_bias else None
@@ -169,11 +172,7 @@ class SeparableConv2D(Conv2D):
     def build(self, input_shape):
         channels = int(input_shape[-1] if self.data_format == "channels_last" else input_shape[1])
         self.groups = channels
-        self.depthwise_kernel = self.add_weight(name="depthwise_kernel",
-                                                shape=self.kernel_size + (channels, self.depth_multiplier),
-                                                initializer=self.kernel_initializer,
-                                                regularizer=self.kernel_regularizer,
-                                                constraint=self.kernel_constraint)
+        self.depthwise_kernel = _depthwise_kernel(self, channels)
         self.pointwise_kernel = self.add_weight(name="pointwise_kernel",
                                                 shape=(1, 1, channels * self.depth_multiplier, self.filters),
                                                 initializer=self.pointwise_initializer,

@@ -45,20 +45,13 @@ class Adam(Optimizer):
         beta_2_power = np.power(f32(self.beta_2), local_step)
         return learning_rate * _scalar(np.sqrt(f32(1) - beta_2_power)) / _scalar(f32(1) - beta_1_power)
 
-    def _update_variables(self, grads, variables, learning_rate) -> None:
-        # The bias corrections once per step, shared by every variable.
-        self._step_alpha = self._alpha(learning_rate)
-        try:
-            super()._update_variables(grads, variables, learning_rate)
-        finally:
-            self._step_alpha = None
+    def _per_step(self, learning_rate):
+        return self._alpha(learning_rate)  # the bias corrections, shared by every variable
 
     def update_step(self, gradient, variable, learning_rate):
         ops = _ops()
         index = self._get_variable_index(variable)
-        alpha = getattr(self, "_step_alpha", None)
-        if alpha is None:  # called on its own, as a custom optimizer's code may
-            alpha = self._alpha(learning_rate)
+        alpha = self._step(learning_rate)
         m = self._momentums[index]
         v = self._velocities[index]
         ops.assign_add(m, (gradient - m) * (1 - self.beta_1))

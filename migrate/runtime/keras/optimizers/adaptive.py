@@ -89,20 +89,15 @@ class Adamax(_Adaptive):
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
         self._m: list = []
         self._u: list = []
-        self._correction = None
 
     def _build_slots(self, variables):
         m, u = self.add_optimizer_variables(variables, ["momentum", "norm"])
         self._m.extend(m)
         self._u.extend(u)
 
-    def _update_variables(self, grads, variables, learning_rate) -> None:
+    def _per_step(self, learning_rate):
         step = np.float32(int(self._iterations.asnumpy()) + 1)  # one read of `iterations` per step
-        self._correction = _scalar(np.float32(1) - np.power(np.float32(self.beta_1), step))
-        try:
-            super()._update_variables(grads, variables, learning_rate)
-        finally:
-            self._correction = None
+        return _scalar(np.float32(1) - np.power(np.float32(self.beta_1), step))
 
     def update_step(self, gradient, variable, learning_rate):
         ops = _ops()
@@ -110,7 +105,7 @@ class Adamax(_Adaptive):
         m, u = self._m[index], self._u[index]
         ops.assign_add(m, (gradient - m) * (1 - self.beta_1))
         ops.assign(u, ops.maximum(self.beta_2 * u, ops.abs(gradient)))
-        ops.assign_sub(variable, (learning_rate * m) / (self._correction * (u + self.epsilon)))
+        ops.assign_sub(variable, (learning_rate * m) / (self._step(learning_rate) * (u + self.epsilon)))
 
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon}

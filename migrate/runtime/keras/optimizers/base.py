@@ -326,9 +326,26 @@ class Optimizer:
         ops.assign_add(self._iterations, as_tensor(np.array(1, dtype=np.int64), "int64"))
 
     def _update_variables(self, grads, variables, learning_rate) -> None:
-        """Apply `update_step` to every (gradient, variable); optimizers may update all at once instead."""
-        for grad, variable in zip(grads, variables):
-            self.update_step(grad, variable, learning_rate)
+        """Apply `update_step` to every (gradient, variable); optimizers may update all at once instead.
+
+        What :meth:`_per_step` computes (bias corrections from one read of `iterations`) is
+        computed once for the step and shared by every variable's update."""
+        self._step_values = self._per_step(learning_rate)
+        try:
+            for grad, variable in zip(grads, variables):
+                self.update_step(grad, variable, learning_rate)
+        finally:
+            self._step_values = None
+
+    def _per_step(self, learning_rate):
+        """Values every variable's update of this step shares (None: none)."""
+        return None
+
+    def _step(self, learning_rate):
+        """This step's :meth:`_per_step` values (computed here when `update_step` is called on its own,
+        as a custom optimizer's code may)."""
+        values = getattr(self, "_step_values", None)
+        return values if values is not None else self._per_step(learning_rate)
 
     def update_step(self, gradient, variable, learning_rate) -> None:
         raise NotImplementedError

@@ -34,7 +34,6 @@ class Nadam(Optimizer):
         self._momentums: list = []
         self._velocities: list = []
         self._products: list = [f32(1.0)]  # u_product after 0, 1, 2, ... steps
-        self._step_scalars = None
 
     def _build_slots(self, variables):
         momentums, velocities = self.add_optimizer_variables(variables, ["momentum", "velocity"])
@@ -53,17 +52,13 @@ class Nadam(Optimizer):
                                       * (f32(1.0) - f32(0.5) * np.power(f32(0.96), k))))
         return self._u(t), self._u(t + 1), self._products[t], f32(1) - np.power(f32(self.beta_2), f32(t))
 
-    def _update_variables(self, grads, variables, learning_rate) -> None:
-        self._step_scalars = self._scalars()
-        try:
-            super()._update_variables(grads, variables, learning_rate)
-        finally:
-            self._step_scalars = None
+    def _per_step(self, learning_rate):
+        return self._scalars()
 
     def update_step(self, gradient, variable, learning_rate):
         ops = _ops()
         index = self._get_variable_index(variable)
-        u_t, u_next, product, beta_2_correction = self._step_scalars or self._scalars()
+        u_t, u_next, product, beta_2_correction = self._step(learning_rate)
         m, v = self._momentums[index], self._velocities[index]
         ops.assign_add(m, (gradient - m) * (1 - self.beta_1))
         ops.assign_add(v, (ops.square(gradient) - v) * (1 - self.beta_2))
