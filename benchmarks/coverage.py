@@ -49,6 +49,24 @@ _TF_MODULE = r"(?:tensorflow|horovod\.(?:tensorflow|keras))"
 _TF_IMPORT = re.compile(rf"^\s*(?:import\s+{_TF_MODULE}(?:\.|\s|$|,)|from\s+{_TF_MODULE}(?:\.|\s))", re.M)
 
 
+def _imports_tf(code: str) -> bool:
+    """Whether ``code`` imports TensorFlow (or Horovod's TF API) in a statement, not in a docstring's
+    example; read line by line where the code does not parse (a notebook's magics)."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return bool(_TF_IMPORT.search(code))
+    pattern = re.compile(rf"^{_TF_MODULE}(?:\.|$)")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(pattern.match(alias.name) for alias in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module and pattern.match(node.module):
+            return True
+    return False
+
+
 def _code_of(path: Path) -> str:
     """The Python text of a converted ``.py`` file or notebook's code cells."""
     text = path.read_text(encoding="utf-8", errors="replace")
@@ -201,7 +219,7 @@ def measure(tree: Path, jobs: int) -> dict:
             code = None
             if converted.is_file():
                 code = _code_of(converted)
-                still_tf = bool(_TF_IMPORT.search(code))
+                still_tf = _imports_tf(code)
                 said = still_tf and "# migrate:" in code
             went = _went(every, targets, shim_names, _code_of(src) if src.is_file() else "", code,
                          _cell_offsets(src) if src.suffix == ".ipynb" and src.is_file() else None)
