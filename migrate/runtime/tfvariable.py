@@ -248,6 +248,7 @@ def _leaves(value):
 
 
 _global_step: list = []
+_global_step_lock = threading.Lock()  # (not `_lock`, which Variable takes for its name)
 
 
 def get_or_create_global_step(graph=None):
@@ -255,7 +256,7 @@ def get_or_create_global_step(graph=None):
     not trainable, made on the first call and the same variable on every later one."""
     if graph is not None:
         raise ValueError("graph is not supported: there are no TF graphs here")
-    with _lock:
+    with _global_step_lock:
         if not _global_step:
             _global_step.append(Variable(0, trainable=False, name="global_step", dtype=_ms().int64))
         return _global_step[0]
