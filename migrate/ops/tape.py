@@ -460,7 +460,7 @@ def _own_uses(view, scopes, bindings: list, tape: cst.Name, with_statement: cst.
     scope = scopes.get(tape)
     uses = []
     for read in reads:
-        if not _read_in_scope(scopes, scope, read, tape):
+        if not _read_in_scope(scopes, scope, read):
             if _own_read_elsewhere(scopes, read, tape):
                 continue
             return None  # a closure's read: which tape it sees depends on when it runs
@@ -477,7 +477,7 @@ def _own_uses(view, scopes, bindings: list, tape: cst.Name, with_statement: cst.
     return uses
 
 
-def _read_in_scope(scopes, scope, read, tape: cst.Name) -> bool:
+def _read_in_scope(scopes, scope, read) -> bool:
     """Whether ``read`` is in ``scope`` (a comprehension there runs where it stands, so its reads count)."""
     inner = scopes.get(read)
     while isinstance(inner, ComprehensionScope):
@@ -511,7 +511,7 @@ def _own_uses_nested(view, scopes, bindings: list, tape: cst.Name, with_statemen
     scope = scopes.get(tape)
     uses = []
     for read in {access.node for b in bindings for access in b.references}:
-        if not _read_in_scope(scopes, scope, read, tape):
+        if not _read_in_scope(scopes, scope, read):
             if _own_read_elsewhere(scopes, read, tape):
                 continue
             return None

@@ -726,12 +726,7 @@ def _ms():
 
 
 def _int_dtype(dtype, default):
-    ms = _ms()
-    if dtype is None:
-        return default
-    if isinstance(dtype, ms.dtype.Type):
-        return dtype
-    return as_dtype(dtype)
+    return default if dtype is None else as_dtype(dtype)
 
 
 def unique(x, out_idx=None, name=None):
@@ -777,7 +772,8 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=None, name=None)
     low, high = (value_range.asnumpy().tolist() if hasattr(value_range, "asnumpy") else list(value_range))
     nbins = int(nbins.asnumpy()) if hasattr(nbins, "asnumpy") else int(nbins)
     step = (float(high) - float(low)) / nbins
-    offset = ops.maximum(values, _ms().Tensor(low, values.dtype)) - _ms().Tensor(low, values.dtype)
+    low_value = ms.Tensor(low, values.dtype)
+    offset = ops.maximum(values, low_value) - low_value
     bins = ops.minimum(offset.astype(ms.float64) / step, float(nbins - 1)).astype(ms.int32)
     return ops.bincount(bins, minlength=nbins).astype(_int_dtype(dtype, ms.int32))
 
@@ -914,7 +910,8 @@ def where_v1(condition, x=None, y=None, name=None):
         return ops.nonzero(condition).astype(_ms().int64)
     if x is None or y is None:
         raise ValueError("x and y must both be given, or neither")
-    x, y = _tensor(x), _tensor(y, like=None if not isinstance(x, _ms().Tensor) else x)
+    like = x if isinstance(x, _ms().Tensor) else None  # (y as TF takes it beside a tensor x)
+    x, y = _tensor(x), _tensor(y, like=like)
     if condition.ndim == 1 and x.ndim > 1:
         if condition.shape[0] != x.shape[0]:
             raise ValueError(f"a rank-1 condition of {condition.shape[0]} elements chooses rows of x, which has "

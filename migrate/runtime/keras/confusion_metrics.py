@@ -184,36 +184,31 @@ class FalseNegatives(_ConditionCount):
     _counts = (("fn", "accumulator"),)
 
 
-class Precision(_Confusion):
-    """``tp / (tp + fp)`` per threshold (0.5 by default; with ``top_k``, the top k of each row)."""
+class _Ratio(_Confusion):
+    """``tp / (tp + other)`` per threshold (0.5 by default; with ``top_k``, the top k of each row),
+    ``other`` the second of ``_counts``."""
+
+    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
+        super().__init__(thresholds, top_k, class_id, name, dtype, default=0.5 if top_k is None else NEG_INF)
+
+    def result(self):
+        tp, other = (getattr(self, attribute).asnumpy() for _, attribute in self._counts)
+        return self._value(_divide_no_nan(tp, tp + other))
+
+    def get_config(self):
+        return {**super().get_config(), "top_k": self.top_k, "class_id": self.class_id}
+
+
+class Precision(_Ratio):
+    """``tp / (tp + fp)``."""
 
     _counts = (("tp", "true_positives"), ("fp", "false_positives"))
 
-    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
-        super().__init__(thresholds, top_k, class_id, name, dtype, default=0.5 if top_k is None else NEG_INF)
 
-    def result(self):
-        tp = self.true_positives.asnumpy()
-        return self._value(_divide_no_nan(tp, tp + self.false_positives.asnumpy()))
-
-    def get_config(self):
-        return {**super().get_config(), "top_k": self.top_k, "class_id": self.class_id}
-
-
-class Recall(_Confusion):
-    """``tp / (tp + fn)`` per threshold (0.5 by default; with ``top_k``, the top k of each row)."""
+class Recall(_Ratio):
+    """``tp / (tp + fn)``."""
 
     _counts = (("tp", "true_positives"), ("fn", "false_negatives"))
-
-    def __init__(self, thresholds=None, top_k=None, class_id=None, name=None, dtype=None):
-        super().__init__(thresholds, top_k, class_id, name, dtype, default=0.5 if top_k is None else NEG_INF)
-
-    def result(self):
-        tp = self.true_positives.asnumpy()
-        return self._value(_divide_no_nan(tp, tp + self.false_negatives.asnumpy()))
-
-    def get_config(self):
-        return {**super().get_config(), "top_k": self.top_k, "class_id": self.class_id}
 
 
 class AUC(Metric):
