@@ -131,6 +131,13 @@ def test_keras_fit(ranks):
         np.testing.assert_allclose(got["local_fit_loss"], [np.mean(y ** 2)], rtol=1e-5)
 
 
+def test_load_model_distributes_the_optimizer_again(ranks):
+    for got in ranks:
+        assert got["loaded_optimizer"] == "DistributedSGD"
+        # the loaded copy's next epoch, gradients averaged across ranks, equals the saved model's
+        assert got["loaded_trains_as_saved"] == [True, True]
+
+
 def test_learning_rate_warmup(ranks):
 
     expected = [0.2 / SIZE * ((epoch + 1) * (SIZE - 1) / 2 + 1) for epoch in range(2)] + [0.2]

@@ -43,7 +43,7 @@ __all__ = [
     "Average", "Sum", "Adasum", "Min", "Max", "Product", "Compression", "ReduceOp",
     "allreduce", "grouped_allreduce", "allgather", "broadcast", "broadcast_variables", "broadcast_object",
     "allgather_object", "allreduce_gradients", "DistributedOptimizer", "DistributedGradientTape",
-    "broadcast_global_variables", "join", "barrier", "global_process_set", "callbacks", "run",
+    "broadcast_global_variables", "join", "barrier", "global_process_set", "callbacks", "run", "load_model",
 ]
 
 
@@ -466,6 +466,12 @@ class _Distributed:
     config starts from the same settings.
     """
 
+    @property
+    def _config_class(self):
+        """The optimizer's own class, which a saved model names (`load_model` wraps it again)."""
+        return type(self).__mro__[2]
+
+
     _hvd_settings: tuple
 
     def hvd_reduce_gradients(self, grads):
@@ -534,6 +540,20 @@ def DistributedOptimizer(optimizer, name=None, use_locking=False, device_dense="
     wrapped = object.__new__(cls)
     wrapped.__dict__ = optimizer.__dict__  # one state: the optimizer's slots, steps and learning rate
     return wrapped
+
+
+def load_model(filepath, custom_optimizers=None, custom_objects=None, compression=Compression.none):
+    """Horovod's `load_model`: Keras's (`migrate.runtime.keras.models.load_model`), its optimizer
+    wrapped in `DistributedOptimizer` again, its saved state kept."""
+    from ..keras.models import load_model as keras_load_model
+
+    objects = dict(custom_objects or {})
+    for optimizer_class in custom_optimizers or []:
+        objects.setdefault(optimizer_class.__name__, optimizer_class)
+    model = keras_load_model(filepath, custom_objects=objects)
+    if model.optimizer is not None:
+        model.optimizer = DistributedOptimizer(model.optimizer, compression=compression)
+    return model
 
 
 def run(func, args=(), kwargs=None, np=1, **launcher_options):

@@ -390,11 +390,7 @@ class BackupAndRestore(Callback):
                 shutil.copy(self._weights_path, self._prev_weights_path)
             if self.double_checkpoint and os.path.exists(self._training_metadata_path):
                 shutil.copy(self._training_metadata_path, self._prev_training_metadata_path)
-        entries = saving.weight_entries("weights/", self.model.weights)
-        optimizer = self.model.optimizer
-        if optimizer is not None:
-            entries += [(f"optimizer/{key}", value) for key, value in optimizer.checkpoint_entries()]
-        saving.write_entries(self._weights_path, entries)  # rank 0 writes, every rank waits
+        saving.write_entries(self._weights_path, saving.model_entries(self.model))  # rank 0 writes, every rank waits
         if rank == 0:
             temporary = f"{self._training_metadata_path}.tmp"
             with open(temporary, "w") as handle:

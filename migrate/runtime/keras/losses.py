@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from . import backend
 from ._tensors import as_float, as_tensor, is_tensor
+from .serialization import AutoConfig
 
 
 def _ops():
@@ -123,7 +124,7 @@ def reduce_weighted_values(values, sample_weight=None, reduction="sum_over_batch
     return reduce_values(values, sample_weight, reduction)
 
 
-class Loss:
+class Loss(AutoConfig):
     """Base class: subclasses implement `call(y_true, y_pred)` returning per-example losses."""
 
     def __init__(self, name=None, reduction="sum_over_batch_size", dtype=None):
@@ -146,11 +147,15 @@ class Loss:
         raise NotImplementedError
 
     def get_config(self) -> dict:
-        return {"name": self.name, "reduction": self.reduction}
+        from .serialization import with_auto_config
+
+        return with_auto_config(self, {"name": self.name, "reduction": self.reduction})
 
     @classmethod
     def from_config(cls, config):
-        return cls(**config)
+        from .serialization import deserialize_value
+
+        return cls(**deserialize_value(config))
 
 
 def _with_logits(tensor, logits):

@@ -18,6 +18,7 @@ import functools
 import numpy as np
 
 from . import losses as losses_module
+from .serialization import AutoConfig
 from ._tensors import as_float, as_tensor, contiguous
 
 
@@ -37,7 +38,7 @@ def _synchronized_result(result):
     return wrapper
 
 
-class Metric:
+class Metric(AutoConfig):
     """Base class: `update_state`, `result`, `reset_state` (also `reset_states`), calling = update + result."""
 
     def __init_subclass__(cls, **kwargs):
@@ -98,7 +99,9 @@ class Metric:
         return self.result()
 
     def get_config(self) -> dict:
-        return {"name": self.name, "dtype": self.dtype}
+        from .serialization import with_auto_config
+
+        return with_auto_config(self, {"name": self.name, "dtype": self.dtype})
 
     @contextlib.contextmanager
     def _synchronized(self):

@@ -36,50 +36,48 @@ class KerasTensor:
     def __repr__(self):
         return f"<KerasTensor shape={self.shape}, dtype={self.dtype}, name={self.name}>"
 
-    # arithmetic records operation layers
+    # arithmetic records operation layers (saveable: each is a `TensorOperation` of a named operation)
     def __add__(self, other):
-        return _binary(lambda a, b: a + b, self, other)
+        return _binary("add", self, other)
 
     def __radd__(self, other):
-        return _binary(lambda a, b: b + a, self, other)
+        return _binary("add", self, other, reverse=True)
 
     def __sub__(self, other):
-        return _binary(lambda a, b: a - b, self, other)
+        return _binary("subtract", self, other)
 
     def __rsub__(self, other):
-        return _binary(lambda a, b: b - a, self, other)
+        return _binary("subtract", self, other, reverse=True)
 
     def __mul__(self, other):
-        return _binary(lambda a, b: a * b, self, other)
+        return _binary("multiply", self, other)
 
     def __rmul__(self, other):
-        return _binary(lambda a, b: b * a, self, other)
+        return _binary("multiply", self, other, reverse=True)
 
     def __truediv__(self, other):
-        return _binary(lambda a, b: a / b, self, other)
+        return _binary("divide", self, other)
 
     def __matmul__(self, other):
-        from mindspore import ops
-
-        return _binary(lambda a, b: ops.matmul(a, b), self, other)
+        return _binary("matmul", self, other)
 
     def __neg__(self):
-        from .layers.core import Lambda
+        from .layers.core import TensorOperation
 
-        return Lambda(lambda a: -a)(self)
+        return TensorOperation("negative")(self)
 
     def __getitem__(self, item):
-        from .layers.core import Lambda
+        from .layers.core import TensorOperation
 
-        return Lambda(lambda a: a[item])(self)
+        return TensorOperation("getitem", item)(self)
 
 
-def _binary(fn, left, right):
-    from .layers.core import Lambda
+def _binary(operation, left, right, reverse=False):
+    from .layers.core import TensorOperation
 
     if isinstance(right, KerasTensor):
-        return Lambda(lambda pair: fn(pair[0], pair[1]))([left, right])
-    return Lambda(lambda a: fn(a, right))(left)
+        return TensorOperation(operation, reverse=reverse)([left, right])
+    return TensorOperation(operation, right, reverse=reverse)(left)
 
 
 class Node:

@@ -188,6 +188,26 @@ def test_callbacks_reduce_lr_csv_logger_class_weight_and_backup_and_restore(sing
     assert backup["max_difference_to_uninterrupted"] == tf_backup["max_difference_to_uninterrupted"] == 0.0
 
 
+def test_saved_models_load_compiled_and_train_on_as_keras(single):
+    ours, theirs = single
+    mine, keras = ours["saving"], theirs["saving"]
+    assert "__error__" not in mine, mine.get("__error__")
+    sequential, tf_sequential = mine["sequential_adam"], keras["sequential_adam"]
+    for key in ("max_difference_after_load", "optimizer", "iterations", "max_difference_to_unsaved"):
+        assert sequential[key] == tf_sequential[key], key
+    # The loaded model went on from Adam's saved moments: its next epochs are the unsaved model's.
+    assert sequential["max_difference_to_unsaved"] == 0.0 and sequential["iterations"] == 12
+    _check(sequential, tf_sequential, rtol=1e-4, atol_scale=1e-4, keys=["history", "weights"])
+    graph, tf_graph = mine["functional_graph"], keras["functional_graph"]
+    for key in ("layer_classes", "weight_shapes", "clone_shapes", "json_shapes"):
+        assert graph[key] == tf_graph[key], key
+    assert graph["clone_with_weights_max_difference"] == 0.0
+    _check(graph, tf_graph, rtol=1e-5, keys=["predict"])
+    assert mine["subclassed"]["class"] == keras["subclassed"]["class"] == "TwoLayers"
+    assert mine["subclassed"]["hidden"] == 7
+    _check(mine["subclassed"], keras["subclassed"], rtol=1e-5, keys=["predict"])
+
+
 def test_metrics_update_result_reset(single):
     ours, theirs = single
     _check(ours["metrics"], theirs["metrics"], rtol=1e-6)

@@ -97,6 +97,14 @@ history = model.fit(x, y, batch_size=3, epochs=2, shuffle=False, verbose=0,
                                hvd_callbacks.MetricAverageCallback()])
 results["fit_loss"] = [float(v) for v in history.history["loss"]]
 results["fit_weights"] = [arr(w) for w in model.get_weights()]
+# hvd.load_model: what model.save wrote (rank 0), the optimizer distributed again, training on alike
+out.mkdir(parents=True, exist_ok=True)
+model.save(str(out / "fitted.keras"))
+loaded = hvd.load_model(str(out / "fitted.keras"))
+results["loaded_optimizer"] = type(loaded.optimizer).__name__
+loaded.fit(x, y, batch_size=3, epochs=1, shuffle=False, verbose=0)
+model.fit(x, y, batch_size=3, epochs=1, shuffle=False, verbose=0)
+results["loaded_trains_as_saved"] = [arr(a) == arr(b) for a, b in zip(loaded.get_weights(), model.get_weights())]
 local = mk.Sequential([mk.layers.Dense(1, kernel_initializer="zeros")])
 local.compile(optimizer=mk.optimizers.SGD(0.1), loss="mse")
 results["local_fit_loss"] = [float(v) for v in local.fit(x, y, batch_size=6, epochs=1, verbose=0).history["loss"]]

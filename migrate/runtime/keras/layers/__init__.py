@@ -5,7 +5,8 @@ from .base import Layer
 from .convolution import (Conv1D, Conv2D, Conv2DTranspose, Convolution1D, Convolution2D, Convolution2DTranspose,
                           DepthwiseConv2D, SeparableConv2D, SeparableConvolution2D, UpSampling2D)
 from .core import (Activation, AlphaDropout, Dense, Dropout, Embedding, Flatten, Identity, InputLayer, Lambda, LeakyReLU, Permute,
-                   PReLU, ReLU, Rescaling, Resizing, ZeroPadding2D, RepeatVector, Reshape, Softmax, SpatialDropout1D, SpatialDropout2D)
+                   PReLU, ReLU, Rescaling, Resizing, ZeroPadding2D, RepeatVector, Reshape, Softmax, SpatialDropout1D, SpatialDropout2D,
+                   TensorOperation)
 from .merging import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate,
                       maximum, minimum, multiply, subtract)
 from .normalization import BatchNormalization, LayerNormalization, Normalization

@@ -36,6 +36,7 @@ from .. import initializers as initializers_module
 from ..autodiff import LiveWeights
 from .. import constraints as constraints_module
 from .. import regularizers as regularizers_module
+from ..serialization import AutoConfig, with_auto_config
 from .._tensors import _ms_dtype, as_tensor, contiguous, map_structure, tensor_of
 
 _name_counters: collections.Counter = collections.Counter()
@@ -119,7 +120,7 @@ def _autocast_for(layer, compute: str):
     return contextlib.nullcontext()
 
 
-class Layer(nn.Cell):
+class Layer(AutoConfig, nn.Cell):
     """Base class of every Keras layer and model here (a MindSpore Cell).
 
     Subclass as in Keras: create weights in `build(input_shape)` with `add_weight`,
@@ -346,7 +347,9 @@ class Layer(nn.Cell):
     def _maybe_build(self, inputs) -> None:
         if self.built:
             return
-        self.build(shape_of(inputs))
+        shape = shape_of(inputs)
+        self.__dict__["_build_input_shape"] = shape  # what a loaded model is built with (`load_model`)
+        self.build(shape)
         self.built = True
 
     def call(self, inputs, *args, **kwargs):
@@ -408,11 +411,16 @@ class Layer(nn.Cell):
     # --- misc Keras API ------------------------------------------------------------------
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self._trainable, "dtype": self.dtype_policy.name}
+        """The constructor's arguments (as given; a subclass adds what it changed since) with the
+        layer's name, trainability and dtype policy."""
+        return with_auto_config(self, {"name": self.name, "trainable": self._trainable,
+                                       "dtype": self.dtype_policy.name})
 
     @classmethod
     def from_config(cls, config):
-        return cls(**config)
+        from ..serialization import deserialize_value
+
+        return cls(**deserialize_value(config))
 
     def compute_output_shape(self, input_shape):
         from .. import symbolic

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from .. import activations, initializers
+from .._tensors import as_tensor
 from ..symbolic import KerasTensor, Node
 from .base import KernelLayer, Layer
 
@@ -57,7 +60,8 @@ class InputLayer(Layer):
         return inputs
 
     def get_config(self):
-        return {"batch_shape": self.batch_shape, "dtype": self.dtype, "name": self.name}
+        return {"batch_shape": self.batch_shape, "dtype": getattr(self.output, "dtype", None) or self.dtype,
+                "name": self.name}
 
 
 class Dense(KernelLayer):
@@ -369,6 +373,40 @@ class Lambda(Layer):
 
     def call(self, inputs):
         return self.function(inputs, **self.arguments)
+
+
+def _operations():
+    ops = _ops()
+    return {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply": lambda a, b: a * b,
+            "divide": lambda a, b: a / b, "matmul": ops.matmul}
+
+
+class TensorOperation(Layer):
+    """Arithmetic on the functional API's tensors (`x + y`, `2 * x`, `-x`, `x[:, 0]`) as a layer: the
+    operation by name and its constant operand, so that a saved graph holds it as configuration."""
+
+    def __init__(self, operation, operand=None, reverse=False, **kwargs):
+        super().__init__(**kwargs)
+        if operation not in ("negative", "getitem") and operation not in _operations():
+            raise ValueError(f"Unknown tensor operation: {operation!r}")
+        self.operation, self.operand, self.reverse = operation, operand, bool(reverse)
+        self._call_takes_training = False
+
+    def call(self, inputs):
+        if self.operation == "negative":
+            return -inputs
+        if self.operation == "getitem":
+            return inputs[self.operand]
+        if self.operand is None:
+            a, b = inputs
+        else:
+            operand = self.operand
+            a, b = inputs, as_tensor(operand) if isinstance(operand, np.ndarray) else operand
+        return _operations()[self.operation](*((b, a) if self.reverse else (a, b)))
+
+    def get_config(self):
+        return {**super().get_config(), "operation": self.operation, "operand": self.operand,
+                "reverse": self.reverse}
 
 
 class Identity(Layer):

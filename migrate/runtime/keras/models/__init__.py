@@ -1,19 +1,31 @@
-"""`tf.keras.models`: Model, Sequential (and `load_model`, which needs the architecture in code)."""
+"""`tf.keras.models`: Model, Sequential, and whole models saved and rebuilt (`load_model`,
+`clone_model`, `model_from_json`, `model_from_config`)."""
 
+from ..saving import load_model
+from .functional import clone_model
 from .model import Functional, Model
 from .sequential import Sequential
 
 
-def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):
-    raise NotImplementedError(
-        "migrate's Keras saves weights only (MindSpore checkpoints): build the model in code, then call "
-        f"model.load_weights({str(filepath)!r})")
+def save_model(model, filepath, overwrite=True, **kwargs):
+    """`keras.models.save_model(model, path)`: `model.save(path)`."""
+    model.save(filepath, overwrite=overwrite, **kwargs)
 
 
-def clone_model(model, input_tensors=None, clone_function=None):
-    raise NotImplementedError(
-        "migrate's Keras models carry no architecture to copy (MindSpore checkpoints hold weights only): "
-        "build the clone with the code that built the model")
+def model_from_config(config, custom_objects=None):
+    """A model from `{"class_name", "config"}` (what `serialize` gives; Keras 2's form too)."""
+    from ..serialization import deserialize_object
+
+    if "module" not in config:
+        config = {"module": "keras.layers", "registered_name": None, **config}
+    return deserialize_object(config, custom_objects)
 
 
-__all__ = ["Model", "Sequential", "Functional", "load_model", "clone_model"]
+def model_from_json(json_string, custom_objects=None):
+    """The model `model.to_json()` described (new weights)."""
+    import json
+
+    return model_from_config(json.loads(json_string), custom_objects)
+
+
+__all__ = ["Model", "Sequential", "Functional", "load_model", "save_model", "clone_model", "model_from_config", "model_from_json"]

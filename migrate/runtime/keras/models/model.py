@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .. import saving
 from .. import symbolic
+from . import functional
 from .._tensors import flatten
 from ..layers.base import Layer, unique_name
 from ..layers.core import InputLayer
@@ -136,12 +137,55 @@ class Model(Trainer, Layer):
         saving.load_weights(self, filepath)
         return _LoadStatus()
 
-    def save(self, filepath, overwrite=True, save_format=None, **kwargs) -> None:
-        """Save the weights to `filepath` (the architecture is code: rebuild the model, then `load_weights`)."""
-        saving.save_weights(self, filepath)
+    def save(self, filepath, overwrite=True, save_format=None, include_optimizer=True, **kwargs) -> None:
+        """Write the model: its architecture (Keras 3's config), compile arguments, weights and optimizer
+        state, in one MindSpore checkpoint at `filepath` (a directory path: a file inside it), which
+        `load_model` reads back. Rank 0 writes, atomically; every process waits for it."""
+        saving.save_model(self, filepath, include_optimizer=include_optimizer)
+
+    def to_json(self, **kwargs) -> str:
+        import json
+
+        from ..serialization import serialize_object
+
+        return json.dumps(serialize_object(self), **kwargs)
+
+    # --- configuration (what `save`, `to_json` and `clone_model` rebuild from) -------------------
+
+    _config_holds_layers = True  # `from_config` takes the raw config: its layers come with their links
 
     def get_config(self) -> dict:
-        return {"name": self.name, "trainable": self.trainable}
+        """A functional model's layers and their links (Keras 3's form); a subclassed model's
+        constructor arguments."""
+        if self._graph_inputs is None:
+            return Layer.get_config(self)
+        return functional.graph_config(self)
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None, safe_mode=True):
+        from ..serialization import deserialize_value
+
+        if "input_layers" in config and "layers" in config:
+            return functional.graph_from_config(cls, config, custom_objects, safe_mode)
+        try:
+            return cls(**deserialize_value(config, custom_objects, safe_mode))
+        except TypeError as error:
+            raise TypeError(
+                f"Unable to revive model {cls.__name__} from its config ({error}). A subclassed model is rebuilt by "
+                "calling its constructor with its config: its `get_config()` must return the constructor's "
+                "arguments.") from None
+
+    def _compile_config(self) -> dict:
+        return {"optimizer": self.optimizer, "loss": self._loss_spec, "loss_weights": self._loss_weights,
+                "metrics": self._metric_specs or None, "weighted_metrics": self._weighted_metric_specs or None}
+
+    def _build_for_restore(self, input_shape) -> None:
+        """Create the weights of a model whose layers build at their first call (a loaded subclassed
+        model), by running it once on zeros of `input_shape`, as Keras builds it from its build config."""
+        if type(self).build is not Layer.build:
+            self.build(input_shape)
+        if not self.weights:
+            symbolic.infer_output_shape(self, input_shape)
 
 
 class _LoadStatus:

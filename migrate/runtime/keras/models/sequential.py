@@ -72,6 +72,19 @@ class Sequential(Model):
         self._graph_outputs_shape = x.shape
         self.built = True
 
+    def get_config(self) -> dict:
+        from ..serialization import serialize_object
+
+        layers = ([self._input_layer] if self._input_layer is not None else []) + list(self._stack)
+        return {"name": self.name, "trainable": self.trainable, "layers": [serialize_object(l) for l in layers]}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None, safe_mode=True):
+        from ..serialization import deserialize_value
+
+        layers = deserialize_value(config.get("layers", []), custom_objects, safe_mode)
+        return cls(layers, name=config.get("name"), trainable=config.get("trainable", True))
+
     def call(self, inputs, training=None, mask=None):
         x = inputs
         for layer in self._stack:

@@ -152,14 +152,18 @@ class Optimizer:
         return _VariableList(out + list(self._variables))
 
     def get_config(self) -> dict:
+        from ..serialization import serialize_object
+
         rate = self._learning_rate
-        return {"name": self.name, "learning_rate": rate.get_config() if hasattr(rate, "get_config")
+        return {"name": self.name, "learning_rate": serialize_object(rate) if hasattr(rate, "get_config")
                 else float(self.current_learning_rate()), "weight_decay": self.weight_decay,
                 "clipnorm": self.clipnorm, "clipvalue": self.clipvalue, "global_clipnorm": self.global_clipnorm}
 
     @classmethod
-    def from_config(cls, config):
-        return cls(**config)
+    def from_config(cls, config, custom_objects=None):
+        from ..serialization import deserialize_value
+
+        return cls(**deserialize_value(config, custom_objects))
 
     # --- slots ---------------------------------------------------------------------------
 

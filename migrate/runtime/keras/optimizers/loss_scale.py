@@ -93,8 +93,9 @@ class LossScaleOptimizer(Optimizer):
         self.inner_optimizer.restore_entries(entries_under("inner_optimizer/", values))
 
     def get_config(self) -> dict:
-        return {"name": self.name, "inner_optimizer": {"class_name": type(self.inner_optimizer).__name__,
-                                                       "config": self.inner_optimizer.get_config()},
+        from ..serialization import serialize_object
+
+        return {"name": self.name, "inner_optimizer": serialize_object(self.inner_optimizer),
                 "initial_scale": self.initial_scale, "dynamic_growth_steps": self.dynamic_growth_steps}
 
     # --- scaling -----------------------------------------------------------------------------

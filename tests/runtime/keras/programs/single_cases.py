@@ -546,9 +546,88 @@ def case_callbacks(B):
     return out
 
 
+def case_saving(B):
+    """`model.save` then `load_model`: the same outputs, compiled as before, training on from the
+    optimizer's saved state; a functional graph with a shared layer, tensor arithmetic and
+    slicing; a registered subclassed model; `clone_model` and `model_from_json` (new weights)."""
+    import tempfile
+
+    K = B.keras
+    out = {}
+    directory = tempfile.mkdtemp()
+    x, y, xv, yv = fit_data()
+
+    model = build_classifier(B)
+    model.compile(optimizer=K.optimizers.Adam(0.05), loss=K.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  metrics=["accuracy"])
+    model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    path = os.path.join(directory, "classifier.keras")
+    model.save(path)
+    loaded = K.models.load_model(path)
+    same = float(np.max(np.abs(loaded.predict(xv, verbose=0) - model.predict(xv, verbose=0))))
+    history = loaded.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0)
+    out["sequential_adam"] = {
+        "max_difference_after_load": same, "optimizer": type(loaded.optimizer).__name__,
+        "iterations": int(B.numpy(loaded.optimizer.iterations)),
+        "history": {k: [float(v) for v in vs] for k, vs in history.history.items()},
+        "weights": [tolist(w) for w in loaded.get_weights()],
+        "max_difference_to_unsaved": float(max(np.max(np.abs(a - b)) for a, b in
+                                               zip(loaded.get_weights(), model.get_weights())))}
+
+    inputs = K.Input(shape=(4,))
+    a = K.layers.Dense(5, activation="tanh", kernel_initializer=K.initializers.Constant(normal(700, (4, 5))))(inputs)
+    b = K.layers.Dense(5, kernel_initializer=K.initializers.Constant(normal(701, (4, 5))))(inputs)
+    shared = K.layers.Dense(3, kernel_initializer=K.initializers.Constant(normal(702, (5, 3))))
+    mixed = K.layers.Concatenate()([shared(a), shared(b), 2.0 * a - b, a[:, :2]])
+    outputs = K.layers.Dense(2, activation="softmax", kernel_initializer=K.initializers.Constant(normal(703, (13, 2))))(
+        mixed)
+    graph = K.Model(inputs, outputs)
+    path = os.path.join(directory, "graph.keras")
+    graph.save(path)
+    loaded = K.models.load_model(path)
+    clone = K.models.clone_model(graph)
+    rebuilt = K.models.model_from_json(graph.to_json())
+    out["functional_graph"] = {
+        "predict": tolist(loaded.predict(xv, verbose=0)),
+        "layer_classes": [type(layer).__name__ for layer in loaded.layers if "Dense" in type(layer).__name__
+                          or "Concatenate" in type(layer).__name__],
+        "weight_shapes": [list(w.shape) for w in loaded.get_weights()],
+        "clone_shapes": [list(w.shape) for w in clone.get_weights()],
+        "json_shapes": [list(w.shape) for w in rebuilt.get_weights()]}
+    clone.set_weights(graph.get_weights())
+    out["functional_graph"]["clone_with_weights_max_difference"] = float(
+        np.max(np.abs(clone.predict(xv, verbose=0) - graph.predict(xv, verbose=0))))
+
+    @K.utils.register_keras_serializable(package="cases")
+    class TwoLayers(K.Model):
+        def __init__(self, hidden=6, **kwargs):
+            super().__init__(**kwargs)
+            self.hidden = hidden
+            self.first = K.layers.Dense(hidden, activation="relu")
+            self.second = K.layers.Dense(3)
+
+        def call(self, inputs):
+            return self.second(self.first(inputs))
+
+        def get_config(self):
+            return {**super().get_config(), "hidden": self.hidden}
+
+    sub = TwoLayers(hidden=7)
+    sub.compile(optimizer=K.optimizers.SGD(0.1), loss="mse")
+    sub(x[:2])
+    sub.set_weights([normal(710 + i, w.shape, 0.5) for i, w in enumerate(sub.get_weights())])
+    path = os.path.join(directory, "subclassed.keras")
+    sub.save(path)
+    loaded = K.models.load_model(path)
+    out["subclassed"] = {"class": type(loaded).__name__, "hidden": loaded.hidden,
+                         "predict": tolist(loaded.predict(xv, verbose=0))}
+    return out
+
+
 CASES = {"layers": case_layers, "initializers": case_initializers, "losses": case_losses,
          "optimizers": case_optimizers, "callbacks": case_callbacks, "loss_scale": case_loss_scale, "mixed_precision": case_mixed_precision,
-         "metrics": case_metrics, "fit": case_fit}
+         "metrics": case_metrics, "fit": case_fit, "saving": case_saving}
 
 
 def main():

@@ -1,0 +1,153 @@
+"""A functional model's graph as configuration, and back; and `clone_model`.
+
+The config has Keras 3's shape: `layers` (each layer's serialized form with its `name` and
+its `inbound_nodes`, the arguments of each call with every symbolic tensor written as
+`{"class_name": "__keras_tensor__", "config": {"keras_history": [layer, node, index]}}`),
+`input_layers` and `output_layers` (the same references, in the model's structure).
+Rebuilding calls each layer on the tensors its call was given, in an order that respects the
+links (a shared layer's calls in their own order), then makes the model of the result.
+"""
+
+from __future__ import annotations
+
+from .._tensors import flatten, map_structure
+from ..serialization import deserialize_object, deserialize_value, serialize_object, serialize_value
+from ..symbolic import KerasTensor
+
+_TENSOR = "__keras_tensor__"
+
+
+def _links(value, where):
+    """`value` with each KerasTensor written as its reference; the rest serialized."""
+    if isinstance(value, KerasTensor):
+        layer, node = where[value.node.id]
+        return {"class_name": _TENSOR, "config": {"keras_history": [layer, node, value.index]}}
+    if isinstance(value, list):
+        return [_links(v, where) for v in value]
+    if isinstance(value, tuple):
+        return {"class_name": "__tuple__", "config": {"value": [_links(v, where) for v in value]}}
+    if isinstance(value, dict):
+        return {str(k): _links(v, where) for k, v in value.items()}
+    return serialize_value(value)
+
+
+def graph_config(model) -> dict:
+    names = [layer.name for layer in model._functional_layers]
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"The model {model.name!r} has layers of the same name ({', '.join(repeated)}); a saved "
+                         "graph refers to layers by name, so each needs its own.")
+    where, calls = {}, {id(layer): [] for layer in model._functional_layers}
+    for tensor in flatten(model._graph_inputs):
+        where[tensor.node.id] = (tensor.node.layer.name, 0)
+    for node in model._nodes:
+        own = calls.setdefault(id(node.layer), [])
+        where[node.id] = (node.layer.name, len(own))
+        own.append(node)
+    layers = [{**serialize_object(layer), "name": layer.name,
+               "inbound_nodes": [{"args": _links(list(node.args), where), "kwargs": _links(node.kwargs, where)}
+                                 for node in calls[id(layer)]]}
+              for layer in model._functional_layers]
+    return {"name": model.name, "trainable": model.trainable, "layers": layers,
+            "input_layers": _links(model._graph_inputs, where), "output_layers": _links(model._graph_outputs, where)}
+
+
+class _NotYet(Exception):
+    """A call's input is made by a call not replayed yet."""
+
+
+def _resolve(value, produced, custom_objects, safe_mode):
+    if isinstance(value, list):
+        return [_resolve(v, produced, custom_objects, safe_mode) for v in value]
+    if isinstance(value, dict):
+        if value.get("class_name") == _TENSOR:
+            layer, node, index = value["config"]["keras_history"]
+            if (layer, node) not in produced:
+                raise _NotYet
+            return produced[(layer, node)][index]
+        if value.get("class_name") == "__tuple__" and "config" in value:
+            return tuple(_resolve(v, produced, custom_objects, safe_mode) for v in value["config"]["value"])
+        if "class_name" in value and "config" in value:
+            return deserialize_value(value, custom_objects, safe_mode)
+        return {k: _resolve(v, produced, custom_objects, safe_mode) for k, v in value.items()}
+    return value
+
+
+def graph_from_config(cls, config, custom_objects=None, safe_mode=True):
+    from ..layers.core import InputLayer
+
+    layers, queues, produced, calls_made = {}, [], {}, {}
+    for entry in config["layers"]:
+        layer = deserialize_object({k: entry[k] for k in ("module", "class_name", "config", "registered_name")
+                                    if k in entry}, custom_objects, safe_mode)
+        layers[entry["name"]] = layer
+        calls_made[entry["name"]] = 0
+        if isinstance(layer, InputLayer):
+            produced[(entry["name"], 0)] = [layer.output]
+            calls_made[entry["name"]] = 1
+        queues.append((entry["name"], list(entry.get("inbound_nodes", []))))
+    while any(calls for _, calls in queues):
+        moved = False
+        for name, calls in queues:
+            while calls:
+                try:
+                    args = _resolve(calls[0]["args"], produced, custom_objects, safe_mode)
+                    kwargs = _resolve(calls[0]["kwargs"], produced, custom_objects, safe_mode)
+                except _NotYet:
+                    break
+                outputs = layers[name](*args, **kwargs)
+                produced[(name, calls_made[name])] = list(flatten(outputs))
+                calls_made[name] += 1
+                calls.pop(0)
+                moved = True
+        if not moved:
+            raise ValueError(f"The saved graph of {config.get('name')!r} has a call whose inputs no call makes")
+    inputs = _resolve(config["input_layers"], produced, custom_objects, safe_mode)
+    outputs = _resolve(config["output_layers"], produced, custom_objects, safe_mode)
+    model = cls(inputs=inputs, outputs=outputs, name=config.get("name"))
+    model.trainable = config.get("trainable", True)
+    return model
+
+
+def _default_clone(layer):
+    return type(layer).from_config(layer.get_config())
+
+
+def clone_model(model, input_tensors=None, clone_function=None, **kwargs):
+    """Keras's `clone_model`: the same architecture with new weights (each layer made again from
+    its config, or by `clone_function(layer)`); a subclassed model from its own config."""
+    from ..layers.core import InputLayer
+    from ..symbolic import Input
+    from .sequential import Sequential
+
+    clone = clone_function or _default_clone
+    if isinstance(model, Sequential):
+        layers = [clone(layer) for layer in model.layers]
+        if input_tensors is not None:
+            layers = [input_tensors] + layers
+        elif model._input_layer is not None:
+            layers = [InputLayer(batch_shape=model._input_layer.batch_shape, name=model._input_layer.name)] + layers
+        return Sequential(layers, name=model.name, trainable=model.trainable)
+    if model._graph_inputs is None:
+        return type(model).from_config(model.get_config())
+    new_inputs = input_tensors if input_tensors is not None else map_structure(
+        lambda t: Input(batch_shape=t.shape, dtype=t.dtype, name=t.node.layer.name), model._graph_inputs)
+    memo = {id(old): new for old, new in zip(flatten(model._graph_inputs), flatten(new_inputs))}
+    made = {}
+
+    def mapped(value):
+        if isinstance(value, KerasTensor):
+            return memo[id(value)]
+        if isinstance(value, (list, tuple)):
+            return type(value)(mapped(v) for v in value)
+        if isinstance(value, dict):
+            return {k: mapped(v) for k, v in value.items()}
+        return value
+
+    for node in model._nodes:
+        if id(node.layer) not in made:
+            made[id(node.layer)] = clone(node.layer)
+        outputs = made[id(node.layer)](*mapped(list(node.args)), **mapped(node.kwargs))
+        for old, new in zip(flatten(node.outputs), flatten(outputs)):
+            memo[id(old)] = new
+    return type(model)(inputs=new_inputs, outputs=mapped(model._graph_outputs), name=model.name)

@@ -1,0 +1,227 @@
+"""Whole models saved and rebuilt on their own (one process, no TensorFlow): every layer's config
+round trip, `model.save`/`load_model` paths and their errors. (Against Keras: test_keras_equivalence's
+`saving` case.)"""
+
+import inspect
+import json
+import os
+
+import numpy as np
+import pytest
+
+ms = pytest.importorskip("mindspore")
+
+from migrate.runtime import keras as mk  # noqa: E402
+from migrate.runtime.keras import serialization  # noqa: E402
+
+X = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
+
+# One instance of every public layer class, built with arguments that differ from the defaults
+# where it has them (shapes fit a (batch, 4) input, or a (batch, 6, 6, 2) image / (batch, 5, 3) sequence).
+LAYERS = {
+    "Dense": lambda L: L.Dense(3, activation="tanh", use_bias=False, kernel_initializer="he_normal",
+                               kernel_regularizer=mk.regularizers.l2(0.02)),
+    "Activation": lambda L: L.Activation("sigmoid"),
+    "Dropout": lambda L: L.Dropout(0.25, seed=3),
+    "AlphaDropout": lambda L: L.AlphaDropout(0.1),
+    "Rescaling": lambda L: L.Rescaling(1 / 255.0, offset=0.5),
+    "Resizing": lambda L: L.Resizing(4, 3),
+    "ZeroPadding2D": lambda L: L.ZeroPadding2D(((1, 0), (2, 1))),
+    "SpatialDropout1D": lambda L: L.SpatialDropout1D(0.2),
+    "SpatialDropout2D": lambda L: L.SpatialDropout2D(0.2),
+    "Flatten": lambda L: L.Flatten(),
+    "Reshape": lambda L: L.Reshape((2, 2)),
+    "Permute": lambda L: L.Permute((2, 1)),
+    "RepeatVector": lambda L: L.RepeatVector(3),
+    "Embedding": lambda L: L.Embedding(10, 4, embeddings_initializer="uniform"),
+    "Identity": lambda L: L.Identity(),
+    "ReLU": lambda L: L.ReLU(max_value=6.0, negative_slope=0.1),
+    "LeakyReLU": lambda L: L.LeakyReLU(negative_slope=0.2),
+    "PReLU": lambda L: L.PReLU(alpha_initializer="ones"),
+    "Softmax": lambda L: L.Softmax(axis=-1),
+    "Conv1D": lambda L: L.Conv1D(4, 2, padding="same", activation="relu"),
+    "Conv2D": lambda L: L.Conv2D(3, (3, 2), strides=(2, 1), padding="same", dilation_rate=1),
+    "Conv2DTranspose": lambda L: L.Conv2DTranspose(2, 3, strides=2, padding="same"),
+    "DepthwiseConv2D": lambda L: L.DepthwiseConv2D(3, depth_multiplier=2),
+    "SeparableConv2D": lambda L: L.SeparableConv2D(4, 3, depth_multiplier=2, padding="same"),
+    "UpSampling2D": lambda L: L.UpSampling2D((2, 3)),
+    "MaxPooling1D": lambda L: L.MaxPooling1D(2, padding="same"),
+    "MaxPooling2D": lambda L: L.MaxPooling2D((2, 2), strides=1),
+    "AveragePooling1D": lambda L: L.AveragePooling1D(2),
+    "AveragePooling2D": lambda L: L.AveragePooling2D(3, padding="same"),
+    "GlobalAveragePooling1D": lambda L: L.GlobalAveragePooling1D(),
+    "GlobalAveragePooling2D": lambda L: L.GlobalAveragePooling2D(keepdims=True),
+    "GlobalMaxPooling1D": lambda L: L.GlobalMaxPooling1D(),
+    "GlobalMaxPooling2D": lambda L: L.GlobalMaxPooling2D(),
+    "BatchNormalization": lambda L: L.BatchNormalization(momentum=0.9, epsilon=1e-5, center=False),
+    "LayerNormalization": lambda L: L.LayerNormalization(epsilon=1e-4),
+    "Normalization": lambda L: L.Normalization(mean=[1.0, 2.0, 3.0, 4.0], variance=[1.0, 4.0, 9.0, 16.0]),
+    "Concatenate": lambda L: L.Concatenate(axis=1),
+    "Add": lambda L: L.Add(),
+    "Subtract": lambda L: L.Subtract(),
+    "Multiply": lambda L: L.Multiply(),
+    "Average": lambda L: L.Average(),
+    "Maximum": lambda L: L.Maximum(),
+    "Minimum": lambda L: L.Minimum(),
+    "SimpleRNN": lambda L: L.SimpleRNN(3, return_sequences=True),
+    "GRU": lambda L: L.GRU(3, reset_after=False),
+    "LSTM": lambda L: L.LSTM(3, unit_forget_bias=False, return_state=True),
+    "TensorOperation": lambda L: L.TensorOperation("getitem", (slice(None), slice(0, 2))),
+    "Lambda": lambda L: L.Lambda(np.negative),
+}
+ALIASES = {"Convolution1D", "Convolution2D", "Convolution2DTranspose", "SeparableConvolution2D", "MaxPool1D",
+           "MaxPool2D", "AvgPool1D", "AvgPool2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",
+           "GlobalMaxPool2D", "Layer", "InputLayer"}
+
+
+def test_every_public_layer_class_is_covered():
+    public = {name for name, value in vars(mk.layers).items()
+              if inspect.isclass(value) and issubclass(value, mk.layers.Layer)}
+    assert public - ALIASES == set(LAYERS)
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_a_layers_config_rebuilds_the_same_layer_through_json(name):
+    layer = LAYERS[name](mk.layers)
+    config = layer.get_config()
+    written = json.loads(json.dumps(serialization.serialize_object(layer)))
+    rebuilt = serialization.deserialize_object(written)
+    assert type(rebuilt) is type(layer)
+    again = rebuilt.get_config()
+    assert json.dumps(serialization.serialize_value(again), sort_keys=True) == \
+        json.dumps(serialization.serialize_value(config), sort_keys=True)
+
+
+def test_auto_config_holds_the_arguments_given_and_keras_names():
+    config = mk.layers.Dense(3, activation="tanh", use_bias=False, kernel_initializer="he_normal",
+                             name="head").get_config()
+    assert config["units"] == 3 and config["activation"] == "tanh" and config["use_bias"] is False
+    assert config["kernel_initializer"] == "he_normal" and config["name"] == "head"
+    assert config["trainable"] is True and config["dtype"] == "float32"
+    # initializer objects are written as Keras 3 writes them
+    config = mk.layers.Dense(2, kernel_initializer=mk.initializers.HeNormal(seed=4)).get_config()
+    assert config["kernel_initializer"] == {"module": "keras.initializers", "class_name": "HeNormal",
+                                            "config": {"seed": 4, "input_axes": None, "output_axes": None},
+                                            "registered_name": None}
+
+
+def _classifier():
+    model = mk.Sequential([mk.Input(shape=(4,)), mk.layers.Dense(6, activation="relu"), mk.layers.Dense(3)])
+    model.compile(optimizer=mk.optimizers.RMSprop(0.01), loss="sparse_categorical_crossentropy",
+                  metrics=[mk.metrics.SparseCategoricalAccuracy(name="acc")])
+    return model
+
+
+def test_save_to_a_directory_path_and_load_back(tmp_path):
+    model = _classifier()
+    target = tmp_path / "saved_model" / "my_model"
+    target.mkdir(parents=True)  # TF's SavedModel form: a directory
+    model.save(str(target))
+    assert sorted(os.listdir(target)) == ["model.ckpt"]
+    loaded = mk.models.load_model(str(target))
+    np.testing.assert_array_equal(loaded.predict(X, verbose=0), model.predict(X, verbose=0))
+    assert isinstance(loaded.optimizer, mk.optimizers.RMSprop)
+    assert loaded.optimizer.get_config()["learning_rate"] == pytest.approx(0.01)
+    assert [m.name for m in loaded._metric_specs] == ["acc"]
+    # compile=False gives the architecture and weights only
+    assert mk.models.load_model(str(target), compile=False).optimizer is None
+
+
+def test_a_schedule_and_a_loss_scale_optimizer_come_back(tmp_path):
+    model = _classifier()
+    schedule = mk.optimizers.schedules.ExponentialDecay(0.1, decay_steps=10, decay_rate=0.5)
+    model.compile(optimizer=mk.optimizers.LossScaleOptimizer(mk.optimizers.SGD(schedule, momentum=0.9)),
+                  loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.save(tmp_path / "m.keras")
+    loaded = mk.models.load_model(tmp_path / "m.keras")
+    inner = loaded.optimizer.inner_optimizer
+    assert isinstance(inner, mk.optimizers.SGD) and inner.get_config()["momentum"] == 0.9
+    assert inner.get_config()["learning_rate"]["config"]["decay_steps"] == 10
+    assert loaded.loss.get_config()["from_logits"] is True
+
+
+def test_tensorflow_files_and_weights_only_files_are_refused_with_what_to_do(tmp_path):
+    hdf5 = tmp_path / "model.h5"
+    hdf5.write_bytes(b"\x89HDF\r\n\x1a\n" + b"\0" * 64)
+    with pytest.raises(ValueError, match="a Keras HDF5 file, written by TensorFlow.*get_weights"):
+        mk.models.load_model(hdf5)
+    archive = tmp_path / "model.keras"
+    archive.write_bytes(b"PK\x03\x04" + b"\0" * 64)
+    with pytest.raises(ValueError, match="a Keras `.keras` archive"):
+        mk.models.load_model(archive)
+    saved = tmp_path / "exported"
+    saved.mkdir()
+    (saved / "saved_model.pb").write_bytes(b"\0")
+    with pytest.raises(ValueError, match="a TensorFlow SavedModel directory"):
+        mk.models.load_model(saved)
+    model = _classifier()
+    model.save_weights(tmp_path / "w.weights.h5")
+    with pytest.raises(ValueError, match=r"holds weights only.*load_weights"):
+        mk.models.load_model(tmp_path / "w.weights.h5")
+    with pytest.raises(FileNotFoundError, match="No model found"):
+        mk.models.load_model(tmp_path / "absent.keras")
+
+
+def test_a_lambda_layer_loads_only_outside_safe_mode(tmp_path):
+    inputs = mk.Input(shape=(4,))
+    scale = 3.0
+    outputs = mk.layers.Lambda(lambda t: t * scale)(mk.layers.Dense(2)(inputs))
+    model = mk.Model(inputs, outputs)
+    model.save(tmp_path / "lambda.keras")
+    with pytest.raises(ValueError, match="safe_mode=False"):
+        mk.models.load_model(tmp_path / "lambda.keras")
+    loaded = mk.models.load_model(tmp_path / "lambda.keras", safe_mode=False)
+    np.testing.assert_allclose(loaded.predict(X, verbose=0), model.predict(X, verbose=0), rtol=1e-6)
+
+
+def test_an_unsaveable_argument_is_named_and_nothing_is_written(tmp_path):
+    class Holder(mk.layers.Layer):
+        def __init__(self, thing, **kwargs):
+            super().__init__(**kwargs)
+            self.thing = thing
+
+    model = mk.Sequential([mk.Input(shape=(4,)), Holder(object())])
+    with pytest.raises(TypeError, match="Cannot save .*object"):
+        model.save(tmp_path / "x.keras")
+    assert not os.listdir(tmp_path)
+
+
+def test_unregistered_custom_layers_need_custom_objects_or_their_module(tmp_path):
+    model = mk.Sequential([mk.Input(shape=(4,)), _Scale(2.0)])
+    model.save(tmp_path / "c.keras")
+    loaded = mk.models.load_model(tmp_path / "c.keras")  # found in its module, as Keras finds it
+    assert isinstance(loaded.layers[0], _Scale) and loaded.layers[0].factor == 2.0
+    text = json.loads(model.to_json())
+    text["config"]["layers"][1]["module"] = "no_such_module"
+    with pytest.raises(ValueError, match="Could not locate class '_Scale'"):
+        mk.models.model_from_json(json.dumps(text))
+    assert isinstance(mk.models.model_from_json(json.dumps(text), custom_objects={"_Scale": _Scale}).layers[0], _Scale)
+
+
+class _Scale(mk.layers.Layer):
+    def __init__(self, factor, **kwargs):
+        super().__init__(**kwargs)
+        self.factor = factor
+
+    def call(self, inputs):
+        return inputs * self.factor
+
+
+def test_a_subclassed_model_built_by_its_first_call_gets_its_weights(tmp_path):
+    model = _Net(units=5)
+    model(X)
+    model.save(tmp_path / "net.keras")
+    loaded = mk.models.load_model(tmp_path / "net.keras")
+    assert loaded.weights, "built from the recorded input shape"
+    np.testing.assert_array_equal(loaded(ms.Tensor(X)).asnumpy(), model(ms.Tensor(X)).asnumpy())
+
+
+class _Net(mk.Model):
+    def __init__(self, units=3, **kwargs):
+        super().__init__(**kwargs)
+        self.units = units
+        self.body = mk.layers.Dense(units, activation="relu")
+        self.head = mk.layers.Dense(1)
+
+    def call(self, inputs):
+        return self.head(self.body(inputs))
