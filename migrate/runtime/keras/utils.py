@@ -248,3 +248,113 @@ def get_file(fname=None, origin=None, untar=False, md5_hash=None, file_hash=None
 
 
 from .progbar import Progbar  # noqa: E402 - keras.utils.Progbar
+
+
+# --- plot_model: the model's graph as Graphviz draws it ---------------------------------------------
+
+_GRAPHVIZ_MISSING = ("You must install graphviz (see instructions at https://graphviz.gitlab.io/download/) for "
+                     "`plot_model` to work.")
+
+
+def _dot_text(text) -> str:
+    return str(text).replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _shape_text(layer, which: str) -> str:
+    try:
+        shape = getattr(layer, which)
+    except (AttributeError, ValueError):
+        return "?"
+    return str(shape)
+
+
+def model_to_dot_source(model, show_shapes=False, show_dtype=False, show_layer_names=False, rankdir="TB",
+                        dpi=200, show_layer_activations=False, show_trainable=False) -> str:
+    """The model as Graphviz's DOT source: a node per layer (class, and as asked its name, shapes,
+    dtype, activation, trainability), an edge per tensor a layer passes on."""
+    from .models.sequential import Sequential
+
+    def label(layer) -> str:
+        title = f"{layer.name} ({type(layer).__name__})" if show_layer_names else type(layer).__name__
+        rows = [title]
+        if show_layer_activations and getattr(layer, "activation", None) is not None:
+            from . import activations
+
+            rows.append(f"Activation: {activations.serialize(layer.activation)}")
+        if show_dtype:
+            rows.append(f"dtype: {layer.dtype}")
+        if show_shapes:
+            rows.append(f"Input shape: {_shape_text(layer, 'input_shape')}")
+            rows.append(f"Output shape: {_shape_text(layer, 'output_shape')}")
+        if show_trainable:
+            rows.append(f"Trainable: {'Y' if layer.trainable else 'N'}")
+        return "\\n".join(_dot_text(row) for row in rows)
+
+    if isinstance(model, Sequential):
+        layers = ([model._input_layer] if model._input_layer is not None else []) + list(model.layers)
+        edges = list(zip(layers, layers[1:]))
+    elif getattr(model, "_graph_inputs", None) is not None:
+        layers = list(model._functional_layers)
+        edges = []
+        for node in model._nodes:
+            for tensor in node.inputs:
+                edge = (tensor.node.layer, node.layer)
+                if edge not in edges:
+                    edges.append(edge)
+    else:  # a subclassed model: its structure is code, one node (as Keras draws it)
+        layers, edges = [model], []
+    ids = {id(layer): f"n{index}" for index, layer in enumerate(layers)}
+    lines = ["digraph G {", f"  rankdir={rankdir};", "  concentrate=true;", f"  dpi={int(dpi)};",
+             "  node [shape=record];"]
+    lines += [f'  {ids[id(layer)]} [label="{label(layer)}"];' for layer in layers]
+    lines += [f"  {ids[id(a)]} -> {ids[id(b)]};" for a, b in edges if id(a) in ids and id(b) in ids]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def plot_model(model, to_file="model.png", show_shapes=False, show_dtype=False, show_layer_names=False,
+               rankdir="TB", expand_nested=False, dpi=200, show_layer_activations=False, show_trainable=False,
+               **kwargs):
+    """Keras's `plot_model`: the model's graph drawn by Graphviz's `dot` into `to_file` (its suffix is
+    the format: png, svg, pdf, ...; `.dot` writes the DOT source, with no Graphviz needed). Written
+    by the first process only. Without Graphviz: Keras's message (printed in a notebook, an
+    ImportError elsewhere). In a notebook, returns the image to show, as Keras does."""
+    import subprocess
+    import sys
+
+    from .. import collectives
+
+    source = model_to_dot_source(model, show_shapes, show_dtype, show_layer_names, rankdir, dpi,
+                                 show_layer_activations, show_trainable)
+    to_file = os.fspath(to_file)
+    extension = os.path.splitext(to_file)[1][1:] or "png"
+    dot = shutil.which("dot")
+    if extension != "dot" and dot is None:
+        if "IPython.core.magics.namespace" in sys.modules:
+            print(_GRAPHVIZ_MISSING)
+            return None
+        raise ImportError(_GRAPHVIZ_MISSING)
+    group = collectives.replicas()
+    if group.rank == 0:
+        directory = os.path.dirname(os.path.abspath(to_file))
+        handle, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=f".{extension}", dir=directory)
+        os.close(handle)
+        try:
+            if extension == "dot":
+                with open(temporary, "w", encoding="utf-8") as stream:
+                    stream.write(source)
+            else:
+                subprocess.run([dot, f"-T{extension}", "-o", temporary], input=source, text=True, check=True,
+                               capture_output=True, timeout=120)
+            os.replace(temporary, to_file)
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+    group.barrier()
+    if extension not in ("pdf", "dot"):
+        try:
+            from IPython import display
+        except ImportError:
+            return None
+        return display.Image(filename=to_file)
+    return None
