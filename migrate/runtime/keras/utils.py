@@ -22,6 +22,7 @@ except ImportError:  # pragma: no cover - Windows: no lock between processes
 import numpy as np
 
 from . import initializers
+from .directory_datasets import image_dataset_from_directory, text_dataset_from_directory  # noqa: F401
 
 
 def set_random_seed(seed: int) -> None:
