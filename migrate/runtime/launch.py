@@ -82,6 +82,9 @@ EXIT_LAUNCH_ERROR = 2
 _POLL_SECONDS = 0.1
 _FAILURE_GRACE_SECONDS = 2.0     # after a rank fails: time for its last output to land
 _SCHEDULER_GRACE_SECONDS = 8.0   # after all ranks finished: time for msrun to wind down
+# On a one-node job nobody else needs the scheduler once every rank has exited 0; msrun would take
+# a second or two more (its 1 s poll, the scheduler's wind-down), which a short job feels.
+_ONE_NODE_GRACE_SECONDS = 0.3
 _STACK_WAIT_SECONDS = 2.0        # for the ranks' stack dumps before they are stopped
 _ERROR_WINDOW_LINES = 300        # a failed rank's traceback is looked for in its log's last lines
 # Asks a migrate.runtime worker for its Python stacks (a real-time signal: programs do not use
@@ -796,7 +799,8 @@ class Supervisor:
                     break
                 if len(finished) == self.plan.nproc and all_done_at is None:
                     all_done_at = now
-                if all_done_at is not None and now - all_done_at > _SCHEDULER_GRACE_SECONDS:
+                grace = _ONE_NODE_GRACE_SECONDS if self.plan.nnodes == 1 and not failed else _SCHEDULER_GRACE_SECONDS
+                if all_done_at is not None and now - all_done_at > grace:
                     outcome = "done"
                     break
                 if self.timeout is not None and now - started > self.timeout:
