@@ -340,6 +340,8 @@ CASES = {
     "resize_with_crop_or_pad_both": "tf.image.resize_with_crop_or_pad(img, 2, 9)",
     "rgb_to_grayscale_uint8": "tf.image.rgb_to_grayscale(img)",
     "rgb_to_grayscale_float": "tf.image.rgb_to_grayscale(imgf)",
+    "grayscale_to_rgb": "tf.image.grayscale_to_rgb(imgf[:, :, :1])",
+    "grayscale_to_rgb_batch": "tf.image.grayscale_to_rgb(tf.image.rgb_to_grayscale(img[None]))",
     # TFK191-TFK193 Keras's legacy backend helpers
     "k_sum": "tf.keras.backend.sum(f, axis=1)",
     "k_max_keep": "tf.keras.backend.max(b3, 1, True)",

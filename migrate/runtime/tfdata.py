@@ -126,10 +126,16 @@ class _Experimental:
 
     @staticmethod
     def cardinality(dataset: "Dataset") -> int:
-        return dataset.cardinality()
+        return cardinality(dataset)
 
 
 experimental = _Experimental()
+
+
+def cardinality(dataset: "Dataset") -> int:
+    """``tf.data.experimental.cardinality(dataset)``: the number of elements, ``INFINITE_CARDINALITY``
+    (-1) or ``UNKNOWN_CARDINALITY`` (-2), as ``dataset.cardinality()``."""
+    return dataset.cardinality()
 
 
 # --- nests: tuples, namedtuples and dicts of leaves (dict keys in sorted order, as tf.nest) ---

@@ -551,6 +551,37 @@ def decode_image(contents, channels=None, dtype=None, name=None, expand_animatio
     return _decode(contents, int(channels or 0), "image")
 
 
+def decode_wav(contents, desired_channels=-1, desired_samples=-1, name=None):
+    """``tf.audio.decode_wav``: a 16-bit PCM WAV file as ``(audio, sample_rate)``, ``audio`` float32
+    ``[samples, channels]`` in [-1, 1) (each value / 32768) and ``sample_rate`` int32. With
+    ``desired_channels`` a mono file is repeated and extra channels dropped; ``desired_samples``
+    cuts or pads with zeros."""
+    import wave
+
+    try:
+        with wave.open(io.BytesIO(_as_bytes(contents)), "rb") as reader:
+            channels, width, rate = reader.getnchannels(), reader.getsampwidth(), reader.getframerate()
+            frames = reader.readframes(reader.getnframes())
+    except (wave.Error, EOFError) as error:
+        raise ValueError(f"decode_wav: not a WAV file TF reads ({error})") from None
+    if width != 2:
+        raise ValueError(f"Can only read 16-bit WAV files, but received {8 * width}")
+    audio = np.frombuffer(frames, dtype="<i2").reshape(-1, channels).astype(np.float32) / np.float32(32768.0)
+    wanted = int(desired_channels)
+    if wanted > 0 and wanted != channels:
+        if channels == 1:
+            audio = np.repeat(audio, wanted, axis=1)
+        elif wanted < channels:
+            audio = audio[:, :wanted]
+        else:
+            raise ValueError(f"Bad desired_channels {wanted} for a file of {channels} channels")
+    samples = int(desired_samples)
+    if samples >= 0:
+        audio = audio[:samples] if len(audio) >= samples else np.concatenate(
+            [audio, np.zeros((samples - len(audio), audio.shape[1]), np.float32)])
+    return _tensor(np.ascontiguousarray(audio)), _tensor(np.array(rate, dtype=np.int32))
+
+
 def read_file(filename, name=None):
     """``tf.io.read_file``: the whole file as bytes (a NumPy bytes scalar, as a string tensor would be)."""
     with open(_as_bytes(filename).decode("utf-8") if not isinstance(filename, (str, os.PathLike)) else filename,

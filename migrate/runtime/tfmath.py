@@ -461,6 +461,15 @@ def rgb_to_grayscale(images, name=None):
     return convert_image_dtype(gray, x.dtype)
 
 
+def grayscale_to_rgb(images, name=None):
+    """``tf.image.grayscale_to_rgb``: the one channel three times (its dtype kept)."""
+    x = _tensor(images)
+    if x.ndim < 2 or int(x.shape[-1]) != 1:
+        raise ValueError(f"Dimension must be 1 but is {x.shape[-1] if x.ndim else 0} for the last dimension of the "
+                         "image (grayscale_to_rgb takes a single channel)")
+    return _ops().tile(x, (1,) * (x.ndim - 1) + (3,))
+
+
 def _hw(image):
     x = _tensor(image)
     if x.ndim not in (3, 4):

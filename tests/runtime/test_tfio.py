@@ -282,3 +282,17 @@ def test_a_batch_of_parsed_var_len_features_is_tfs_batched_sparse_tensor():
     for a, b in zip(theirs, ours):
         assert_same_sparse(a, b)
         np.testing.assert_array_equal(tf.sparse.to_dense(a).numpy(), tfio.sparse_to_dense(b).asnumpy())
+
+
+@pytest.mark.parametrize("channels, desired_channels, desired_samples",
+                         [(1, -1, -1), (2, -1, -1), (1, 2, -1), (2, 1, 7), (2, -1, 30)])
+def test_decode_wav_is_tfs(channels, desired_channels, desired_samples):
+    rng = np.random.default_rng(channels)
+    audio = rng.uniform(-1, 1, size=(20, channels)).astype(np.float32)
+    contents = tf.audio.encode_wav(audio, 16000).numpy()
+    want_audio, want_rate = tf.audio.decode_wav(contents, desired_channels=desired_channels,
+                                                desired_samples=desired_samples)
+    got_audio, got_rate = tfio.decode_wav(contents, desired_channels=desired_channels,
+                                          desired_samples=desired_samples)
+    assert got_audio.dtype == ms.float32 and int(got_rate.asnumpy()) == int(want_rate.numpy()) == 16000
+    np.testing.assert_array_equal(got_audio.asnumpy(), want_audio.numpy())

@@ -23,6 +23,7 @@ import numpy as np
 
 from . import initializers
 from .directory_datasets import image_dataset_from_directory, text_dataset_from_directory  # noqa: F401
+from .image_utils import array_to_img, img_to_array, load_img, save_img  # noqa: F401
 
 
 def set_random_seed(seed: int) -> None:

@@ -51,6 +51,20 @@ results["split"] = {"train": train.file_paths, "validation": val.file_paths,
 text = tf.keras.utils.text_dataset_from_directory(root + "/texts", shuffle=False, batch_size=2, max_length=5,
                                                   verbose=False)
 results["text"] = {"class_names": text.class_names, "batches": batches(text)}
+image = root + "/images/cats/img_01.png"
+loads = {}
+for mode in ("rgb", "rgba", "grayscale"):
+    for size, method, keep in ((None, "nearest", False), ((4, 9), "bilinear", False), ((5, 5), "bicubic", True)):
+        img = tf.keras.utils.load_img(image, color_mode=mode, target_size=size, interpolation=method,
+                                      keep_aspect_ratio=keep)
+        loads[f"{mode}-{size}-{method}-{keep}"] = tf.keras.utils.img_to_array(img).tolist()
+results["load_img"] = loads
+array = np.linspace(-3.0, 5.0, 5 * 4 * 3, dtype=np.float32).reshape(5, 4, 3)
+results["array_to_img"] = np.asarray(tf.keras.utils.array_to_img(array)).tolist()
+results["channels_first"] = tf.keras.utils.img_to_array(tf.keras.utils.array_to_img(array, scale=False),
+                                                        data_format="channels_first").tolist()
+tf.keras.preprocessing.image.save_img(root + "/keras_saved.png", array)
+results["saved"] = open(root + "/keras_saved.png", "rb").read().hex()
 json.dump(results, open(out, "w"))
 """
 
@@ -167,3 +181,22 @@ def test_keras_messages_for_bad_arguments(folders):
         mk.utils.image_dataset_from_directory(str(root / "images"), class_names=["cats", "zebras"])
     with pytest.raises(ValueError, match="No images found in directory"):
         mk.utils.image_dataset_from_directory(str(root / "texts"), verbose=False)
+
+
+def test_image_helpers_give_keras_arrays_and_files(folders, tmp_path):
+    root, keras = folders
+    image = str(root / "images" / "cats" / "img_01.png")
+    for mode in ("rgb", "rgba", "grayscale"):
+        for size, method, keep in ((None, "nearest", False), ((4, 9), "bilinear", False), ((5, 5), "bicubic", True)):
+            img = mk.utils.load_img(image, color_mode=mode, target_size=size, interpolation=method,
+                                    keep_aspect_ratio=keep)
+            key = f"{mode}-{None if size is None else list(size)}-{method}-{keep}".replace("[", "(").replace("]", ")")
+            assert mk.utils.img_to_array(img).tolist() == keras["load_img"][key], key
+    array = np.linspace(-3.0, 5.0, 5 * 4 * 3, dtype=np.float32).reshape(5, 4, 3)
+    assert np.asarray(mk.utils.array_to_img(array)).tolist() == keras["array_to_img"]
+    assert mk.utils.img_to_array(mk.utils.array_to_img(array, scale=False),
+                                 data_format="channels_first").tolist() == keras["channels_first"]
+    mk.utils.save_img(str(tmp_path / "ours.png"), array)
+    assert (tmp_path / "ours.png").read_bytes().hex() == keras["saved"]
+    with pytest.raises(ValueError, match='color_mode must be "grayscale", "rgb", or "rgba"'):
+        mk.utils.load_img(image, color_mode="cmyk")
