@@ -187,6 +187,11 @@ CASES = {
     "while_loop_max": "tf.while_loop(lambda x: tf.reduce_sum(x) < 1e6, lambda x: [x * 2], [pos], maximum_iterations=4)[0]",
     "case_first_true": "tf.case([(tf.reduce_sum(f) > 1e9, lambda: f), (tf.reduce_sum(pos) > 0, lambda: pos * 3)], default=lambda: g)",
     "case_default": "tf.case([(tf.reduce_min(pos) < 0, lambda: f)], default=lambda: g + 1)",
+    "switch_case": "tf.switch_case(tf.constant(1), [lambda: f, lambda: g * 2, lambda: pos])",
+    "switch_case_dict_default": "tf.switch_case(tf.constant(5), {0: lambda: f, 1: lambda: g}, default=lambda: pos + 1)",
+    "switch_case_out_of_range_last": "tf.switch_case(tf.constant(-1), [lambda: f, lambda: g])",
+    "sequence_mask": "tf.sequence_mask([1, 3, 0, 2])",
+    "sequence_mask_maxlen_dtype": "tf.sequence_mask(tf.constant([[1, 4], [2, 0]]), maxlen=5, dtype=tf.float32)",
     # TFM248 fill, TFM249 broadcast_to, TFM205 rint
     "fill_float": "tf.fill([2, 3], -1.5)",
     "fill_int": "tf.fill((3,), 7)",

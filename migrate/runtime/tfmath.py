@@ -228,6 +228,40 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
     raise ValueError(f"Input error: None of conditions evaluated as True: {truths}")
 
 
+def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
+    """``tf.switch_case`` as TF runs it eagerly: the function at ``branch_index`` (a list, or a dict
+    of index keys), else ``default``, else the last function, as TF does."""
+    index = int(branch_index.asnumpy() if hasattr(branch_index, "asnumpy") else branch_index)
+    if isinstance(branch_fns, dict):
+        pairs = sorted(branch_fns.items())
+        if [key for key, _ in pairs] != list(range(len(pairs))):
+            raise ValueError("branch indices (keys) must form contiguous range of [0 to N) if branch_fns is a dict")
+        fns = [fn for _, fn in pairs]
+    else:
+        fns = [fn[1] if isinstance(fn, tuple) else fn for fn in branch_fns]
+    if not fns:
+        raise ValueError("Must provide at least one item in branch_fns")
+    for fn in fns + ([default] if default is not None else []):
+        if not callable(fn):
+            raise TypeError(f"fn for index {index} must be callable.")
+    if 0 <= index < len(fns):
+        return fns[index]()
+    return default() if default is not None else fns[-1]()
+
+
+def sequence_mask(lengths, maxlen=None, dtype=None, name=None):
+    """``tf.sequence_mask``: ``mask[..., j] = j < lengths[...]``, ``maxlen`` the longest length when
+    not given; bool unless ``dtype``."""
+    import mindspore as ms
+
+    ops = _ops()
+    lengths = _tensor(lengths)
+    limit = int(lengths.max().asnumpy()) if maxlen is None else int(maxlen.asnumpy() if hasattr(maxlen, "asnumpy")
+                                                                     else maxlen)
+    mask = ops.arange(max(limit, 0), dtype=lengths.dtype) < lengths.expand_dims(-1)
+    return mask if dtype is None or dtype in (bool, ms.bool_) else mask.astype(dtype)
+
+
 def fill(dims, value, name=None):
     """``tf.fill``: a tensor of shape ``dims`` holding ``value``, in the dtype TF infers for ``value``
     (a Python float is float32, an int int32; a tensor or NumPy value keeps its own)."""
