@@ -191,6 +191,13 @@ CASES = {
     "switch_case_dict_default": "tf.switch_case(tf.constant(5), {0: lambda: f, 1: lambda: g}, default=lambda: pos + 1)",
     "switch_case_out_of_range_last": "tf.switch_case(tf.constant(-1), [lambda: f, lambda: g])",
     "sequence_mask": "tf.sequence_mask([1, 3, 0, 2])",
+    # TFM295 TensorArray (eager)
+    "tensor_array_write_stack": "tf.TensorArray(tf.float32, size=3).write(0, f[0]).write(2, g[1] * 2).stack()",
+    "tensor_array_dynamic_read": "tf.TensorArray(tf.float32, size=0, dynamic_size=True).write(4, f[1]).read(4)",
+    "tensor_array_unstack_gather": "tf.TensorArray(tf.float32, size=3).unstack(b3[0]).gather([2, 0])",
+    "tensor_array_split_concat": "tf.TensorArray(tf.float32, size=2).split(f, [1, 2]).concat()",
+    "tensor_array_scatter_size": "tf.TensorArray(tf.int32, size=2, dynamic_size=True).scatter([3, 0], [[1, 2], [3, 4]]).size()",
+    "tensor_array_empty_stack": "tf.TensorArray(tf.float32, size=0, element_shape=(2, 3)).stack()",
     "sequence_mask_maxlen_dtype": "tf.sequence_mask(tf.constant([[1, 4], [2, 0]]), maxlen=5, dtype=tf.float32)",
     # TFM248 fill, TFM249 broadcast_to, TFM205 rint
     "fill_float": "tf.fill([2, 3], -1.5)",

@@ -12,6 +12,7 @@ SAME_IN_V1 = frozenset({
     "Module",
     "Module.with_name_scope",
     "Tensor",
+    "TensorArray",
     "TensorShape",
     "TensorSpec",
     "VariableSynchronization.ON_READ",

@@ -977,3 +977,186 @@ def cond_v1(pred, true_fn=None, false_fn=None, strict=False, name=None, fn1=None
     if not strict and isinstance(result, (list, tuple)) and len(result) == 1:
         return result[0]
     return result
+
+
+class TensorArray:
+    """``tf.TensorArray`` as TF runs it eagerly: a list of tensors of one dtype. ``write``,
+    ``unstack``, ``scatter`` and ``split`` fill it (and return it, as TF's do); ``read``, ``stack``,
+    ``gather`` and ``concat`` read it, an entry never written reading as zeros of the element
+    shape; ``clear_after_read`` (on by default) forbids reading an entry twice; a ``size`` that is
+    not ``dynamic_size`` bounds the writes. TF's messages; its ``OutOfRangeError`` is an
+    ``IndexError`` here, its ``InvalidArgumentError`` a ``ValueError``."""
+
+    def __init__(self, dtype, size=None, dynamic_size=None, clear_after_read=None, tensor_array_name=None,
+                 handle=None, flow=None, infer_shape=True, element_shape=None, colocate_with_first_write_call=True,
+                 name=None):
+        if handle is not None:
+            raise ValueError("TensorArray handles are not supported when eager execution is enabled.")
+        if size is None:
+            raise ValueError("Size must be declared for TensorArrays when eager execution is enabled.")
+        self._dtype = as_dtype(dtype)
+        self._dynamic_size = bool(dynamic_size)
+        self._clear_after_read = True if clear_after_read is None else bool(clear_after_read)
+        self._infer_shape = infer_shape
+        self._element_shape = None if element_shape is None else tuple(
+            None if d is None else int(d) for d in element_shape)
+        self._entries = [None] * self._int(size)
+        self._read = set()
+
+    @staticmethod
+    def _int(value) -> int:
+        return int(value.asnumpy() if hasattr(value, "asnumpy") else value)
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def dynamic_size(self) -> bool:
+        return self._dynamic_size
+
+    @property
+    def element_shape(self):
+        return self._element_shape
+
+    def identity(self):
+        return self
+
+    # --- writing -----------------------------------------------------------------------------
+
+    def _value(self, value):
+        import mindspore as ms
+        import numpy as np
+
+        if isinstance(value, ms.Tensor):
+            if value.dtype != self._dtype:
+                raise ValueError(f"TensorArray dtype is {_dtype_name(self._dtype)} but Op is trying to write dtype "
+                                 f"{_dtype_name(value.dtype)} ")
+            return value
+        return ms.Tensor(np.asarray(value), self._dtype)
+
+    def _merge_shape(self, shape: tuple) -> None:
+        known = self._element_shape
+        if known is not None:
+            if len(known) != len(shape) or any(k is not None and k != s for k, s in zip(known, shape)):
+                raise ValueError(f"Incompatible shape for value ({_shape_text(shape)}), expected "
+                                 f"({_shape_text(known)})")
+        if self._infer_shape or known is None:
+            self._element_shape = tuple(shape) if known is None else tuple(
+                s if k is None else k for k, s in zip(known, shape))
+
+    def _write(self, index, value) -> None:
+        index = self._int(index)
+        if index < 0:
+            raise IndexError(f"Writing to negative indices (index {index}) is not allowed.")
+        size = len(self._entries)
+        if index >= size:
+            if not self._dynamic_size:
+                raise IndexError(f"Tried to write to index {index} but array is not resizeable and size is: {size} ")
+            self._entries.extend([None] * (index - size + 1))
+        value = self._value(value)
+        self._merge_shape(tuple(value.shape))
+        self._entries[index] = value
+
+    def write(self, index, value, name=None):
+        self._write(index, value)
+        return self
+
+    def unstack(self, value, name=None):
+        value = self._value(value)
+        rows = [value[i] for i in range(int(value.shape[0]))]
+        if len(rows) > len(self._entries) and not self._dynamic_size:
+            raise ValueError(f"Cannot unstack {len(rows)} tensors into a TensorArray of static size "
+                             f"{len(self._entries)} ")
+        if rows:
+            self._merge_shape(tuple(rows[0].shape))
+        self._entries = rows
+        return self
+
+    def scatter(self, indices, value, name=None):
+        value = self._value(value)
+        for index, row in zip(_int_list(indices), (value[i] for i in range(int(value.shape[0])))):
+            self._write(index, row)
+        return self
+
+    def split(self, value, lengths, name=None):
+        value = self._value(value)
+        lengths = _int_list(lengths)
+        if value.ndim == 0:
+            raise ValueError("Expected value to be at least a vector, but received shape: []")
+        if sum(lengths) != int(value.shape[0]):
+            raise ValueError(f"Expected sum of lengths to be equal to values.shape[0], but sum of lengths is "
+                             f"{sum(lengths)} and value's shape is: {_shape_text(tuple(value.shape))} ")
+        if not self._dynamic_size and len(lengths) != len(self._entries):
+            raise ValueError(f"TensorArray's size is not equal to the size of lengths ({len(self._entries)} vs. "
+                             f"{len(lengths)}), and the TensorArray is not marked as dynamically resizeable.")
+        starts = [sum(lengths[:i]) for i in range(len(lengths))]  # (pieces may differ in length, as in TF)
+        self._entries = [value[start:start + length] for start, length in zip(starts, lengths)]
+        return self
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def _zero_or_value(self, index: int):
+        entry = self._entries[index]
+        if entry is None:
+            shape = self._element_shape
+            if shape is None or any(d is None for d in shape):
+                raise ValueError(f"Could not read from TensorArray index {index}: it was never written and the "
+                                 "element shape is not known")
+            entry = self._entries[index] = _ops().zeros(shape, self._dtype)
+        return entry
+
+    def read(self, index, name=None):
+        index = self._int(index)
+        if index < 0:
+            raise IndexError(f"Reading from negative indices (index {index}) is not allowed.")
+        if index >= len(self._entries):
+            raise IndexError(f"Tried to read from index {index} but array size is: {len(self._entries)} ")
+        if self._entries[index] is None and index in self._read:
+            raise ValueError(f"Could not read index {index} twice because it was cleared after a previous read "
+                             "(perhaps try setting clear_after_read = false?)")
+        value = self._zero_or_value(index)
+        if self._clear_after_read:
+            self._entries[index] = None
+            self._read.add(index)
+        return value
+
+    def stack(self, name=None):
+        if not self._entries:
+            shape = self._element_shape
+            if shape is not None and all(d is not None for d in shape):
+                return _ops().zeros((0,) + shape, self._dtype)
+            raise ValueError("TensorArray has size zero, but element shape is not fully defined")
+        return _ops().stack([self._zero_or_value(i) for i in range(len(self._entries))])
+
+    def gather(self, indices, name=None):
+        return _ops().stack([self._zero_or_value(i) for i in _int_list(indices)])
+
+    def concat(self, name=None):
+        values = [self._zero_or_value(i) for i in range(len(self._entries))]
+        for index, value in enumerate(values):
+            if value.ndim == 0:
+                raise ValueError(f"Concat saw a scalar shape at index {index} but requires at least vectors.")
+        return _ops().cat(values, 0)
+
+    def size(self, name=None):
+        import mindspore as ms
+
+        return ms.Tensor(len(self._entries), ms.int32)
+
+    def close(self, name=None) -> None:
+        self._entries.clear()
+
+
+def _int_list(values) -> list[int]:
+    import numpy as np
+
+    return [int(v) for v in np.asarray(values.asnumpy() if hasattr(values, "asnumpy") else values).reshape(-1)]
+
+
+def _dtype_name(dtype) -> str:
+    return str(dtype).lower().replace("mindspore.", "")
+
+
+def _shape_text(shape) -> str:
+    return ", ".join("?" if d is None else str(d) for d in shape)
