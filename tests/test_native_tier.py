@@ -718,3 +718,41 @@ def test_a_functional_chain_the_cell_cannot_take_keeps_its_statements():
     assert "images = mk.Input(shape=(8, 8, 1))\nx = mk.layers.Dense(3)(images)\n" in out and "mk.Model(images, out)" in out
     [model] = notes(findings, "TFL100")
     assert "needs a flat input comes before its convolutions" in model.message
+
+
+@pytest.mark.parametrize("name, distribution, scale, fan", [
+    ("he_normal", "normal", 2.0, "in"), ("lecun_normal", "normal", 1.0, "in"), ("glorot_normal", "normal", 1.0, "avg"),
+    ("he_uniform", "uniform", 2.0, "in"), ("lecun_uniform", "uniform", 1.0, "in"),
+    ("tf.keras.initializers.HeNormal()", "normal", 2.0, "in"),
+])
+def test_variance_scaling_initializers_draw_kerass_distribution(name, distribution, scale, fan):
+    """Lowered to MindSpore's TruncatedNormal (bounds at two deviations) or Uniform with Keras's
+    numbers for the layer's fans: the weights' range and deviation are those of Keras's draws."""
+    pytest.importorskip("mindspore")
+    import numpy as np
+
+    init = name if "(" in name else f'"{name}"'
+    code = HEAD.replace('tf.keras.layers.Dense(3, activation="relu"), tf.keras.layers.Dense(1)',
+                        f"tf.keras.layers.Dense(300, kernel_initializer={init})")
+    code = code.replace("tf.keras.Input(shape=(4,))", "tf.keras.Input(shape=(400,))")
+    converted, findings = convert(code)
+    assert ("ms.common.initializer.TruncatedNormal(" if distribution == "normal" else
+            "ms.common.initializer.Uniform(") in converted, converted
+    [model] = notes(findings, "TFL100")
+    assert model.status == "converted"
+    import mindspore as ms
+
+    ms.set_seed(3)
+    scope: dict = {}
+    exec(compile(converted, "init.py", "exec"), scope)
+    weights = scope["model"][0].weight.asnumpy()
+    assert weights.shape == (300, 400)
+    n = {"in": 400.0, "avg": 350.0}[fan]
+    if distribution == "normal":  # Keras: a normal of deviation sqrt(scale / n) / 0.8796..., cut at two deviations
+        sigma = np.sqrt(scale / n) / 0.87962566103423978
+        assert np.abs(weights).max() <= 2 * sigma * (1 + 1e-6)
+        assert weights.std() == pytest.approx(np.sqrt(scale / n), rel=0.02)
+    else:  # Keras: uniform within sqrt(3 * scale / n)
+        limit = np.sqrt(3.0 * scale / n)
+        assert np.abs(weights).max() <= limit and np.abs(weights).max() > 0.99 * limit
+        assert weights.std() == pytest.approx(limit / np.sqrt(3.0), rel=0.02)

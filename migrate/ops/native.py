@@ -55,6 +55,10 @@ class LowerNative(Operation):
         "activations": Param(dict, doc="sequential: Keras activation name -> MindSpore's (null: none)"),
         "activation_cells": Param(dict, doc="sequential: Keras activation name -> MindSpore's activation cell"),
         "initializers": Param(dict, doc="sequential: Keras initializer name -> MindSpore's"),
+        "variance_scaling": Param(dict, doc="sequential: Keras initializer name -> [scale, mode, distribution] "
+                                            "of Keras's VarianceScaling, written with MindSpore's initializers"),
+        "initializer_classes": Param(dict, doc="sequential: the shim's initializer classes -> Keras's names"),
+        "scaled_inits": Param(dict, doc="sequential: truncated_normal / uniform -> MindSpore's initializer class"),
         "constant": Param(list, doc="sequential: the shim's constant-initializer spellings"),
         "refuse_when": Param(list, doc="words whose presence in the module changes what the shim objects do"),
         "template": Param(str, doc="average_loss: the native expression; loss: the call, {loss}, {y_true}, {y_pred}"),
@@ -620,7 +624,7 @@ class NativePass:
         width = shape[-1]
         kwargs = {"weight_init": _quoted(rule.params["initializers"]["glorot_uniform"]),
                   "bias_init": _quoted(rule.params["initializers"]["zeros"])}
-        why = self._weights(rule, bound, kwargs, transpose=True)
+        why = self._weights(rule, bound, kwargs, transpose=True, fans=(width, int(units.value)))
         if why is not None:
             return why
         activation = given(bound, "activation")
@@ -634,14 +638,17 @@ class NativePass:
         args += [cst.Arg(v, keyword=cst.Name(k), equal=_EQUAL) for k, v in kwargs.items()]
         return _Flat(cst.Call(func=parse_expression(spec["to"]), args=args)), shape[:-1] + (int(units.value),)
 
-    def _weights(self, rule, bound: dict, kwargs: dict, transpose) -> str | None:
+    def _weights(self, rule, bound: dict, kwargs: dict, transpose, fans: tuple[int, int]) -> str | None:
         """The initializers and ``use_bias`` of a Dense or convolution into MindSpore's keywords
         (``kwargs`` holds Keras's defaults, stated); why not, where one is not known statically.
-        ``transpose``: how a constant kernel goes into MindSpore's layout."""
+        ``transpose``: how a constant kernel goes into MindSpore's layout; ``fans``: the kernel's
+        fan-in and fan-out, which Keras's variance-scaling initializers scale by."""
         for keras, ms_name in (("kernel_initializer", "weight_init"), ("bias_initializer", "bias_init")):
             value = given(bound, keras)
             if value is not None:
-                init = self._initializer(rule, value, transpose=transpose if keras == "kernel_initializer" else None)
+                kernel = keras == "kernel_initializer"
+                init = self._initializer(rule, value, transpose=transpose if kernel else None,
+                                         fans=fans if kernel else None)
                 if isinstance(init, str):
                     return init
                 kwargs[ms_name] = init
@@ -672,7 +679,9 @@ class NativePass:
         kwargs |= {"pad_mode": _quoted(padding), "has_bias": cst.Name("True"),
                   "weight_init": _quoted(rule.params["initializers"]["glorot_uniform"]),
                   "bias_init": _quoted(rule.params["initializers"]["zeros"])}
-        why = self._weights(rule, bound, kwargs, transpose=spec["transpose"])
+        area = kernel[0] * kernel[1]
+        why = self._weights(rule, bound, kwargs, transpose=spec["transpose"],
+                            fans=(area * shape[2], area * int(filters.value)))
         if why is not None:
             return why
         cells = [cst.Call(func=parse_expression(spec["to"]), args=[
@@ -759,9 +768,14 @@ class NativePass:
                 f"'{a}'" for a in rule.params["activation_cells"])
         return _Any(cst.Call(func=parse_expression(to))), shape
 
-    def _initializer(self, rule, value: cst.CSTNode, transpose: bool):
+    def _initializer(self, rule, value: cst.CSTNode, transpose: bool, fans: tuple[int, int] | None = None):
         name = _string(value)
+        if name is None and isinstance(value, cst.Call) and not value.args:  # `HeNormal()`: its name
+            name = rule.params["initializer_classes"].get(dotted(value.func) or "")
         if name is not None:
+            scaling = rule.params["variance_scaling"].get(name)
+            if scaling is not None and fans is not None:
+                return _variance_scaling(rule, scaling, fans)
             if name not in rule.params["initializers"]:
                 return f"the initializer '{name}' has no native lowering yet"
             return _quoted(rule.params["initializers"][name])
@@ -1746,3 +1760,26 @@ def lower(module: cst.Module, rules, jitted: frozenset[str]) -> tuple[cst.Module
     new = native.run()
     return new, native.out.notes, native.used
 
+
+
+# Keras's VarianceScaling: the truncated normal's standard deviation is divided by the standard
+# deviation of a unit normal truncated to [-2, 2], so that the draws have the variance asked for.
+_TRUNCATED_STDDEV = 0.87962566103423978
+
+
+def _variance_scaling(rule, scaling: list, fans: tuple[int, int]) -> cst.BaseExpression:
+    """Keras's variance-scaling initializer of a kernel with these fans, as MindSpore's initializer of
+    the same distribution: `TruncatedNormal` with Keras's deviation and bounds (at two deviations),
+    or `Uniform` with Keras's limit. The numbers are computed as Keras computes them."""
+    import math
+
+    scale, mode, distribution = float(scaling[0]), scaling[1], scaling[2]
+    fan_in, fan_out = fans
+    fan = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2.0}[mode]
+    scale /= max(1.0, fan)
+    if distribution == "truncated_normal":
+        stddev = math.sqrt(scale) / _TRUNCATED_STDDEV
+        code = f"{rule.params['scaled_inits']['truncated_normal']}(sigma={stddev!r}, a={-2 * stddev!r}, b={2 * stddev!r})"
+    else:
+        code = f"{rule.params['scaled_inits']['uniform']}(scale={math.sqrt(3.0 * scale)!r})"
+    return parse_expression(code)
