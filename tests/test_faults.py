@@ -145,7 +145,7 @@ def test_a_dense_file_under_the_size_limit_is_bounded_by_its_syntax_nodes(tmp_pa
     [err] = error_lines(proc.stderr)
     assert err.startswith("dense.py: error: too large to convert: 12,012 syntax nodes to rewrite, past the 10,000 ")
     assert (tmp_path / "dense.py").read_bytes() == dense
-    assert (tmp_path / "plain.py").read_bytes() != plain and b"ms.Tensor(999)" in (tmp_path / "plain.py").read_bytes()
+    assert (tmp_path / "plain.py").read_bytes() != plain and b"ms.Tensor(999, ms.int32)" in (tmp_path / "plain.py").read_bytes()
 
 
 HEAD = "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n"

@@ -62,6 +62,9 @@ class MapCall(Operation):
         "displays": Param(list, doc="parameters the call must write as a list or tuple display for this rule to apply (another rule takes the rest)"),
         "tensors": Param(list, doc="parameters MindSpore takes only as tensors: a list or tuple display there leaves the call as it is"),
         "numbers": Param(list, doc="parameters the call must pass as a number literal (`-1`, `0.5`) for this rule to apply"),
+        "int_literals": Param(dict, doc="{value: param, dtype: param, to: expression}: when the call gives no dtype and "
+                                        "the value is int literals that fit in int32 (a number, or list/tuple displays of "
+                                        "them), the dtype TF infers for them, written out"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -71,6 +74,11 @@ class MapCall(Operation):
                     *params.get("tensors", []), *params.get("numbers", [])]:
             if key not in names:
                 raise ValueError(f"parameter {key!r} is not in the signature")
+        ints = params.get("int_literals")
+        if ints is not None:
+            if set(ints) != {"value", "dtype", "to"} or ints["value"] not in names or ints["dtype"] not in names:
+                raise ValueError("int_literals: give {value: param, dtype: param, to: expression} of the signature's params")
+            parse_expression(str(ints["to"]))
         for key in params.get("literal_only", []):
             if key not in params.get("literals", {}):
                 raise ValueError(f"literal_only: {key!r} has no literals table")
@@ -137,6 +145,10 @@ class MapCall(Operation):
             if key in passed:
                 ctx.note(original, note)
         template = params["templates"][ctx.current.api.rsplit(".", 1)[-1]]
+        ints = params.get("int_literals")
+        if ints and ints["dtype"] not in passed and _int32_literals(bound.get(ints["value"])):
+            passed = {*passed, ints["dtype"]}
+            bound = {**bound, ints["dtype"]: parse_expression(ints["to"])}
         template = _leave_out(template, {n for n in params.get("omit_unpassed", []) if n not in passed})
         values = {}
         for key, value in bound.items():
@@ -154,6 +166,21 @@ def _number(node) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         node = node.expression
     return isinstance(node, (cst.Integer, cst.Float))
+
+
+def _int32_literals(node) -> bool:
+    """An int literal that fits in int32, or a non-empty list/tuple display of only such (nested):
+    what TF makes an int32 tensor of."""
+    if isinstance(node, (cst.List, cst.Tuple)):
+        return bool(node.elements) and all(not isinstance(e, cst.StarredElement) and _int32_literals(e.value)
+                                           for e in node.elements)
+    sign = 1
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
+        sign, node = (-1 if isinstance(node.operator, cst.Minus) else 1), node.expression
+    if not isinstance(node, cst.Integer):
+        return False
+    value = sign * int(node.evaluated_value)
+    return -2**31 <= value < 2**31
 
 
 def _keys(table: dict) -> dict[str, str]:

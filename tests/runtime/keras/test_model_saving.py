@@ -68,6 +68,8 @@ LAYERS = {
     "LSTM": lambda L: L.LSTM(3, unit_forget_bias=False, return_state=True),
     "TensorOperation": lambda L: L.TensorOperation("getitem", (slice(None), slice(0, 2))),
     "Lambda": lambda L: L.Lambda(np.negative),
+    "StringLookup": lambda L: L.StringLookup(vocabulary=["b", "a"], mask_token="", output_mode="multi_hot"),
+    "IntegerLookup": lambda L: L.IntegerLookup(vocabulary=[3, 5], invert=True),
 }
 ALIASES = {"Convolution1D", "Convolution2D", "Convolution2DTranspose", "SeparableConvolution2D", "MaxPool1D",
            "MaxPool2D", "AvgPool1D", "AvgPool2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",

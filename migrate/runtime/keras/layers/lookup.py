@@ -1,0 +1,225 @@
+"""`StringLookup` and `IntegerLookup`: Keras 3's vocabulary layers, in numpy beside the model.
+
+The vocabulary is Keras's: the mask token first (when there is one), then the OOV token,
+then the tokens given, or learned by `adapt` (most frequent first, ties broken as Keras's
+`np.lexsort` breaks them, cut to `max_tokens`). A lookup gives int64 indices (an unknown token
+the OOV index, the mask token 0), or with `output_mode` "one_hot", "multi_hot" or "count"
+encodings of Keras's shapes (int64, as Keras 3 gives them); `invert=True` maps indices back to tokens. Strings are
+numpy arrays of `bytes`/`str` (MindSpore has no string tensor; tokens come back as `bytes`
+arrays, as the runtime's other string values). One OOV index at most: Keras hashes tokens
+into several with TF's farmhash, which is not available without TensorFlow.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import Layer
+
+_ENCODINGS = ("int", "one_hot", "multi_hot", "count")
+
+
+class _IndexLookup(Layer):
+    _strings = True
+
+    def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=None, vocabulary=None,
+                 vocabulary_dtype=None, idf_weights=None, invert=False, output_mode="int", sparse=False,
+                 pad_to_max_tokens=False, encoding="utf-8", **kwargs):
+        super().__init__(**kwargs)
+        if output_mode not in _ENCODINGS:
+            raise NotImplementedError(f"{type(self).__name__}: output_mode {output_mode!r} (only {_ENCODINGS} here; "
+                                      "'tf_idf' keeps TensorFlow)")
+        if num_oov_indices not in (0, 1):
+            raise NotImplementedError(f"{type(self).__name__}: num_oov_indices={num_oov_indices}: Keras hashes tokens "
+                                      "into several OOV indices with TF's farmhash; one (or none) here")
+        if sparse:
+            raise NotImplementedError(f"{type(self).__name__}: sparse outputs (MindSpore's dense tensors here)")
+        if invert and output_mode != "int":
+            raise ValueError(f"`output_mode` must be `'int'` when `invert` is true. Received: output_mode={output_mode}")
+        if max_tokens is not None and max_tokens <= 1:
+            raise ValueError(f"If set, `max_tokens` must be greater than 1. Received: max_tokens={max_tokens}")
+        if pad_to_max_tokens and max_tokens is None:
+            raise ValueError("If pad_to_max_tokens is True, must set `max_tokens`. Received: max_tokens=None")
+        self.max_tokens, self.num_oov_indices = max_tokens, int(num_oov_indices)
+        self.mask_token, self.oov_token = self._key(mask_token), self._key(oov_token)
+        self.invert, self.output_mode, self.pad_to_max_tokens = bool(invert), output_mode, bool(pad_to_max_tokens)
+        self.encoding = encoding
+        self._vocabulary: list = []
+        self._given = vocabulary is not None
+        if vocabulary is not None:
+            self.set_vocabulary(vocabulary)
+        self._call_takes_training = False
+
+    # --- tokens ------------------------------------------------------------------------------
+
+    def _key(self, token):
+        if token is None:
+            return None
+        if self._strings:
+            return token.decode(self.encoding) if isinstance(token, bytes) else str(token)
+        return int(token)
+
+    def _keys(self, values) -> np.ndarray:
+        array = np.asarray(values.asnumpy() if hasattr(values, "asnumpy") else values)
+        if not self._strings:
+            return array.astype(np.int64)
+        flat = [v.decode(self.encoding) if isinstance(v, bytes) else str(v) for v in array.reshape(-1)]
+        out = np.empty(len(flat), dtype=object)
+        out[:] = flat
+        return out.reshape(array.shape)
+
+    def _specials(self) -> list:
+        specials = [] if self.mask_token is None else [self.mask_token]
+        return specials + ([self.oov_token] * self.num_oov_indices)
+
+    def set_vocabulary(self, vocabulary, idf_weights=None) -> None:
+        if isinstance(vocabulary, str) and self._strings:
+            with open(vocabulary, encoding=self.encoding) as handle:
+                vocabulary = [line.rstrip("\n") for line in handle]
+        tokens = [self._key(t) for t in np.asarray(vocabulary.asnumpy() if hasattr(vocabulary, "asnumpy")
+                                                    else vocabulary, dtype=object).reshape(-1)]
+        specials = self._specials()
+        if tokens[:len(specials)] == specials:
+            tokens = tokens[len(specials):]
+        repeated = sorted({t for t in tokens if tokens.count(t) > 1}, key=str)
+        if repeated:
+            raise ValueError(f"The passed vocabulary has at least one repeated term. Please uniquify your dataset. "
+                             f"The repeated terms are: {repeated}")
+        if self.mask_token is not None and self.mask_token in tokens:
+            raise ValueError(f"Found reserved mask token at unexpected location in `vocabulary`. Note that passed "
+                             f"`vocabulary` does not need to include the OOV and mask tokens. Either remove all mask "
+                             f"and OOV tokens, or include them only at the start of the vocabulary in precisely this "
+                             f"order: {specials}. Received: mask_token={self.mask_token} at vocabulary index "
+                             f"{tokens.index(self.mask_token)}")
+        if self.max_tokens is not None and len(tokens) + len(specials) > self.max_tokens:
+            raise ValueError(f"Attempted to set a vocabulary larger than the maximum vocab size. Received vocabulary "
+                             f"size is {len(tokens) + len(specials)}; `max_tokens` is {self.max_tokens}.")
+        self._vocabulary, self._given = tokens, True
+
+    def adapt(self, data, batch_size=None, steps=None) -> None:
+        """Learn the vocabulary from `data` (an array, a list, or a dataset of batches)."""
+        if self._given:
+            raise ValueError(f"Cannot adapt layer '{self.name}' after setting a static vocabulary via `vocabulary` "
+                             "argument or `set_vocabulary()` method.")
+        counts: dict = {}
+        batches = [data] if isinstance(data, (list, tuple, np.ndarray)) or hasattr(data, "asnumpy") else data
+        for index, batch in enumerate(batches):
+            if steps is not None and index >= steps:
+                break
+            for token in self._keys(batch).reshape(-1).tolist():
+                counts[token] = counts.get(token, 0) + 1
+        for special in (self.mask_token, self.oov_token):
+            counts.pop(special, None)
+        tokens = list(counts)
+        if tokens:
+            keys = np.array(tokens, dtype=object if self._strings else np.int64)
+            order = np.lexsort((keys, np.array([counts[t] for t in tokens])))[::-1]
+            if self.max_tokens:
+                order = order[:self.max_tokens - len(self._specials())]
+            tokens = [tokens[i] for i in order]
+        self._vocabulary = tokens
+
+    def get_vocabulary(self, include_special_tokens=True) -> list:
+        return (self._specials() if include_special_tokens else []) + list(self._vocabulary)
+
+    def vocabulary_size(self) -> int:
+        return len(self._specials()) + len(self._vocabulary)
+
+    # --- lookups -----------------------------------------------------------------------------
+
+    def __call__(self, inputs, *args, **kwargs):
+        from .. import symbolic
+
+        if symbolic.any_symbolic(inputs):
+            return super().__call__(inputs, *args, **kwargs)
+        return self.call(inputs)  # (strings are numpy arrays: not a tensor's conversion)
+
+    def call(self, inputs):
+        import mindspore as ms
+
+        keys = self._keys(inputs)
+        start = len(self._specials())
+        if self.invert:
+            table = self._specials() + list(self._vocabulary)
+            indices = keys.astype(np.int64)
+            tokens = [table[i] if 0 <= i < len(table) else self.oov_token for i in indices.reshape(-1).tolist()]
+            if self._strings:
+                out = np.empty(len(tokens), dtype=object)
+                out[:] = [t.encode(self.encoding) for t in tokens]
+                return out.reshape(indices.shape)
+            return ms.Tensor(np.array(tokens, dtype=np.int64).reshape(indices.shape))
+        index = {token: start + i for i, token in enumerate(self._vocabulary)}
+        oov = start - 1 if self.num_oov_indices else -1
+        flat = []
+        for token in keys.reshape(-1).tolist():
+            if self.mask_token is not None and token == self.mask_token:
+                flat.append(0)
+            elif token in index:
+                flat.append(index[token])
+            elif oov < 0:
+                raise ValueError(f"When `num_oov_indices=0` all inputs should be in vocabulary, found OOV values "
+                                 f"[{token!r}], consider setting `num_oov_indices=1`.")
+            else:
+                flat.append(oov)
+        lookups = np.array(flat, dtype=np.int64).reshape(keys.shape)
+        if self.output_mode == "int":
+            return ms.Tensor(lookups)
+        depth = self.max_tokens if self.pad_to_max_tokens else self.vocabulary_size()
+        return ms.Tensor(_encode(lookups, self.output_mode, depth).astype(np.int64))  # (Keras's dtype, as for "int")
+
+    def compute_output_shape(self, input_shape):
+        if self.output_mode == "int":
+            return tuple(input_shape)
+        depth = self.max_tokens if self.pad_to_max_tokens else self.vocabulary_size()
+        shape = tuple(input_shape)
+        if self.output_mode == "one_hot" and (not shape or shape[-1] != 1):
+            shape = shape + (1,)
+        return shape[:-1] + (depth,) if len(shape) > 1 else (depth,)
+
+    def get_config(self):
+        return {**super().get_config(), "vocabulary": list(self._vocabulary) or None}  # (adapted ones too)
+
+
+def _encode(lookups: np.ndarray, mode: str, depth: int) -> np.ndarray:
+    """Keras's categorical encodings of int lookups (its TF fast path): ranks up to 2 after a
+    one-hot's added axis; a bin count along the last axis (0/1 for one_hot and multi_hot)."""
+    x = lookups.reshape(1) if lookups.ndim == 0 else lookups
+    if mode == "one_hot" and x.shape[-1] != 1:
+        x = x[..., None]
+    if x.ndim > 2:
+        raise ValueError(f"When output_mode is not `'int'`, maximum supported output rank is 2. Received output_mode "
+                         f"{mode} and input shape {lookups.shape}, which would result in output rank {x.ndim}.")
+    rows = x.reshape(1, -1) if x.ndim == 1 else x
+    out = np.zeros((rows.shape[0], depth), dtype=np.float32)
+    for r, row in enumerate(rows):
+        np.add.at(out[r], row, 1.0)
+    if mode in ("one_hot", "multi_hot"):
+        out = np.minimum(out, 1.0)
+    return out[0] if x.ndim == 1 else out
+
+
+class StringLookup(_IndexLookup):
+    """`keras.layers.StringLookup`: strings to indices (or back with `invert=True`)."""
+
+    _strings = True
+
+    def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token="[UNK]", vocabulary=None,
+                 idf_weights=None, invert=False, output_mode="int", pad_to_max_tokens=False, sparse=False,
+                 encoding="utf-8", **kwargs):
+        super().__init__(max_tokens=max_tokens, num_oov_indices=num_oov_indices, mask_token=mask_token,
+                         oov_token=oov_token, vocabulary=vocabulary, idf_weights=idf_weights, invert=invert,
+                         output_mode=output_mode, sparse=sparse, pad_to_max_tokens=pad_to_max_tokens,
+                         encoding=encoding, **kwargs)
+
+
+class IntegerLookup(_IndexLookup):
+    """`keras.layers.IntegerLookup`: integer tokens to indices (or back with `invert=True`)."""
+
+    _strings = False
+
+    def __init__(self, max_tokens=None, num_oov_indices=1, mask_token=None, oov_token=-1, vocabulary=None,
+                 vocabulary_dtype="int64", idf_weights=None, invert=False, output_mode="int", sparse=False,
+                 pad_to_max_tokens=False, **kwargs):
+        super().__init__(max_tokens=max_tokens, num_oov_indices=num_oov_indices, mask_token=mask_token,
+                         oov_token=oov_token, vocabulary=vocabulary, idf_weights=idf_weights, invert=invert,
+                         output_mode=output_mode, sparse=sparse, pad_to_max_tokens=pad_to_max_tokens, **kwargs)

@@ -1,0 +1,85 @@
+"""`StringLookup` / `IntegerLookup` against Keras's on the same tokens: vocabularies (given and
+adapted, with Keras's tie order and `max_tokens`), indices (OOV, mask), encodings and inversion."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ms = pytest.importorskip("mindspore")
+
+from migrate.runtime import keras as mk  # noqa: E402
+
+pytestmark = pytest.mark.tf
+
+WORDS = ["b", "a", "c", "b", "d", "a", "b", "e", "c", "f"]
+QUERY = [["a", "zz", "b"], ["", "f", "c"]]
+CASES = {
+    "adapted": ("StringLookup", {}, "adapt", WORDS, QUERY),
+    "adapted_max": ("StringLookup", {"max_tokens": 4}, "adapt", WORDS, QUERY),
+    "mask": ("StringLookup", {"mask_token": ""}, "adapt", WORDS, QUERY),
+    "given": ("StringLookup", {"vocabulary": ["x", "a", "f"]}, None, None, QUERY),
+    "one_hot": ("StringLookup", {"vocabulary": ["a", "b", "c"], "output_mode": "one_hot"}, None, None, ["a", "q", "c"]),
+    "multi_hot": ("StringLookup", {"vocabulary": ["a", "b", "c"], "output_mode": "multi_hot"}, None, None, QUERY),
+    "count": ("StringLookup", {"vocabulary": ["a", "b", "c"], "output_mode": "count", "pad_to_max_tokens": True,
+                               "max_tokens": 6}, None, None, [["a", "a", "c"], ["b", "zz", "zz"]]),
+    "invert": ("StringLookup", {"vocabulary": ["a", "b", "c"], "invert": True}, None, None, [[1, 3, 0, 9]]),
+    "integers": ("IntegerLookup", {}, "adapt", [7, 3, 7, 9, 3, 7, 12], [[3, 5, 7], [12, 9, 0]]),
+    "integers_mask": ("IntegerLookup", {"mask_token": 0, "vocabulary": [10, 20]}, None, None, [[0, 10, 20, 30]]),
+    "integers_invert": ("IntegerLookup", {"vocabulary": [10, 20], "invert": True}, None, None, [[0, 1, 2, 3]]),
+}
+
+KERAS_SIDE = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+
+cases = json.loads(sys.argv[1])
+out = {}
+for name, (cls, kwargs, adapt, data, query) in cases.items():
+    layer = getattr(tf.keras.layers, cls)(**kwargs)
+    if adapt:
+        layer.adapt(np.array(data))
+    result = np.asarray(layer(np.array(query)))
+    if result.dtype == object:
+        result = np.vectorize(lambda b: b.decode())(result)
+    out[name] = {"vocabulary": [v if isinstance(v, (str, int)) else int(v) for v in layer.get_vocabulary()],
+                 "size": int(layer.vocabulary_size()), "result": result.tolist(), "dtype": str(result.dtype)}
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def keras():
+    done = subprocess.run([sys.executable, "-c", KERAS_SIDE, json.dumps(CASES)], capture_output=True, text=True,
+                          timeout=300, env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_lookups_are_kerass(name, keras):
+    cls, kwargs, adapt, data, query = CASES[name]
+    layer = getattr(mk.layers, cls)(**kwargs)
+    if adapt:
+        layer.adapt(np.array(data))
+    result = layer(np.array(query))
+    array = result.asnumpy() if hasattr(result, "asnumpy") else np.vectorize(lambda b: b.decode())(result)
+    want = keras[name]
+    assert layer.get_vocabulary() == want["vocabulary"]
+    assert layer.vocabulary_size() == want["size"]
+    assert array.tolist() == want["result"]
+    assert str(array.dtype) == want["dtype"] or (want["dtype"].startswith("<U") and array.dtype.kind == "U")
+
+
+def test_what_keras_refuses_and_what_stays_tensorflow():
+    with pytest.raises(ValueError, match="repeated term"):
+        mk.layers.StringLookup(vocabulary=["a", "a"])
+    with pytest.raises(ValueError, match="after setting a static vocabulary"):
+        mk.layers.StringLookup(vocabulary=["a"]).adapt(np.array(["a"]))
+    with pytest.raises(NotImplementedError, match="farmhash"):
+        mk.layers.StringLookup(num_oov_indices=2)
+    with pytest.raises(ValueError, match="all inputs should be in vocabulary"):
+        mk.layers.StringLookup(vocabulary=["a"], num_oov_indices=0)(np.array(["b"]))
