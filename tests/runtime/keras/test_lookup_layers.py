@@ -14,6 +14,7 @@ from migrate.runtime import keras as mk  # noqa: E402
 
 pytestmark = pytest.mark.tf
 
+TEXTS = ["The cat sat on the mat.", "The dog sat!", "A cat, a dog; and THE bird.", "it's the bird's"]
 WORDS = ["b", "a", "c", "b", "d", "a", "b", "e", "c", "f"]
 QUERY = [["a", "zz", "b"], ["", "f", "c"]]
 CASES = {
@@ -29,6 +30,16 @@ CASES = {
     "integers": ("IntegerLookup", {}, "adapt", [7, 3, 7, 9, 3, 7, 12], [[3, 5, 7], [12, 9, 0]]),
     "integers_mask": ("IntegerLookup", {"mask_token": 0, "vocabulary": [10, 20]}, None, None, [[0, 10, 20, 30]]),
     "integers_invert": ("IntegerLookup", {"vocabulary": [10, 20], "invert": True}, None, None, [[0, 1, 2, 3]]),
+    "text_int": ("TextVectorization", {"max_tokens": 8}, "adapt", TEXTS, ["The cat, the DOG!", "a bird?  sat", ""]),
+    "text_length": ("TextVectorization", {"output_sequence_length": 4}, "adapt", TEXTS,
+                    [["the cat sat on the mat"], ["dog"]]),
+    "text_ngrams": ("TextVectorization", {"ngrams": 2, "standardize": "lower"}, "adapt", TEXTS, ["The cat sat."]),
+    "text_multi_hot": ("TextVectorization", {"output_mode": "multi_hot", "max_tokens": 6}, "adapt", TEXTS,
+                       ["the the cat", "zebra"]),
+    "text_count": ("TextVectorization", {"output_mode": "count", "vocabulary": ["the", "cat"],
+                                         "standardize": "strip_punctuation"}, None, None, ["the The cat cat cat,"]),
+    "text_characters": ("TextVectorization", {"split": "character", "standardize": None}, "adapt", ["abcab", "éa"],
+                        ["aé", "cz"]),
 }
 
 KERAS_SIDE = r"""

@@ -70,6 +70,8 @@ LAYERS = {
     "Lambda": lambda L: L.Lambda(np.negative),
     "StringLookup": lambda L: L.StringLookup(vocabulary=["b", "a"], mask_token="", output_mode="multi_hot"),
     "IntegerLookup": lambda L: L.IntegerLookup(vocabulary=[3, 5], invert=True),
+    "TextVectorization": lambda L: L.TextVectorization(vocabulary=["the", "cat"], output_sequence_length=4,
+                                                       ngrams=2),
 }
 ALIASES = {"Convolution1D", "Convolution2D", "Convolution2DTranspose", "SeparableConvolution2D", "MaxPool1D",
            "MaxPool2D", "AvgPool1D", "AvgPool2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",

@@ -12,6 +12,8 @@ into several with TF's farmhash, which is not available without TensorFlow.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .base import Layer
@@ -69,7 +71,8 @@ class _IndexLookup(Layer):
         return out.reshape(array.shape)
 
     def _specials(self) -> list:
-        specials = [] if self.mask_token is None else [self.mask_token]
+        """The mask token (an int lookup's index 0; the encodings drop it) and the OOV token."""
+        specials = [] if self.mask_token is None or self.output_mode != "int" else [self.mask_token]
         return specials + ([self.oov_token] * self.num_oov_indices)
 
     def set_vocabulary(self, vocabulary, idf_weights=None) -> None:
@@ -153,7 +156,7 @@ class _IndexLookup(Layer):
         flat = []
         for token in keys.reshape(-1).tolist():
             if self.mask_token is not None and token == self.mask_token:
-                flat.append(0)
+                flat.append(0 if self.output_mode == "int" else -1)  # (-1: left out of an encoding)
             elif token in index:
                 flat.append(index[token])
             elif oov < 0:
@@ -192,7 +195,7 @@ def _encode(lookups: np.ndarray, mode: str, depth: int) -> np.ndarray:
     rows = x.reshape(1, -1) if x.ndim == 1 else x
     out = np.zeros((rows.shape[0], depth), dtype=np.float32)
     for r, row in enumerate(rows):
-        np.add.at(out[r], row, 1.0)
+        np.add.at(out[r], row[row >= 0], 1.0)
     if mode in ("one_hot", "multi_hot"):
         out = np.minimum(out, 1.0)
     return out[0] if x.ndim == 1 else out
@@ -223,3 +226,125 @@ class IntegerLookup(_IndexLookup):
         super().__init__(max_tokens=max_tokens, num_oov_indices=num_oov_indices, mask_token=mask_token,
                          oov_token=oov_token, vocabulary=vocabulary, idf_weights=idf_weights, invert=invert,
                          output_mode=output_mode, sparse=sparse, pad_to_max_tokens=pad_to_max_tokens, **kwargs)
+
+
+_STRIP = re.compile(rb'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']')  # Keras's punctuation
+
+
+class TextVectorization(Layer):
+    """`keras.layers.TextVectorization`: Keras's standardization (TF's ASCII lower-casing, its
+    punctuation), whitespace or character splitting, n-grams (all of each width, in order) and a
+    `StringLookup` with the empty string as mask: int sequences padded with 0 (to
+    `output_sequence_length` or the batch's longest) or multi-hot/count rows (int64, as Keras 3)."""
+
+    def __init__(self, max_tokens=None, standardize="lower_and_strip_punctuation", split="whitespace", ngrams=None,
+                 output_mode="int", output_sequence_length=None, pad_to_max_tokens=False, vocabulary=None,
+                 idf_weights=None, sparse=False, ragged=False, encoding="utf-8", **kwargs):
+        super().__init__(**kwargs)
+        if callable(standardize) or callable(split):
+            raise NotImplementedError("TextVectorization: a callable `standardize` or `split` works on TF's string "
+                                      "tensors; give one of Keras's names here")
+        if standardize not in (None, "lower", "strip_punctuation", "lower_and_strip_punctuation"):
+            raise ValueError(f"Invalid value for argument `standardize`. Received: standardize={standardize}")
+        if split not in (None, "whitespace", "character"):
+            raise ValueError(f"Invalid value for argument `split`. Received: split={split}")
+        if ragged:
+            raise NotImplementedError("TextVectorization: ragged outputs (MindSpore has no ragged tensor)")
+        if output_mode != "int" and output_sequence_length is not None:
+            raise ValueError("`output_sequence_length` must not be set if `output_mode` is not 'int'. Received "
+                             f"output_sequence_length={output_sequence_length}.")
+        if not (ngrams is None or isinstance(ngrams, int) or isinstance(ngrams, (tuple, list))
+                and all(isinstance(n, int) for n in ngrams)):
+            raise ValueError(f"`ngrams` must be None, an integer, or a tuple of integers. Received: ngrams={ngrams}")
+        self.standardize, self.split, self.encoding = standardize, split, encoding
+        self.ngrams = ngrams
+        self._widths = tuple(range(1, ngrams + 1)) if isinstance(ngrams, int) else (
+            tuple(ngrams) if ngrams is not None else None)
+        self.output_mode, self.output_sequence_length = output_mode, output_sequence_length
+        if output_mode not in ("int", "multi_hot", "count"):
+            raise NotImplementedError(f"TextVectorization: output_mode {output_mode!r} keeps TensorFlow")
+        self._lookup = StringLookup(max_tokens=max_tokens, vocabulary=vocabulary, idf_weights=idf_weights,
+                                    pad_to_max_tokens=pad_to_max_tokens, mask_token="", output_mode=output_mode,
+                                    sparse=sparse, encoding=encoding)
+        self._depth = max_tokens if pad_to_max_tokens else None
+        self._call_takes_training = False
+
+    def _texts(self, inputs) -> tuple[list[bytes], tuple]:
+        array = np.asarray(inputs.asnumpy() if hasattr(inputs, "asnumpy") else inputs, dtype=object)
+        if array.ndim > 1:
+            if array.shape[-1] != 1:
+                raise ValueError("When using `TextVectorization` to tokenize strings, the input rank must be 1 or the "
+                                 f"last shape dimension must be 1. Received: inputs.shape={array.shape} with "
+                                 f"rank={array.ndim}")
+            array = array.reshape(array.shape[:-1])
+        texts = [v if isinstance(v, bytes) else str(v).encode(self.encoding) for v in array.reshape(-1)]
+        return texts, array.shape
+
+    def _tokens(self, text: bytes) -> list[str]:
+        if self.standardize in ("lower", "lower_and_strip_punctuation"):
+            text = text.lower()  # (bytes: ASCII letters only, as tf.strings.lower)
+        if self.standardize in ("strip_punctuation", "lower_and_strip_punctuation"):
+            text = _STRIP.sub(b"", text)
+        if self.split == "whitespace":
+            pieces = text.split()
+        elif self.split == "character":
+            pieces = [c.encode(self.encoding) for c in text.decode(self.encoding)]
+        else:
+            pieces = [text]
+        if self._widths is not None:
+            pieces = [b" ".join(pieces[i:i + width]) for width in self._widths
+                      for i in range(len(pieces) - width + 1)]
+        return [p.decode(self.encoding) for p in pieces]
+
+    def adapt(self, data, batch_size=None, steps=None) -> None:
+        """Learn the vocabulary from the tokens of `data` (strings, or a dataset of batches of them)."""
+        batches = [data] if isinstance(data, (list, tuple, np.ndarray)) else data
+        tokens = []
+        for index, batch in enumerate(batches):
+            if steps is not None and index >= steps:
+                break
+            texts, _ = self._texts(batch)
+            tokens += [token for text in texts for token in self._tokens(text)]
+        self._lookup.adapt(np.array(tokens, dtype=object) if tokens else np.zeros(0, dtype=object))
+
+    def get_vocabulary(self, include_special_tokens=True) -> list:
+        return self._lookup.get_vocabulary(include_special_tokens)
+
+    def vocabulary_size(self) -> int:
+        return self._lookup.vocabulary_size()
+
+    def set_vocabulary(self, vocabulary, idf_weights=None) -> None:
+        self._lookup.set_vocabulary(vocabulary)
+
+    def __call__(self, inputs, *args, **kwargs):
+        return self.call(inputs)  # (strings are numpy arrays: not a tensor's conversion)
+
+    def call(self, inputs):
+        import mindspore as ms
+
+        texts, shape = self._texts(inputs)
+        vocabulary = self._lookup.get_vocabulary()
+        index = {t: i for i, t in enumerate(vocabulary)}
+        oov = index[self._lookup.oov_token]
+        empty = 0 if self.output_mode == "int" else None  # the mask: index 0, or left out of an encoding
+        rows = [[index.get(token, oov) if token != "" else empty for token in self._tokens(text)] for text in texts]
+        rows = [[i for i in row if i is not None] for row in rows]
+        if self.output_mode == "int":
+            length = self.output_sequence_length
+            if length is None:
+                length = max((len(r) for r in rows), default=0)
+            out = np.zeros((len(rows), length), dtype=np.int64)
+            for r, row in enumerate(rows):
+                row = row[:length]
+                out[r, :len(row)] = row
+            return ms.Tensor(out.reshape(shape + (length,)))
+        depth = self._depth or self.vocabulary_size()
+        out = np.zeros((len(rows), depth), dtype=np.int64)  # (int64, as Keras 3 gives it)
+        for r, row in enumerate(rows):
+            np.add.at(out[r], row, 1)
+        if self.output_mode == "multi_hot":
+            out = np.minimum(out, 1)
+        return ms.Tensor(out.reshape(shape + (depth,)))
+
+    def get_config(self):
+        return {**super().get_config(), "vocabulary": self.get_vocabulary(False) or None}
