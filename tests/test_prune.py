@@ -265,7 +265,7 @@ def features(x):
     z = tf.nn.gelu(y) + tf.nn.gelu(-y)
     if tf.debugging.is_numeric_tensor(z):
         print("numeric")
-    return keras.utils.plot_model("f", "u") + np.sum(z)
+    return keras.utils.model_to_dot("f", "u") + np.sum(z)
 
 
 class Summaries:
@@ -291,7 +291,7 @@ def test_statements_only_flags_match_are_set_aside_with_their_markers(index):
     found = {(line, col, api) for line, col, rule, api, message in pruned.flagged}
     assert found == {
         (7, 9, "tensorflow.strings.join"), (8, 9, "tensorflow.nn.gelu"), (8, 25, "tensorflow.nn.gelu"),
-        (9, 8, "tensorflow.debugging.is_numeric_tensor"), (11, 12, "tensorflow.keras.utils.plot_model"),
+        (9, 8, "tensorflow.debugging.is_numeric_tensor"), (11, 12, "tensorflow.keras.utils.model_to_dot"),
         (15, 6, "tensorflow.custom_gradient"), (18, 13, "tensorflow.summary.audio"),
         (19, 16, "tensorflow.errors.OpError"), (23, 5, "tensorflow.signal.fft"), (23, 19, "tensorflow.sparse.reorder"),
     }
