@@ -70,6 +70,7 @@ LAYERS = {
     "Lambda": lambda L: L.Lambda(np.negative),
     "StringLookup": lambda L: L.StringLookup(vocabulary=["b", "a"], mask_token="", output_mode="multi_hot"),
     "IntegerLookup": lambda L: L.IntegerLookup(vocabulary=[3, 5], invert=True),
+    "RandomFlip": lambda L: L.RandomFlip("vertical"),
     "TextVectorization": lambda L: L.TextVectorization(vocabulary=["the", "cat"], output_sequence_length=4,
                                                        ngrams=2),
 }
