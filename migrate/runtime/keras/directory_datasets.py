@@ -148,6 +148,31 @@ def _text(value) -> str:
     return value.decode("utf-8") if isinstance(value, bytes) else str(value)
 
 
+def _indexed(directory, labels, label_mode, class_names, shuffle, seed, validation_split, subset, follow_links,
+             verbose, formats, kind: str, samples: str):
+    """Keras's checks of the arguments both functions share, then the indexed files:
+    (paths, labels, label mode, class names, seed)."""
+    if labels not in ("inferred", None) and not isinstance(labels, (list, tuple)):
+        raise ValueError("`labels` argument should be a list/tuple of integer labels, of the same size as the number "
+                         f"of {kind} files in the target directory. If you wish to infer the labels from the "
+                         'subdirectory names in the target directory, pass `labels="inferred"`. If you wish to get '
+                         f"a dataset that only contains {samples} (no labels), pass `labels=None`. Received: {labels}")
+    if label_mode not in {"int", "categorical", "binary", None}:
+        raise ValueError('`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
+                         f"label_mode={label_mode}")
+    if labels is None or label_mode is None:
+        labels, label_mode = None, None
+    _check_split(validation_split, subset, shuffle, seed)
+    if seed is None:
+        seed = np.random.randint(1e6)
+    paths, labels, class_names = index_directory(directory, labels, formats, class_names, shuffle, seed,
+                                                 follow_links, verbose)
+    if label_mode == "binary" and len(class_names) != 2:
+        raise ValueError('When passing `label_mode="binary"`, there must be exactly 2 class_names. Received: '
+                         f"class_names={class_names}")
+    return paths, labels, label_mode, class_names, seed
+
+
 def image_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None, color_mode="rgb",
                                  batch_size=32, image_size=(256, 256), shuffle=True, seed=None, validation_split=None,
                                  subset=None, interpolation="bilinear", follow_links=False, crop_to_aspect_ratio=False,
@@ -156,16 +181,6 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
     `(batch, height, width, channels)`."""
     from .. import tfio, tfmath
 
-    if labels not in ("inferred", None) and not isinstance(labels, (list, tuple)):
-        raise ValueError("`labels` argument should be a list/tuple of integer labels, of the same size as the number "
-                         "of image files in the target directory. If you wish to infer the labels from the "
-                         'subdirectory names in the target directory, pass `labels="inferred"`. If you wish to get '
-                         f"a dataset that only contains images (no labels), pass `labels=None`. Received: {labels}")
-    if label_mode not in {"int", "categorical", "binary", None}:
-        raise ValueError('`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
-                         f"label_mode={label_mode}")
-    if labels is None or label_mode is None:
-        labels, label_mode = None, None
     channels = {"rgb": 3, "rgba": 4, "grayscale": 1}.get(color_mode)
     if channels is None:
         raise ValueError(f'`color_mode` must be one of {{"rgb", "rgba", "grayscale"}}. Received: color_mode={color_mode}')
@@ -178,14 +193,9 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
                                   "without crop_to_aspect_ratio or pad_to_aspect_ratio, resizes with TF's numbers here")
     if data_format not in (None, "channels_last"):
         raise NotImplementedError("image_dataset_from_directory: images come channels-last, as TF's do")
-    _check_split(validation_split, subset, shuffle, seed)
-    if seed is None:
-        seed = np.random.randint(1e6)
-    paths, labels, class_names = index_directory(directory, labels, IMAGE_FORMATS, class_names, shuffle, seed,
-                                                 follow_links, verbose)
-    if label_mode == "binary" and len(class_names) != 2:
-        raise ValueError('When passing `label_mode="binary"`, there must be exactly 2 class_names. Received: '
-                         f"class_names={class_names}")
+    paths, labels, label_mode, class_names, seed = _indexed(
+        directory, labels, label_mode, class_names, shuffle, seed, validation_split, subset, follow_links, verbose,
+        IMAGE_FORMATS, "image", "images")
 
     def load(path):
         with open(_text(path), "rb") as handle:
@@ -202,24 +212,9 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int", 
                                 follow_links=False, verbose=True, **kwargs):
     """Keras's `text_dataset_from_directory`: batches of `(texts, labels)`, each text the file's
     bytes (the first `max_length` of them)."""
-    if labels not in ("inferred", None) and not isinstance(labels, (list, tuple)):
-        raise ValueError("`labels` argument should be a list/tuple of integer labels, of the same size as the number "
-                         "of text files in the target directory. If you wish to infer the labels from the "
-                         'subdirectory names in the target directory, pass `labels="inferred"`. If you wish to get '
-                         f"a dataset that only contains text samples (no labels), pass `labels=None`. Received: {labels}")
-    if label_mode not in {"int", "categorical", "binary", None}:
-        raise ValueError('`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
-                         f"label_mode={label_mode}")
-    if labels is None or label_mode is None:
-        labels, label_mode = None, None
-    _check_split(validation_split, subset, shuffle, seed)
-    if seed is None:
-        seed = np.random.randint(1e6)
-    paths, labels, class_names = index_directory(directory, labels, (".txt",), class_names, shuffle, seed,
-                                                 follow_links, verbose)
-    if label_mode == "binary" and len(class_names) != 2:
-        raise ValueError('When passing `label_mode="binary"`, there must be exactly 2 class_names. Received: '
-                         f"class_names={class_names}")
+    paths, labels, label_mode, class_names, seed = _indexed(
+        directory, labels, label_mode, class_names, shuffle, seed, validation_split, subset, follow_links, verbose,
+        (".txt",), "text", "text samples")
 
     def load(path):
         with open(_text(path), "rb") as handle:
