@@ -353,6 +353,9 @@ CASES = {
     "rgb_to_grayscale_uint8": "tf.image.rgb_to_grayscale(img)",
     "rgb_to_grayscale_float": "tf.image.rgb_to_grayscale(imgf)",
     "grayscale_to_rgb": "tf.image.grayscale_to_rgb(imgf[:, :, :1])",
+    "resize_with_pad_wide": "tf.image.resize_with_pad(imgf, 9, 4)",
+    "resize_with_pad_tall_batch": "tf.image.resize_with_pad(imgf[None], 3, 11)",
+    "resize_with_pad_nearest": "tf.image.resize_with_pad(img, 7, 7, method=tf.image.ResizeMethod.NEAREST_NEIGHBOR)",
     "grayscale_to_rgb_batch": "tf.image.grayscale_to_rgb(tf.image.rgb_to_grayscale(img[None]))",
     # TFK191-TFK193 Keras's legacy backend helpers
     "k_sum": "tf.keras.backend.sum(f, axis=1)",

@@ -524,6 +524,28 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
     return x[..., oh:oh + th, ow:ow + tw, :]
 
 
+def resize_with_pad(image, target_height, target_width, method="bilinear", antialias=False):
+    """``tf.image.resize_with_pad``: resized to fit inside the target, keeping its aspect ratio (TF's
+    float32 arithmetic for the size and the offsets), then padded with zeros to the target."""
+    import numpy as np
+
+    x = _tensor(image)
+    if x.ndim not in (3, 4):
+        raise ValueError(f"'image' (shape {tuple(x.shape)}) must have either 3 or 4 dimensions.")
+    target_height, target_width = int(target_height), int(target_width)
+    if target_height <= 0 or target_width <= 0:
+        raise ValueError("target_width must be > 0." if target_width <= 0 else "target_height must be > 0.")
+    f = np.float32
+    height, width = f(x.shape[-3]), f(x.shape[-2])
+    ratio = max(width / f(target_width), height / f(target_height))
+    resized_height, resized_width = height / ratio, width / ratio
+    pad_height = max(0, int(np.floor((f(target_height) - resized_height) / f(2))))
+    pad_width = max(0, int(np.floor((f(target_width) - resized_width) / f(2))))
+    resized = image_resize(x, (int(np.floor(resized_height)), int(np.floor(resized_width))), method=method,
+                           antialias=antialias)
+    return pad_to_bounding_box(resized, pad_height, pad_width, target_height, target_width)
+
+
 def pad_to_bounding_box(image, offset_height, offset_width, target_height, target_width):
     """``tf.image.pad_to_bounding_box``: zeros around the image, ``offset_*`` above and to the left."""
     x, height, width = _hw(image)
