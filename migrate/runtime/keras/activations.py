@@ -142,13 +142,29 @@ def get(identifier):
             return _BY_NAME[identifier.lower()]
         except KeyError:
             raise ValueError(f"Unknown activation function: {identifier!r}") from None
+    if isinstance(identifier, dict):
+        from .serialization import deserialize_value
+
+        return deserialize_value(identifier)
     if callable(identifier):
         return identifier
     raise ValueError(f"Could not interpret activation function identifier: {identifier!r}")
 
 
-def serialize(activation) -> str:
+def builtin_name(activation) -> str | None:
+    """The name of a built-in activation function, else None."""
     for name, fn in _BY_NAME.items():
         if fn is activation:
             return name
-    return getattr(activation, "__name__", str(activation))
+    return None
+
+
+def serialize(activation):
+    """A built-in activation's name; another function as Keras 3 writes a function (module, name,
+    registered name), which `get` reads back."""
+    name = builtin_name(activation)
+    if name is not None:
+        return name
+    from .serialization import serialize_value
+
+    return serialize_value(activation)

@@ -97,6 +97,16 @@ def save_weights(model, path) -> None:
 def load_weights(model, path) -> None:
     entries = read_entries(path)
     assign_by_position("weights/", model.weights, entries, f"load_weights({path!r})")
+    refresh(model)
+
+
+def refresh(model) -> None:
+    """Let layers that cache values derived from their weights (an adapted `Normalization`'s
+    statistics) derive them again after the weights were assigned."""
+    for _, cell in model.cells_and_names():
+        finalize = getattr(type(cell), "_finalize", None)
+        if finalize is not None:
+            finalize(cell)
 
 
 def model_entries(model) -> list:
@@ -185,10 +195,11 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # 
     if record.get("format") != FORMAT:
         raise ValueError(f"{path!r} holds no model this version can read (format {record.get('format')!r})")
     model = deserialize_object(record["model"], custom_objects, safe_mode)
-    if not model.weights and record.get("build_input_shape") is not None:
+    if not model.built and record.get("build_input_shape") is not None:
         model._build_for_restore(deserialize_value(record["build_input_shape"]))
     if model.weights:
         assign_by_position("weights/", model.weights, entries, f"load_model({path!r})")
+        refresh(model)
     else:  # its layers build at the first call: the values wait for it
         model._defer_restore("weights/", entries)
     compiled = record.get("compile_config")

@@ -47,6 +47,8 @@ def deserialize(config, builtins: dict, what: str, custom_objects=None):
 # --- every Keras object: configs as JSON, and back (what `model.save` and `load_model` use) ------
 
 import base64
+import contextlib
+import contextvars
 import importlib
 import inspect
 import marshal
@@ -106,17 +108,31 @@ def auto_config(obj) -> dict:
         kind = inspect.signature(type(obj).__init__).parameters[name].kind
         if kind is inspect.Parameter.VAR_KEYWORD:
             config.update(value)
-        elif kind is inspect.Parameter.VAR_POSITIONAL:
-            if value:
-                return {}  # positional extras have no name to be passed back by
+        elif kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.POSITIONAL_ONLY):
+            if kind is inspect.Parameter.POSITIONAL_ONLY or value:
+                raise TypeError(f"{type(obj).__name__} was made with positional-only or variadic positional "
+                                "arguments, which a config cannot pass back by name: give the class a "
+                                "`get_config()` (and `from_config()`)")
         else:
             config[name] = value
     return config
 
 
+def _own_get_config(obj) -> bool:
+    """Whether a class of the program's own defines the `get_config` in use (Keras 3 then leaves the
+    constructor's arguments to it; this package's classes add theirs to the captured ones)."""
+    for cls in type(obj).__mro__:
+        if "get_config" in vars(cls):
+            return not cls.__module__.startswith("migrate.runtime")
+    return False
+
+
 def with_auto_config(obj, base: dict) -> dict:
     """`base` (the attributes every object of the kind has: name, dtype, ...) over the constructor's
-    arguments; of `base`, only what the constructor takes when it takes no `**kwargs` (Keras 3's rule)."""
+    arguments; of `base`, only what the constructor takes when it takes no `**kwargs` (Keras 3's rule).
+    A program's own `get_config` gets `base` alone, as in Keras 3."""
+    if _own_get_config(obj):
+        return dict(base)
     config = {**{k: _serialized_or_raw(v) for k, v in auto_config(obj).items()}, **base}
     parameters = inspect.signature(type(obj).__init__).parameters
     if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
@@ -158,9 +174,11 @@ def serialize_value(value):
         return value
     if isinstance(value, np.generic):
         return value.item()
-    if isinstance(value, (np.ndarray,)) or hasattr(value, "asnumpy"):
-        array = np.asarray(value.asnumpy() if hasattr(value, "asnumpy") else value)
-        return {"class_name": "__numpy__", "config": {"value": array.tolist(), "dtype": str(array.dtype)}}
+    if isinstance(value, np.ndarray):
+        return {"class_name": "__numpy__", "config": {"value": value.tolist(), "dtype": str(value.dtype)}}
+    if hasattr(value, "asnumpy"):  # a MindSpore tensor comes back as one
+        array = value.asnumpy()
+        return {"class_name": "__tensor__", "config": {"value": array.tolist(), "dtype": str(array.dtype)}}
     if isinstance(value, slice):
         return {"class_name": "__slice__", "config": {"value": [serialize_value(v) for v in
                                                                 (value.start, value.stop, value.step)]}}
@@ -174,8 +192,8 @@ def serialize_value(value):
         return {str(k): serialize_value(v) for k, v in value.items()}
     if isinstance(value, DTypePolicy):
         return value.name
-    if isinstance(value, types.FunctionType) and activations._BY_NAME.get(activations.serialize(value)) is value:
-        return activations.serialize(value)  # a built-in activation by its name, as Keras writes it
+    if isinstance(value, types.FunctionType) and activations.builtin_name(value) is not None:
+        return activations.builtin_name(value)  # a built-in activation by its name, as Keras writes it
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
         return _serialize_function(value)
     if isinstance(value, np.ufunc):  # np.tanh and the like
@@ -217,6 +235,10 @@ def deserialize_value(value, custom_objects=None, safe_mode=True):
         return Ellipsis
     if tag == "__numpy__":
         return np.asarray(value["config"]["value"], dtype=value["config"]["dtype"])
+    if tag == "__tensor__":
+        import mindspore as ms
+
+        return ms.Tensor(np.asarray(value["config"]["value"], dtype=value["config"]["dtype"]))
     if tag == "__lambda__":
         return _deserialize_lambda(value["config"], custom_objects, safe_mode)
     if tag is not None and "module" in value:
@@ -224,8 +246,21 @@ def deserialize_value(value, custom_objects=None, safe_mode=True):
     return {k: deserialize_value(v, custom_objects, safe_mode) for k, v in value.items()}
 
 
+_IN_MEMORY = contextvars.ContextVar("keras_config_in_memory", default=False)
+
+
+@contextlib.contextmanager
+def in_memory():
+    """Configs made and read in this process (`clone_model`): a lambda in them is the process's own."""
+    token = _IN_MEMORY.set(True)
+    try:
+        yield
+    finally:
+        _IN_MEMORY.reset(token)
+
+
 def _deserialize_lambda(config, custom_objects, safe_mode):
-    if safe_mode:
+    if safe_mode and not _IN_MEMORY.get():
         raise ValueError(
             "Requested the deserialization of a `lambda` object. This carries a potential risk of arbitrary code "
             "execution and thus it is disallowed by default. If you trust the source of the saved model, you can "
@@ -274,7 +309,7 @@ def deserialize_object(config: dict, custom_objects=None, safe_mode=True):
         cls = _lookup(class_name, module, custom_objects)
     if cls is None:
         raise ValueError(f"Could not locate class '{class_name}'. Make sure custom classes are decorated with "
-                         "`@keras.saving.register_keras_serializable()` or passed in `custom_objects`.")
+                         "`@register_keras_serializable()` or passed in `custom_objects`.")
     if getattr(cls, "_config_holds_layers", False):  # a model: its layers come with their graph links
         return cls.from_config(inner or {}, custom_objects=custom_objects, safe_mode=safe_mode)
     options = deserialize_value(inner or {}, custom_objects, safe_mode)

@@ -268,3 +268,128 @@ def test_plot_model_draws_an_image_with_graphviz(tmp_path):
     svg = (tmp_path / "model.svg").read_text()
     assert svg.count("<g id=\"node") == 3 and svg.count("<g id=\"edge") == 2 and "Dense" in svg
     assert sorted(os.listdir(tmp_path)) == ["model.png", "model.svg"]  # no temporary left
+
+
+def _reloaded(model, tmp_path, **kwargs):
+    model.save(tmp_path / "m.keras")
+    return mk.models.load_model(tmp_path / "m.keras", **kwargs)
+
+
+def test_a_graph_whose_calls_interleave_reloads_its_layers_in_order(tmp_path):
+    inputs = mk.Input(shape=(3,))
+    s, t, x, y = (mk.layers.Dense(3, name=n) for n in "stxy")
+    s0 = s(inputs)
+    s1 = s(t(s0))
+    model = mk.Model(inputs, [x(s1), y(s0)])
+    loaded = _reloaded(model, tmp_path)
+    assert [layer.name for layer in loaded.layers] == [layer.name for layer in model.layers]
+    for ours, theirs in zip(loaded.predict(X[:, :3], verbose=0), model.predict(X[:, :3], verbose=0)):
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_frozen_layers_and_models_stay_frozen(tmp_path):
+    i = mk.Input(shape=(3,))
+    base = mk.Model(i, mk.layers.Dense(4, name="b")(i), name="base")
+    base.trainable = False
+    j = mk.Input(shape=(3,))
+    frozen = mk.layers.Dense(2, name="frozen")
+    frozen.trainable = False
+    model = mk.Model(j, mk.layers.Dense(1, name="head")(frozen(base(j))))
+    loaded = _reloaded(model, tmp_path)
+    assert len(loaded.trainable_weights) == len(model.trainable_weights) == 2
+    assert not loaded.get_layer("base").trainable and not loaded.get_layer("frozen").trainable
+
+
+@mk.utils.register_keras_serializable(package="tests")
+def _half(x):
+    return x * 0.5
+
+
+def test_a_registered_activation_function_comes_back(tmp_path):
+    i = mk.Input(shape=(4,))
+    model = mk.Model(i, mk.layers.Dense(3, activation=_half)(i))
+    loaded = _reloaded(model, tmp_path)
+    np.testing.assert_array_equal(loaded.predict(X, verbose=0), model.predict(X, verbose=0))
+
+
+def test_an_adapted_normalization_normalizes_after_loading(tmp_path):
+    norm = mk.layers.Normalization()
+    norm.adapt(X * 3 + 1)
+    i = mk.Input(shape=(4,))
+    model = mk.Model(i, norm(i))
+    np.testing.assert_allclose(_reloaded(model, tmp_path).predict(X, verbose=0), model.predict(X, verbose=0),
+                               rtol=1e-6)
+
+
+class _Partly(mk.Model):
+    def __init__(self, units=2, **kwargs):
+        super().__init__(**kwargs)
+        self.scale = self.add_weight(name="scale", shape=(), initializer="ones")
+        self.dense = mk.layers.Dense(units)
+
+    def call(self, inputs):
+        return self.dense(inputs) * self.scale
+
+
+class _Named(mk.Model):
+    def __init__(self, units=2, **kwargs):
+        super().__init__(**kwargs)
+        self.a, self.b = mk.layers.Dense(units), mk.layers.Dense(units)
+
+    def call(self, inputs):
+        return self.a(inputs["a"]) + self.b(inputs["b"])
+
+
+class _OwnGraph(mk.Model):
+    def __init__(self, units=3, **kwargs):
+        i = mk.Input(shape=(4,))
+        super().__init__(i, mk.layers.Dense(units)(i), **kwargs)
+        self.units = units
+
+
+def test_subclassed_models_built_in_parts_by_dicts_or_with_their_own_graph_reload(tmp_path):
+    partly = _Partly(3)
+    partly(ms.Tensor(X))
+    np.testing.assert_array_equal(_reloaded(partly, tmp_path)(ms.Tensor(X)).asnumpy(), partly(ms.Tensor(X)).asnumpy())
+    named = _Named(2)
+    inputs = {"a": ms.Tensor(X), "b": ms.Tensor(X[:, :3])}
+    named(inputs)
+    np.testing.assert_array_equal(_reloaded(named, tmp_path)(inputs).asnumpy(), named(inputs).asnumpy())
+    own = _OwnGraph(units=5)
+    loaded = _reloaded(own, tmp_path)
+    assert type(loaded) is _OwnGraph and loaded.units == 5
+    np.testing.assert_array_equal(loaded.predict(X, verbose=0), own.predict(X, verbose=0))
+
+
+def test_configs_keras_3_leaves_to_a_classs_own_get_config(tmp_path):
+    class Variadic(mk.layers.Layer):
+        def __init__(self, *sizes, **kwargs):
+            super().__init__(**kwargs)
+            self.sizes = sizes
+
+    with pytest.raises(TypeError, match="variadic positional arguments"):
+        Variadic(2, 3).get_config()
+
+    class Own(mk.layers.Layer):
+        def __init__(self, units, helper=None, **kwargs):
+            super().__init__(**kwargs)
+            self.units = units
+
+        def get_config(self):
+            return {**super().get_config(), "units": self.units}
+
+    assert Own(2, helper=object()).get_config() == {"name": "own", "trainable": True, "dtype": "float32", "units": 2}
+
+
+def test_tensors_in_a_config_come_back_as_tensors_and_clones_keep_their_lambdas(tmp_path):
+    weights = ms.Tensor(np.array([1.0, 2.0, 3.0, 4.0], np.float32))
+
+    def scaled(w):
+        return lambda z: z * w
+
+    i = mk.Input(shape=(4,))
+    model = mk.Model(i, mk.layers.Lambda(scaled(weights))(i))
+    loaded = _reloaded(model, tmp_path, safe_mode=False)
+    np.testing.assert_array_equal(loaded.predict(X, verbose=0), model.predict(X, verbose=0))
+    clone = mk.models.clone_model(model)
+    np.testing.assert_array_equal(clone.predict(X, verbose=0), model.predict(X, verbose=0))

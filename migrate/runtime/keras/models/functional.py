@@ -44,9 +44,10 @@ def graph_config(model) -> dict:
         own = calls.setdefault(id(node.layer), [])
         where[node.id] = (node.layer.name, len(own))
         own.append(node)
+    order = {node.id: index for index, node in enumerate(model._nodes)}  # the calls' order, replayed on load
     layers = [{**serialize_object(layer), "name": layer.name,
-               "inbound_nodes": [{"args": _links(list(node.args), where), "kwargs": _links(node.kwargs, where)}
-                                 for node in calls[id(layer)]]}
+               "inbound_nodes": [{"args": _links(list(node.args), where), "kwargs": _links(node.kwargs, where),
+                                  "order": order[node.id]} for node in calls[id(layer)]]}
               for layer in model._functional_layers]
     return {"name": model.name, "trainable": model.trainable, "layers": layers,
             "input_layers": _links(model._graph_inputs, where), "output_layers": _links(model._graph_outputs, where)}
@@ -86,7 +87,16 @@ def graph_from_config(cls, config, custom_objects=None, safe_mode=True):
             produced[(entry["name"], 0)] = [layer.output]
             calls_made[entry["name"]] = 1
         queues.append((entry["name"], list(entry.get("inbound_nodes", []))))
-    while any(calls for _, calls in queues):
+    ordered = all("order" in call for _, calls in queues for call in calls)
+    if ordered:  # the calls in the order they were made: the same layers in the same order, so the weights
+        replay = sorted(((call["order"], name, call) for name, calls in queues for call in calls), key=lambda c: c[0])
+        for _, name, call in replay:
+            args = _resolve(call["args"], produced, custom_objects, safe_mode)
+            kwargs = _resolve(call["kwargs"], produced, custom_objects, safe_mode)
+            produced[(name, calls_made[name])] = list(flatten(layers[name](*args, **kwargs)))
+            calls_made[name] += 1
+        queues = []
+    while any(calls for _, calls in queues):  # (a config written elsewhere: any order its links allow)
         moved = False
         for name, calls in queues:
             while calls:
@@ -105,12 +115,15 @@ def graph_from_config(cls, config, custom_objects=None, safe_mode=True):
     inputs = _resolve(config["input_layers"], produced, custom_objects, safe_mode)
     outputs = _resolve(config["output_layers"], produced, custom_objects, safe_mode)
     model = cls(inputs=inputs, outputs=outputs, name=config.get("name"))
-    model.trainable = config.get("trainable", True)
+    model._trainable = bool(config.get("trainable", True))  # (its layers' configs carry their own)
     return model
 
 
 def _default_clone(layer):
-    return type(layer).from_config(layer.get_config())
+    from ..serialization import in_memory
+
+    with in_memory():  # (a Lambda's function is this process's own: no safe mode to pass)
+        return type(layer).from_config(layer.get_config())
 
 
 def clone_model(model, input_tensors=None, clone_function=None, **kwargs):

@@ -157,8 +157,8 @@ class Model(Trainer, Layer):
     def get_config(self) -> dict:
         """A functional model's layers and their links (Keras 3's form); a subclassed model's
         constructor arguments."""
-        if self._graph_inputs is None:
-            return Layer.get_config(self)
+        if self._graph_inputs is None or type(self).__init__ is not Model.__init__:
+            return Layer.get_config(self)  # (a class that builds its own graph is made by its constructor)
         return functional.graph_config(self)
 
     @classmethod
@@ -184,8 +184,23 @@ class Model(Trainer, Layer):
         model), by running it once on zeros of `input_shape`, as Keras builds it from its build config."""
         if type(self).build is not Layer.build:
             self.build(input_shape)
-        if not self.weights:
-            symbolic.infer_output_shape(self, input_shape)
+        if not self.built or not self.weights:
+            from ..layers.base import training_scope
+
+            with training_scope(False):
+                self(_zeros_of(input_shape), training=False)
+
+
+def _zeros_of(shapes):
+    """Zeros of a shape, or of a dict/list/tuple of shapes (a batch of None is 2)."""
+    import mindspore as ms
+    import numpy as np
+
+    if isinstance(shapes, dict):
+        return {key: _zeros_of(value) for key, value in shapes.items()}
+    if isinstance(shapes, (list, tuple)) and shapes and all(isinstance(d, int) or d is None for d in shapes):
+        return ms.Tensor(np.zeros(tuple(2 if d is None else d for d in shapes), np.float32))
+    return type(shapes)(_zeros_of(value) for value in shapes)
 
 
 class _LoadStatus:
