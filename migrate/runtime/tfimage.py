@@ -219,12 +219,6 @@ def random_crop(value, size, seed=None, name=None):
     return x[tuple(slice(o, o + s) for o, s in zip(offsets, size))]
 
 
-def _ints(value) -> list[int]:
-    if hasattr(value, "asnumpy"):
-        value = value.asnumpy()
-    return [int(v) for v in np.asarray(value).reshape(-1)]
-
-
 def _random_crop_box(draws, width: int, height: int, min_area: float, max_area: float, aspect_ratio: float):
     """TF's GenerateRandomCrop: a (x, y, width, height) of ``aspect_ratio`` whose area lies in
     [min_area, max_area], or None; ``draws`` are two uniform [0, 1) numbers for its choices."""
@@ -266,7 +260,7 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=0, min_object
     Returns TF's ``(begin, size, bboxes)``: ``[offset_y, offset_x, 0]``, ``[height, width, -1]``
     (int32) and the crop as a normalised box ``[[[ymin, xmin, ymax, xmax]]]`` (float32)."""
     ms, _ = _ms()
-    height, width = _ints(image_size)[:2]
+    height, width = tfmath.ints(image_size)[:2]
     boxes = np.asarray(bounding_boxes.asnumpy() if hasattr(bounding_boxes, "asnumpy") else bounding_boxes,
                        dtype=np.float32).reshape(-1, 4)
     low_ratio, high_ratio = (0.75, 1.33) if aspect_ratio_range is None else (float(v) for v in aspect_ratio_range)

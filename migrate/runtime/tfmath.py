@@ -723,12 +723,6 @@ def roll(input, shift, axis, name=None):  # noqa: A002 - TF's parameter names
     as two slices joined (MindSpore's ``ops.roll`` has no CPU kernel)."""
     ops = _ops()
     x = _tensor(input)
-
-    def ints(value) -> list:
-        if hasattr(value, "asnumpy"):
-            value = value.asnumpy()
-        return [int(v) for v in value] if hasattr(value, "__len__") or getattr(value, "ndim", 0) else [int(value)]
-
     shifts, axes = ints(shift), ints(axis)
     if len(shifts) != len(axes):
         raise ValueError(f"roll: shift and axis must have the same length, got {len(shifts)} and {len(axes)}")
@@ -1097,13 +1091,13 @@ class TensorArray:
 
     def scatter(self, indices, value, name=None):
         value = self._value(value)
-        for index, row in zip(_int_list(indices), (value[i] for i in range(int(value.shape[0])))):
+        for index, row in zip(ints(indices), (value[i] for i in range(int(value.shape[0])))):
             self._write(index, row)
         return self
 
     def split(self, value, lengths, name=None):
         value = self._value(value)
-        lengths = _int_list(lengths)
+        lengths = ints(lengths)
         if value.ndim == 0:
             raise ValueError("Expected value to be at least a vector, but received shape: []")
         if sum(lengths) != int(value.shape[0]):
@@ -1152,7 +1146,7 @@ class TensorArray:
         return _ops().stack([self._zero_or_value(i) for i in range(len(self._entries))])
 
     def gather(self, indices, name=None):
-        return _ops().stack([self._zero_or_value(i) for i in _int_list(indices)])
+        return _ops().stack([self._zero_or_value(i) for i in ints(indices)])
 
     def concat(self, name=None):
         values = [self._zero_or_value(i) for i in range(len(self._entries))]
@@ -1170,7 +1164,8 @@ class TensorArray:
         self._entries.clear()
 
 
-def _int_list(values) -> list[int]:
+def ints(values) -> list[int]:
+    """The integers of a number, list, array or tensor, flattened (sizes, indices, lengths)."""
     import numpy as np
 
     return [int(v) for v in np.asarray(values.asnumpy() if hasattr(values, "asnumpy") else values).reshape(-1)]

@@ -362,8 +362,7 @@ class BackupAndRestore(Callback):
             if optimizer is not None and not optimizer.built:
                 optimizer.build(self.model.trainable_variables)
             entries = saving.read_entries(self._weights_path)
-            saving.assign_by_position("weights/", self.model.weights, entries,
-                                      f"BackupAndRestore({self.backup_dir!r})")
+            saving.restore_weights(self.model, entries, f"BackupAndRestore({self.backup_dir!r})")
             if optimizer is not None:
                 optimizer.restore_entries(saving.entries_under("optimizer/", entries))
         if os.path.exists(self._training_metadata_path):

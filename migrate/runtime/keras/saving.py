@@ -95,14 +95,14 @@ def save_weights(model, path) -> None:
 
 
 def load_weights(model, path) -> None:
-    entries = read_entries(path)
-    assign_by_position("weights/", model.weights, entries, f"load_weights({path!r})")
-    refresh(model)
+    restore_weights(model, read_entries(path), f"load_weights({path!r})")
 
 
-def refresh(model) -> None:
-    """Let layers that cache values derived from their weights (an adapted `Normalization`'s
-    statistics) derive them again after the weights were assigned."""
+def restore_weights(model, entries: dict, what: str) -> None:
+    """Assign a model's weights from `entries` (by position), then let layers that cache values
+    derived from their weights (an adapted `Normalization`'s statistics) derive them again, as
+    Keras's `finalize_state` does after a load."""
+    assign_by_position("weights/", model.weights, entries, what)
     for _, cell in model.cells_and_names():
         finalize = getattr(type(cell), "_finalize", None)
         if finalize is not None:
@@ -198,8 +198,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # 
     if not model.built and record.get("build_input_shape") is not None:
         model._build_for_restore(deserialize_value(record["build_input_shape"]))
     if model.weights:
-        assign_by_position("weights/", model.weights, entries, f"load_model({path!r})")
-        refresh(model)
+        restore_weights(model, entries, f"load_model({path!r})")
     else:  # its layers build at the first call: the values wait for it
         model._defer_restore("weights/", entries)
     compiled = record.get("compile_config")

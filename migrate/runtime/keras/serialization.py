@@ -1,4 +1,4 @@
-"""Keras 3's serialized form of an initializer, regularizer or constraint, and back.
+"""Keras 3's serialized form of Keras objects, and back.
 
 `serialize(obj)` gives `{"module": ..., "class_name": ..., "config": obj.get_config(),
 "registered_name": ...}` as Keras does: a built-in's module is Keras's public one
@@ -6,10 +6,24 @@
 module and its registered name (`Package>Name`, see `mk.utils.register_keras_serializable`).
 `deserialize` takes that dict, Keras 2's `{"class_name", "config"}`, or a class name, and builds
 the object with `from_config`, looking the class up in the program's `custom_objects`, the
-registered classes, then the built-ins.
+registered classes, then the built-ins. Below them, the same for every Keras object, with its
+configuration made JSON (`serialize_object`/`deserialize_object`, what `model.save`, `load_model`
+and `clone_model` use).
 """
 
 from __future__ import annotations
+
+import base64
+import contextlib
+import contextvars
+import functools
+import importlib
+import inspect
+import marshal
+import sys
+import types
+
+import numpy as np
 
 
 def serialize(obj, module: str, builtins: dict):
@@ -46,20 +60,10 @@ def deserialize(config, builtins: dict, what: str, custom_objects=None):
 
 # --- every Keras object: configs as JSON, and back (what `model.save` and `load_model` use) ------
 
-import base64
-import contextlib
-import contextvars
-import importlib
-import inspect
-import marshal
-import sys
-import types
-
-import numpy as np
-
-# (Keras's public module of a kind, its base class, its built-in classes by name); lazily, in
-# the order tried: a schedule is not an optimizer, an optimizer is not a layer.
+@functools.lru_cache(maxsize=None)
 def _kinds():
+    """(Keras's public module of a kind, its base class, its built-in classes by name), in the order
+    tried (a schedule is not an optimizer, an optimizer is not a layer); found once."""
     from . import constraints, initializers, losses, metrics, optimizers, regularizers
     from . import layers as layers_module
     from .layers.base import Layer
@@ -99,13 +103,14 @@ class AutoConfig:
 def auto_config(obj) -> dict:
     """The constructor arguments `obj` was made with, by name (`**kwargs` spread); {} when unknown."""
     args, kwargs = obj.__dict__.get("_init_args", ((), {}))
+    signature = inspect.signature(type(obj).__init__)
     try:
-        bound = inspect.signature(type(obj).__init__).bind(None, *args, **kwargs)
+        bound = signature.bind(None, *args, **kwargs)
     except TypeError:
         return {}
     config = {}
     for name, value in list(bound.arguments.items())[1:]:
-        kind = inspect.signature(type(obj).__init__).parameters[name].kind
+        kind = signature.parameters[name].kind
         if kind is inspect.Parameter.VAR_KEYWORD:
             config.update(value)
         elif kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.POSITIONAL_ONLY):
@@ -192,10 +197,9 @@ def serialize_value(value):
         return {str(k): serialize_value(v) for k, v in value.items()}
     if isinstance(value, DTypePolicy):
         return value.name
-    if isinstance(value, types.FunctionType) and activations.builtin_name(value) is not None:
-        return activations.builtin_name(value)  # a built-in activation by its name, as Keras writes it
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType)):
-        return _serialize_function(value)
+        # a built-in activation by its name, as Keras writes it
+        return activations.builtin_name(value) or _serialize_function(value)
     if isinstance(value, np.ufunc):  # np.tanh and the like
         return {"module": "numpy", "class_name": "function", "config": value.__name__,
                 "registered_name": None}

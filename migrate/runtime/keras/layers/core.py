@@ -375,10 +375,8 @@ class Lambda(Layer):
         return self.function(inputs, **self.arguments)
 
 
-def _operations():
-    ops = _ops()
-    return {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply": lambda a, b: a * b,
-            "divide": lambda a, b: a / b, "matmul": ops.matmul}
+_OPERATIONS = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply": lambda a, b: a * b,
+               "divide": lambda a, b: a / b, "matmul": lambda a, b: _ops().matmul(a, b)}
 
 
 class TensorOperation(Layer):
@@ -387,7 +385,7 @@ class TensorOperation(Layer):
 
     def __init__(self, operation, operand=None, reverse=False, **kwargs):
         super().__init__(**kwargs)
-        if operation not in ("negative", "getitem") and operation not in _operations():
+        if operation not in ("negative", "getitem") and operation not in _OPERATIONS:
             raise ValueError(f"Unknown tensor operation: {operation!r}")
         self.operation, self.operand, self.reverse = operation, operand, bool(reverse)
         self._call_takes_training = False
@@ -402,11 +400,7 @@ class TensorOperation(Layer):
         else:
             operand = self.operand
             a, b = inputs, as_tensor(operand) if isinstance(operand, np.ndarray) else operand
-        return _operations()[self.operation](*((b, a) if self.reverse else (a, b)))
-
-    def get_config(self):
-        return {**super().get_config(), "operation": self.operation, "operand": self.operand,
-                "reverse": self.reverse}
+        return _OPERATIONS[self.operation](*((b, a) if self.reverse else (a, b)))
 
 
 class Identity(Layer):

@@ -12,6 +12,7 @@ into several with TF's farmhash, which is not available without TensorFlow.
 
 from __future__ import annotations
 
+import collections
 import re
 
 import numpy as np
@@ -46,7 +47,7 @@ class _IndexLookup(Layer):
         self.mask_token, self.oov_token = self._key(mask_token), self._key(oov_token)
         self.invert, self.output_mode, self.pad_to_max_tokens = bool(invert), output_mode, bool(pad_to_max_tokens)
         self.encoding = encoding
-        self._vocabulary: list = []
+        self._use([])
         self._given = vocabulary is not None
         if vocabulary is not None:
             self.set_vocabulary(vocabulary)
@@ -84,7 +85,7 @@ class _IndexLookup(Layer):
         specials = self._specials()
         if tokens[:len(specials)] == specials:
             tokens = tokens[len(specials):]
-        repeated = sorted({t for t in tokens if tokens.count(t) > 1}, key=str)
+        repeated = sorted((t for t, n in collections.Counter(tokens).items() if n > 1), key=str)
         if repeated:
             raise ValueError(f"The passed vocabulary has at least one repeated term. Please uniquify your dataset. "
                              f"The repeated terms are: {repeated}")
@@ -97,7 +98,8 @@ class _IndexLookup(Layer):
         if self.max_tokens is not None and len(tokens) + len(specials) > self.max_tokens:
             raise ValueError(f"Attempted to set a vocabulary larger than the maximum vocab size. Received vocabulary "
                              f"size is {len(tokens) + len(specials)}; `max_tokens` is {self.max_tokens}.")
-        self._vocabulary, self._given = tokens, True
+        self._use(tokens)
+        self._given = True
 
     def adapt(self, data, batch_size=None, steps=None) -> None:
         """Learn the vocabulary from `data` (an array, a list, or a dataset of batches)."""
@@ -120,7 +122,13 @@ class _IndexLookup(Layer):
             if self.max_tokens:
                 order = order[:self.max_tokens - len(self._specials())]
             tokens = [tokens[i] for i in order]
+        self._use(tokens)
+
+    def _use(self, tokens: list) -> None:
+        """Take `tokens` as the vocabulary (after the special tokens), and the index of each."""
         self._vocabulary = tokens
+        start = len(self._specials())
+        self._index = {token: start + i for i, token in enumerate(tokens)}
 
     def get_vocabulary(self, include_special_tokens=True) -> list:
         return (self._specials() if include_special_tokens else []) + list(self._vocabulary)
@@ -151,29 +159,36 @@ class _IndexLookup(Layer):
                 out[:] = [t.encode(self.encoding) for t in tokens]
                 return out.reshape(indices.shape)
             return ms.Tensor(np.array(tokens, dtype=np.int64).reshape(indices.shape))
-        index = {token: start + i for i, token in enumerate(self._vocabulary)}
-        oov = start - 1 if self.num_oov_indices else -1
-        flat = []
-        for token in keys.reshape(-1).tolist():
+        lookups = np.array(self._indices(keys.reshape(-1).tolist()), dtype=np.int64).reshape(keys.shape)
+        if self.output_mode == "int":
+            return ms.Tensor(lookups)
+        return ms.Tensor(_encode(lookups, self.output_mode, self._depth()))
+
+    def _indices(self, tokens: list) -> list[int]:
+        """The index of each token: the mask 0 (-1 outside int mode: left out of an encoding), an
+        unknown token the OOV index."""
+        oov = len(self._specials()) - 1 if self.num_oov_indices else -1
+        out = []
+        for token in tokens:
             if self.mask_token is not None and token == self.mask_token:
-                flat.append(0 if self.output_mode == "int" else -1)  # (-1: left out of an encoding)
-            elif token in index:
-                flat.append(index[token])
+                out.append(0 if self.output_mode == "int" else -1)
+            elif token in self._index:
+                out.append(self._index[token])
             elif oov < 0:
                 raise ValueError(f"When `num_oov_indices=0` all inputs should be in vocabulary, found OOV values "
                                  f"[{token!r}], consider setting `num_oov_indices=1`.")
             else:
-                flat.append(oov)
-        lookups = np.array(flat, dtype=np.int64).reshape(keys.shape)
-        if self.output_mode == "int":
-            return ms.Tensor(lookups)
-        depth = self.max_tokens if self.pad_to_max_tokens else self.vocabulary_size()
-        return ms.Tensor(_encode(lookups, self.output_mode, depth).astype(np.int64))  # (Keras's dtype, as for "int")
+                out.append(oov)
+        return out
+
+    def _depth(self) -> int:
+        """The width of an encoding."""
+        return self.max_tokens if self.pad_to_max_tokens else self.vocabulary_size()
 
     def compute_output_shape(self, input_shape):
         if self.output_mode == "int":
             return tuple(input_shape)
-        depth = self.max_tokens if self.pad_to_max_tokens else self.vocabulary_size()
+        depth = self._depth()
         shape = tuple(input_shape)
         if self.output_mode == "one_hot" and (not shape or shape[-1] != 1):
             shape = shape + (1,)
@@ -192,13 +207,18 @@ def _encode(lookups: np.ndarray, mode: str, depth: int) -> np.ndarray:
     if x.ndim > 2:
         raise ValueError(f"When output_mode is not `'int'`, maximum supported output rank is 2. Received output_mode "
                          f"{mode} and input shape {lookups.shape}, which would result in output rank {x.ndim}.")
-    rows = x.reshape(1, -1) if x.ndim == 1 else x
-    out = np.zeros((rows.shape[0], depth), dtype=np.float32)
-    for r, row in enumerate(rows):
-        np.add.at(out[r], row[row >= 0], 1.0)
-    if mode in ("one_hot", "multi_hot"):
-        out = np.minimum(out, 1.0)
+    out = _bincount(x.reshape(1, -1) if x.ndim == 1 else x, depth, binary=mode in ("one_hot", "multi_hot"))
     return out[0] if x.ndim == 1 else out
+
+
+def _bincount(rows, depth: int, binary: bool) -> np.ndarray:
+    """int64 `(len(rows), depth)`: each row's count of each index (0/1 when `binary`); negative
+    indices are left out. Keras 3 gives its encodings as int64."""
+    out = np.zeros((len(rows), depth), dtype=np.int64)
+    for r, row in enumerate(rows):
+        row = np.asarray(row, dtype=np.int64)
+        np.add.at(out[r], row[row >= 0], 1)
+    return np.minimum(out, 1) if binary else out
 
 
 class StringLookup(_IndexLookup):
@@ -266,7 +286,6 @@ class TextVectorization(Layer):
         self._lookup = StringLookup(max_tokens=max_tokens, vocabulary=vocabulary, idf_weights=idf_weights,
                                     pad_to_max_tokens=pad_to_max_tokens, mask_token="", output_mode=output_mode,
                                     sparse=sparse, encoding=encoding)
-        self._depth = max_tokens if pad_to_max_tokens else None
         self._call_takes_training = False
 
     def _texts(self, inputs) -> tuple[list[bytes], tuple]:
@@ -323,12 +342,7 @@ class TextVectorization(Layer):
         import mindspore as ms
 
         texts, shape = self._texts(inputs)
-        vocabulary = self._lookup.get_vocabulary()
-        index = {t: i for i, t in enumerate(vocabulary)}
-        oov = index[self._lookup.oov_token]
-        empty = 0 if self.output_mode == "int" else None  # the mask: index 0, or left out of an encoding
-        rows = [[index.get(token, oov) if token != "" else empty for token in self._tokens(text)] for text in texts]
-        rows = [[i for i in row if i is not None] for row in rows]
+        rows = [self._lookup._indices(self._tokens(text)) for text in texts]
         if self.output_mode == "int":
             length = self.output_sequence_length
             if length is None:
@@ -338,13 +352,8 @@ class TextVectorization(Layer):
                 row = row[:length]
                 out[r, :len(row)] = row
             return ms.Tensor(out.reshape(shape + (length,)))
-        depth = self._depth or self.vocabulary_size()
-        out = np.zeros((len(rows), depth), dtype=np.int64)  # (int64, as Keras 3 gives it)
-        for r, row in enumerate(rows):
-            np.add.at(out[r], row, 1)
-        if self.output_mode == "multi_hot":
-            out = np.minimum(out, 1)
-        return ms.Tensor(out.reshape(shape + (depth,)))
+        out = _bincount(rows, self._lookup._depth(), binary=self.output_mode == "multi_hot")
+        return ms.Tensor(out.reshape(shape + out.shape[-1:]))
 
     def get_config(self):
         return {**super().get_config(), "vocabulary": self.get_vocabulary(False) or None}

@@ -4,8 +4,9 @@ The config has Keras 3's shape: `layers` (each layer's serialized form with its 
 its `inbound_nodes`, the arguments of each call with every symbolic tensor written as
 `{"class_name": "__keras_tensor__", "config": {"keras_history": [layer, node, index]}}`),
 `input_layers` and `output_layers` (the same references, in the model's structure).
-Rebuilding calls each layer on the tensors its call was given, in an order that respects the
-links (a shared layer's calls in their own order), then makes the model of the result.
+Each call also records its place in the order the calls were made; rebuilding makes them again
+in that order (so the layers, and their weights, come in the same order), each on the tensors
+its links name, then makes the model of the result.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ def _resolve(value, produced, custom_objects, safe_mode):
 def graph_from_config(cls, config, custom_objects=None, safe_mode=True):
     from ..layers.core import InputLayer
 
-    layers, queues, produced, calls_made = {}, [], {}, {}
+    layers, recorded, produced, calls_made = {}, [], {}, {}
     for entry in config["layers"]:
         layer = deserialize_object({k: entry[k] for k in ("module", "class_name", "config", "registered_name")
                                     if k in entry}, custom_objects, safe_mode)
@@ -86,32 +87,22 @@ def graph_from_config(cls, config, custom_objects=None, safe_mode=True):
         if isinstance(layer, InputLayer):
             produced[(entry["name"], 0)] = [layer.output]
             calls_made[entry["name"]] = 1
-        queues.append((entry["name"], list(entry.get("inbound_nodes", []))))
-    ordered = all("order" in call for _, calls in queues for call in calls)
-    if ordered:  # the calls in the order they were made: the same layers in the same order, so the weights
-        replay = sorted(((call["order"], name, call) for name, calls in queues for call in calls), key=lambda c: c[0])
-        for _, name, call in replay:
+        recorded.append((entry["name"], entry.get("inbound_nodes", [])))
+
+    calls = [(call.get("order"), name, call) for name, entries in recorded for call in entries]
+    if any(order is None for order, _, _ in calls):
+        raise ValueError(f"The graph config of {config.get('name')!r} does not say the order of its layers' calls "
+                         "(it was not written by `model.save`/`to_json` here)")
+    # the calls in the order they were made: the same layers in the same order, so the same weights
+    for _, name, call in sorted(calls, key=lambda c: c[0]):
+        try:
             args = _resolve(call["args"], produced, custom_objects, safe_mode)
             kwargs = _resolve(call["kwargs"], produced, custom_objects, safe_mode)
-            produced[(name, calls_made[name])] = list(flatten(layers[name](*args, **kwargs)))
-            calls_made[name] += 1
-        queues = []
-    while any(calls for _, calls in queues):  # (a config written elsewhere: any order its links allow)
-        moved = False
-        for name, calls in queues:
-            while calls:
-                try:
-                    args = _resolve(calls[0]["args"], produced, custom_objects, safe_mode)
-                    kwargs = _resolve(calls[0]["kwargs"], produced, custom_objects, safe_mode)
-                except _NotYet:
-                    break
-                outputs = layers[name](*args, **kwargs)
-                produced[(name, calls_made[name])] = list(flatten(outputs))
-                calls_made[name] += 1
-                calls.pop(0)
-                moved = True
-        if not moved:
-            raise ValueError(f"The saved graph of {config.get('name')!r} has a call whose inputs no call makes")
+        except _NotYet:
+            raise ValueError(f"The saved graph of {config.get('name')!r} has a call whose inputs no earlier call "
+                             "makes") from None
+        produced[(name, calls_made[name])] = list(flatten(layers[name](*args, **kwargs)))
+        calls_made[name] += 1
     inputs = _resolve(config["input_layers"], produced, custom_objects, safe_mode)
     outputs = _resolve(config["output_layers"], produced, custom_objects, safe_mode)
     model = cls(inputs=inputs, outputs=outputs, name=config.get("name"))

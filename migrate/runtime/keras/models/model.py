@@ -192,14 +192,11 @@ class Model(Trainer, Layer):
 
 
 def _zeros_of(shapes):
-    """Zeros of a shape, or of a dict/list/tuple of shapes (a batch of None is 2)."""
-    import mindspore as ms
-    import numpy as np
-
+    """Zeros of a shape, or of a dict/list/tuple of shapes (unknown sizes as the symbolic probe makes them)."""
     if isinstance(shapes, dict):
         return {key: _zeros_of(value) for key, value in shapes.items()}
     if isinstance(shapes, (list, tuple)) and shapes and all(isinstance(d, int) or d is None for d in shapes):
-        return ms.Tensor(np.zeros(tuple(2 if d is None else d for d in shapes), np.float32))
+        return symbolic.zeros_like_symbolic(symbolic.KerasTensor(shapes))
     return type(shapes)(_zeros_of(value) for value in shapes)
 
 
