@@ -45,6 +45,13 @@ def _scratch_statistics(channels: int):
     return ms.Tensor(np.zeros(channels, np.float32)), ms.Tensor(np.ones(channels, np.float32))
 
 
+def _recording() -> bool:
+    """Inside a recorded (compiled) call: the kernel's scratch statistics are not graph state."""
+    from mindspore.graph.jit_context import jit_context
+
+    return jit_context() is not None
+
+
 def _moments(x, axes):
     ops = _ops()
     mean = ops.mean(x, axis=axes, keep_dims=True)
@@ -126,7 +133,8 @@ class BatchNormalization(Layer):
         the last axis (viewed as rows of channels) or axis 1 of a 4-D input, and both gamma and
         beta present.
         """
-        if self.gamma is None or self.beta is None or str(inputs.dtype) != "Float32" or 0 in tuple(inputs.shape):
+        if self.gamma is None or self.beta is None or str(inputs.dtype) != "Float32" or 0 in tuple(inputs.shape) \
+                or _recording():
             return None
         if self._axis == self._ndim - 1:
             rows = inputs.reshape(-1, inputs.shape[-1])

@@ -8,6 +8,7 @@ to `call`. A functional model replays the graph recorded by calling layers on `I
 
 from __future__ import annotations
 
+from .. import compiled
 from .. import saving
 from .. import symbolic
 from . import functional
@@ -38,6 +39,10 @@ class Model(Trainer, Layer):
         self._nodes: list = []
         if functional:
             self._init_graph(inputs, outputs)
+
+    def __call__(self, *args, **kwargs):
+        out = compiled.call(self, args, kwargs)  # (a model of the shim's own layers: its compiled graph)
+        return Layer.__call__(self, *args, **kwargs) if out is compiled.NOT else out
 
     # --- functional graph ---------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ Keras; otherwise the first call builds them. `layers` excludes the InputLayer.
 
 from __future__ import annotations
 
+from .. import compiled
 from ..layers.base import Layer
 from ..layers.core import InputLayer
 from ..symbolic import KerasTensor
@@ -23,6 +24,7 @@ class Sequential(Model):
         self._build_if_shape_known()
 
     def add(self, layer, rebuild=True, build=True):
+        compiled.forget(self)
         if isinstance(layer, KerasTensor):
             layer = layer.node.layer
         if isinstance(layer, InputLayer):
@@ -38,6 +40,7 @@ class Sequential(Model):
             self._build_if_shape_known()
 
     def pop(self):
+        compiled.forget(self)
         layer = self._stack.pop()
         self._cells.pop(f"layer_{len(self._stack)}", None)
         return layer
