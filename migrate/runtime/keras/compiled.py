@@ -20,6 +20,8 @@ What keeps the numbers (each checked by ``tests/runtime/keras/test_compiled.py``
 - Recording runs the operations once eagerly, then MindSpore runs the new graph for the
   result. The model's non-trainable weights (BatchNormalization's moving statistics) are
   put back between the two, so their update is applied once; dropout's mask is the graph's.
+- A softmax or sigmoid output's logits (``_keras_logits``, which the crossentropy losses
+  compute from) are returned by the graph beside the outputs and attached again.
 - BatchNormalization uses Keras's formula while recorded (the fused kernel's scratch
   statistics are not graph state).
 
@@ -123,6 +125,7 @@ class _Plan:
         self.signatures: set = set()
         self.broken = False
         self.failure = ""
+        self.shapes: dict = {}  # graph name -> (which outputs carry logits, the outputs' sequence type)
 
 
 def _why_not(model, seen: set) -> str | None:
@@ -228,7 +231,11 @@ def call(model, args: tuple, kwargs: dict):
 
     def forward(*values):
         values = values[:count]
-        return Layer.__call__(model, rebuild(values) if rebuild else values[0], training=training)
+        out = Layer.__call__(model, rebuild(values) if rebuild else values[0], training=training)
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        mask = tuple(getattr(o, "_keras_logits", None) is not None for o in outs)
+        plan.shapes[name] = (mask, type(out) if isinstance(out, (list, tuple)) else None)
+        return tuple(outs) + tuple(o._keras_logits for o, m in zip(outs, mask) if m)
 
     return _run(plan, name, tensors, forward, model, trace)
 
@@ -241,12 +248,12 @@ def _run(plan: _Plan, name: str, tensors: tuple, forward, model, trace):
     tensors = tensors + tuple(model.weights)  # (graph inputs: `set_data` on a weight reaches the graph)
     replayed = _replay(jit_trace, config, name, tensors)
     if replayed is not NOT:
-        return _as_listed(replayed, model)
+        return _outputs(plan, name, replayed)
     state = list(model.non_trainable_weights)
     saved = [parameter.asnumpy().copy() for parameter in state]  # (host copies: no operation to record)
     try:
         if not jit_trace._jit_trace_begin(name, *tensors, jit_config=config):
-            return _as_listed(jit_trace._jit_trace_end(None, jit_config=config), model)
+            return _outputs(plan, name, jit_trace._jit_trace_end(None, jit_config=config))
     except Exception:
         _abandon(jit_trace, set_jit_context, config, None)
         plan.broken = True
@@ -264,17 +271,17 @@ def _run(plan: _Plan, name: str, tensors: tuple, forward, model, trace):
         _abandon(jit_trace, set_jit_context, config, tensors[0])
         plan.broken = True
         if isinstance(error, _Untraceable):
-            return out
+            return _outputs(plan, name, out)
         raise
     try:
-        return _as_listed(jit_trace._jit_trace_end(out, jit_config=config), model)
+        return _outputs(plan, name, jit_trace._jit_trace_end(out, jit_config=config))
     except Exception as error:  # MindSpore could not compile the recording: the eager pass's result stands
         _abandon(jit_trace, set_jit_context, config, None)
         plan.broken = True
         plan.failure = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
         for parameter, value in zip(state, moved):
             ops.assign(parameter, ms.Tensor(value))
-        return out
+        return _outputs(plan, name, out)
 
 
 def _replay(jit_trace, config, name: str, tensors: tuple):
@@ -317,9 +324,16 @@ def _abandon(jit_trace, set_jit_context, config, anything) -> None:
         set_jit_context(None)
 
 
-def _as_listed(out, model):
-    """A functional model with a list of outputs gives a list (the graph gives a tuple)."""
-    outputs = getattr(model, "_graph_outputs", None)
-    if isinstance(outputs, list) and isinstance(out, tuple):
-        return list(out)
-    return out
+def _outputs(plan: _Plan, name: str, result):
+    """The model's outputs from the recorded call's flat results: a list (or tuple) of outputs
+    as the model gives them, and the logits a softmax or sigmoid output carries for the
+    crossentropy losses (``_keras_logits``, which the graph returns after the outputs)."""
+    from .activations import _remember_logits
+
+    mask, kind = plan.shapes[name]
+    results = list(result) if isinstance(result, (list, tuple)) else [result]
+    outs, logits = results[:len(mask)], iter(results[len(mask):])
+    for out, carries in zip(outs, mask):
+        if carries:
+            _remember_logits(out, next(logits))
+    return kind(outs) if kind is not None else outs[0]

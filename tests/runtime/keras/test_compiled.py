@@ -219,3 +219,30 @@ def test_fit_trains_to_the_eager_history(eager):
     assert compiled_run[0] == eager_run[0]
     assert compiled_run[1] == eager_run[1]
     assert np.array_equal(compiled_run[2], eager_run[2])
+
+
+def test_a_softmax_output_keeps_its_logits_for_the_crossentropy(eager):
+    """Eagerly, a softmax output remembers its logits and the crossentropy computes from them (as
+    Keras 3 does); the graph returns them beside the output. With saturated logits the clipped
+    probabilities would give another loss."""
+    def run():
+        mk.utils.set_random_seed(4)
+        model = mk.Sequential([mk.Input(shape=(20,)), L.Dense(10, kernel_initializer=mk.initializers.Constant(3.0)),
+                               L.Activation("softmax")])
+        x, y = _data((20,), n=64)
+        loss_fn = mk.losses.SparseCategoricalCrossentropy()
+        features, labels = ms.Tensor(x), ms.Tensor(y)
+        losses = []
+        for _ in range(3):
+            out = model(features, training=True)
+            assert getattr(out, "_keras_logits", None) is not None
+            loss, grads = mk.value_and_grad(lambda: loss_fn(labels, model(features, training=True)), None,
+                                            model.trainable_variables)()
+            losses.append(float(loss))
+            mk.optimizers.SGD(0.01).apply_gradients(zip(grads, model.trainable_variables))
+        return model, np.array(losses)
+    model, compiled_losses = run()
+    assert _signatures(model) == 1
+    eager()
+    _, eager_losses = run()
+    assert np.array_equal(compiled_losses, eager_losses)
