@@ -116,15 +116,15 @@ def _own_activations() -> frozenset:
 
 
 class _Plan:
-    """What a compilable model needs per call: its layers (for their flags), its non-trainable
-    weights' owners, the signatures seen."""
+    """A compilable model's record: its layers (whose ``trainable`` flags name the graph), the
+    input signatures seen, each graph's output form, and whether a recording failed."""
 
-    def __init__(self, model, layers: list) -> None:
+    def __init__(self, layers: list) -> None:
         self.uid = next(_uids)
+        self.variants: dict = {}  # (training, trainable flags, autocast) -> its number in graph names
         self.layers = layers
         self.signatures: set = set()
         self.broken = False
-        self.failure = ""
         self.shapes: dict = {}  # graph name -> (which outputs carry logits, the outputs' sequence type)
 
 
@@ -174,7 +174,7 @@ def plan_for(model):
     """The model's plan, or None if it cannot be compiled (kept until its layers change)."""
     plan = model.__dict__.get("_compiled_plan")
     if plan is None:
-        plan = False if _why_not(model, set()) else _Plan(model, _layers(model))
+        plan = False if _why_not(model, set()) else _Plan(_layers(model))
         model.__dict__["_compiled_plan"] = plan
     return plan or None
 
@@ -223,7 +223,7 @@ def call(model, args: tuple, kwargs: dict):
     if explicit is not None and not _in_call() and bool(explicit) != bool(model.training):
         model.set_train(bool(explicit))
     rebuild = type(inputs) if isinstance(inputs, (list, tuple)) else None
-    name = f"migrate.keras.{type(model).__name__}#{plan.uid}#{hash(variant)}"
+    name = f"migrate.keras.{type(model).__name__}#{plan.uid}#{plan.variants.setdefault(variant, len(plan.variants))}"
 
     from .layers.base import Layer
 
@@ -275,10 +275,9 @@ def _run(plan: _Plan, name: str, tensors: tuple, forward, model, trace):
         raise
     try:
         return _outputs(plan, name, jit_trace._jit_trace_end(out, jit_config=config))
-    except Exception as error:  # MindSpore could not compile the recording: the eager pass's result stands
+    except Exception:  # MindSpore could not compile the recording: the eager pass's result stands
         _abandon(jit_trace, set_jit_context, config, None)
         plan.broken = True
-        plan.failure = f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
         for parameter, value in zip(state, moved):
             ops.assign(parameter, ms.Tensor(value))
         return _outputs(plan, name, out)

@@ -79,8 +79,9 @@ def test_an_mlp_trains_to_the_eager_numbers_bit_for_bit(eager):
 
 
 def _cnn():
-    return mk.Sequential([mk.Input(shape=(8, 8, 3)), L.Conv2D(4, 3, padding="same", use_bias=False), L.BatchNormalization(),
-                          L.ReLU(), L.MaxPooling2D(), L.Dropout(0.0), L.Flatten(), L.Dense(10)])
+    return mk.Sequential([mk.Input(shape=(8, 8, 3)), L.Conv2D(4, 3, padding="same", use_bias=False),
+                          L.BatchNormalization(), L.ReLU(), L.MaxPooling2D(), L.Dropout(0.0), L.Flatten(),
+                          L.Dense(10)])
 
 
 def test_batch_normalization_moves_its_statistics_once_per_step(eager):
