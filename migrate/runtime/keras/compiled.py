@@ -99,6 +99,17 @@ def _caller_lines():
     return files, lines
 
 
+def recording() -> bool:
+    """Inside a recorded (compiled) call, or any other trace MindSpore is taking."""
+    trace = _trace()
+    if trace is None:
+        from mindspore.graph.jit_context import jit_context
+
+        return jit_context() is not None
+    jit_trace, _, jit_context, _ = trace
+    return jit_context() is not None or jit_trace._using_trace
+
+
 @functools.lru_cache(maxsize=None)
 def _traceable_classes() -> frozenset:
     from . import layers
@@ -192,12 +203,12 @@ def call(model, args: tuple, kwargs: dict):
     if trace is None:
         return NOT
     jit_trace, config, jit_context, set_jit_context = trace
-    if jit_context() is not None or jit_trace._using_trace:
+    if recording():
         return NOT
     import mindspore as ms
 
     from .autodiff import is_building
-    from .layers.base import _convert_inputs, _in_call, current_training
+    from .layers.base import _convert_inputs
     from . import dtype_policies
 
     if is_building() or not model.built or ms.get_context("mode") != ms.PYNATIVE_MODE:
@@ -210,8 +221,7 @@ def call(model, args: tuple, kwargs: dict):
     if not _flat_tensors(inputs):
         return NOT
     tensors = tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,)
-    explicit = kwargs.get("training")
-    training = explicit if explicit is not None else current_training()
+    training = model._call_training(kwargs.get("training"))
     training = None if training is None else bool(training)
     flags = tuple(layer._trainable for layer in plan.layers if hasattr(layer, "_trainable"))
     variant = (training, flags, dtype_policies.autocast_dtype())
@@ -220,8 +230,6 @@ def call(model, args: tuple, kwargs: dict):
         if len(plan.signatures) >= MAX_SIGNATURES:
             return NOT
         plan.signatures.add(signature)
-    if explicit is not None and not _in_call() and bool(explicit) != bool(model.training):
-        model.set_train(bool(explicit))
     rebuild = type(inputs) if isinstance(inputs, (list, tuple)) else None
     name = f"migrate.keras.{type(model).__name__}#{plan.uid}#{plan.variants.setdefault(variant, len(plan.variants))}"
 

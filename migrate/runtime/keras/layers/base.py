@@ -358,20 +358,24 @@ class Layer(AutoConfig, nn.Cell):
     def construct(self, *args, **kwargs):
         return self.call(*args, **kwargs)
 
+    def _call_training(self, explicit):
+        """The `training` of a call given `explicit` (None: the enclosing call's); an explicit value at
+        the outermost call also sets the cells' own mode (`set_train`)."""
+        if explicit is not None and not _in_call() and bool(explicit) != bool(self.training):
+            self.set_train(bool(explicit))
+        return explicit if explicit is not None else current_training()
+
     def __call__(self, *args, **kwargs):
         from .. import symbolic
 
         if symbolic.any_symbolic((args, kwargs)):
             return symbolic.call_layer(self, args, kwargs)
         explicit = kwargs.pop("training", None)
-        outer = current_training()
-        training = explicit if explicit is not None else outer
         if args:
             args = (_convert_inputs(args[0]),) + tuple(args[1:])
         elif "inputs" in kwargs:
             kwargs["inputs"] = _convert_inputs(kwargs["inputs"])
-        if explicit is not None and not _in_call() and bool(explicit) != bool(self.training):
-            self.set_train(bool(explicit))
+        training = self._call_training(explicit)
         if not self.built:
             self._maybe_build(args[0] if args else kwargs.get("inputs"))
         if self._pending_restore is not None:

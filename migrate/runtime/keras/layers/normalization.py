@@ -18,6 +18,7 @@ import functools
 
 from .. import initializers
 from ..autodiff import is_building
+from .. import compiled
 from .._tensors import to_numpy
 from .base import Layer
 
@@ -43,13 +44,6 @@ def _scratch_statistics(channels: int):
     import numpy as np
 
     return ms.Tensor(np.zeros(channels, np.float32)), ms.Tensor(np.ones(channels, np.float32))
-
-
-def _recording() -> bool:
-    """Inside a recorded (compiled) call: the kernel's scratch statistics are not graph state."""
-    from mindspore.graph.jit_context import jit_context
-
-    return jit_context() is not None
 
 
 def _moments(x, axes):
@@ -134,7 +128,7 @@ class BatchNormalization(Layer):
         beta present.
         """
         if self.gamma is None or self.beta is None or str(inputs.dtype) != "Float32" or 0 in tuple(inputs.shape) \
-                or _recording():
+                or compiled.recording():  # (the kernel's scratch statistics are not graph state)
             return None
         if self._axis == self._ndim - 1:
             rows = inputs.reshape(-1, inputs.shape[-1])
