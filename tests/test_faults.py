@@ -94,6 +94,7 @@ def error_lines(stderr: str) -> list[str]:
 # -- awkward inputs ---------------------------------------------------------------------------------
 
 
+@pytest.mark.exclusive
 def test_ten_megabyte_files(tmp_path):
     """A 10 MB file a rule may match is reported, not parsed into gigabytes; one no rule matches is just read."""
     pyproject(tmp_path)
@@ -546,6 +547,7 @@ def test_conversions_share_one_deep_thread_and_give_back_results_and_errors():
     assert source.on_deep_stack(source.on_deep_stack, lambda: 7) == 7  # a call from there runs there
 
 
+@pytest.mark.exclusive
 def test_an_interrupt_stops_waiting_at_once_and_the_next_conversion_gets_a_new_thread():
     started, release = threading.Event(), threading.Event()
 

@@ -194,6 +194,7 @@ def test_named_pipes_are_skipped_and_never_opened(tmp_path):
     assert {k: v for k, v in tree_state(tmp_path).items() if not k.startswith("o")} == before
 
 
+@pytest.mark.exclusive
 def test_reading_refuses_a_pipe_swapped_in_after_discovery(tmp_path):
     os.mkfifo(tmp_path / "x.py")
     started = time.monotonic()
@@ -292,6 +293,7 @@ def test_a_file_that_cannot_be_read_is_reported_once(tmp_path, monkeypatch):
     assert not (tmp_path / "o" / "locked.py").exists()
 
 
+@pytest.mark.exclusive
 def test_a_rule_file_whose_aliases_expand_past_the_bound_is_refused_quickly(tmp_path):
     levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for prev, name in zip("abcdefgh", "bcdefghi"):

@@ -347,6 +347,7 @@ def results_at_scale(index, total: int = FINDINGS_AT_SCALE) -> list[FileResult]:
     return results
 
 
+@pytest.mark.exclusive
 def test_ten_thousand_findings_render_fast_and_small(index):
     """10,000 findings over a few thousand changed files: built and rendered in well under ten seconds, under 8 MB."""
     results = results_at_scale(index)

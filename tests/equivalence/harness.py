@@ -90,20 +90,21 @@ def convert(program: Path, out_dir: Path, *flags: str) -> Path:
     return out_dir / program.name
 
 
-def run_converted(script: Path, nproc: int, log_dir: Path, args: tuple[str, ...] = (), timeout: float = 300) -> dict:
-    """The converted program under ``migrate run -n nproc``."""
+def run_converted(script: Path, nproc: int, log_dir: Path, args: tuple[str, ...] = (), timeout: float = 300,
+                  cwd: Path | None = None) -> dict:
+    """The converted program under ``migrate run -n nproc``, in ``cwd`` (the script's directory by default)."""
     command = [sys.executable, "-m", "migrate", "run", "-n", str(nproc), "--master-port", str(free_port()),
                "--log-dir", str(log_dir), "--timeout", str(int(timeout - 30)), str(script), *args]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_env(), cwd=script.parent)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=_env(), cwd=cwd or script.parent)
     assert done.returncode == 0, f"migrate run failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
     return last_json(done.stdout, f"converted {script.name}")
 
 
-def run_plain(script: Path, args: tuple[str, ...] = (), timeout: float = 300) -> dict:
+def run_plain(script: Path, args: tuple[str, ...] = (), timeout: float = 300, cwd: Path | None = None) -> dict:
     """The converted program started as ``python train.py``: no launcher, one process, one replica."""
     env = {k: v for k, v in _env().items() if not k.startswith(("MS_", "OMPI_", "RANK_"))}
     done = subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=timeout,
-                          env=env, cwd=script.parent)
+                          env=env, cwd=cwd or script.parent)
     assert done.returncode == 0, f"python {script.name} failed ({done.returncode}):\n{done.stderr[-4000:]}"
     return last_json(done.stdout, f"converted {script.name}, started plainly")
 

@@ -74,33 +74,51 @@ _TF_NEEDS = {
     "test_one_process_under_the_launcher_matches_one_replica": lambda name: ("example", 1, False),
     "test_tensorboard_summaries_are_tfs_and_written_once": lambda name: (SUMMARIES, 2, True),
 }
+# What each test runs of the converted program: (the native or shim tier, plain python, or the
+# native tier writing summaries; program; processes), by test.
+_RUN_NEEDS = {
+    "test_shim_tier_matches_tensorflow": lambda name: ("shim", name, 2),
+    "test_two_replicas_match_tensorflow": lambda name: ("native", name, 2),
+    "test_plain_python_matches_one_replica": lambda name: ("plain", name, 1),
+    "test_one_process_under_the_launcher_matches_one_replica": lambda name: ("native", "example", 1),
+    "test_tensorboard_summaries_are_tfs_and_written_once": lambda name: ("summaries", SUMMARIES, 2),
+}
 
 
-class TFReferences:
-    """TF's numbers for each (program, replicas), each computed once for the module, in a
-    thread beside the tests: the TF runs of the tests selected are started in the order those
-    tests need them, so a TF run overlaps the converted runs before it (a run under msrun
-    waits on its cluster much of the time). The numbers are the same whenever they are
-    computed; a run that fails fails the test that reads it. A run with summaries writes them
-    under ``summaries``."""
+def _needs(request, table: dict) -> list[tuple]:
+    """What the selected tests of this module need from ``table``, in the order they run."""
+    needs = []
+    for item in request.session.items:
+        if item.module is not request.module or item.originalname not in table:
+            continue
+        need = table[item.originalname](item.callspec.params.get("name") if hasattr(item, "callspec") else None)
+        if need not in needs:
+            needs.append(need)
+    return needs
 
-    def __init__(self, needs: list[tuple[str, int, bool]], program_args: dict[str, tuple[str, ...]], summaries: Path):
-        self._args = program_args
-        self.summaries = summaries
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="tf-reference")
-        self._futures: dict[tuple[str, int, bool], Future] = {}
+
+class Ahead:
+    """Runs computed once for the module, ahead of the tests that read them, ``workers`` at a
+    time in threads beside the tests, started in the order the selected tests need them: a
+    TF run or a converted run under msrun waits on its cluster, its imports and its files
+    much of the time, so runs side by side take about two thirds of the time they take one
+    after the other on two cores. The numbers are the same whenever they are computed (each
+    run is its own processes, port and directory); a run that fails fails the test that reads it."""
+
+    def __init__(self, workers: int, name: str, run, needs: list[tuple]):
+        self._run = run
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
+        self._futures: dict[tuple, Future] = {}
         for need in needs:
-            self._submit(need)
+            self.submit(need)
 
-    def _submit(self, need: tuple[str, int, bool]) -> Future:
+    def submit(self, need: tuple) -> Future:
         if need not in self._futures:
-            name, replicas, summaries = need
-            args = (*self._args[name], str(self.summaries)) if summaries else self._args[name]
-            self._futures[need] = self._pool.submit(_tf_run, name, replicas, args)
+            self._futures[need] = self._pool.submit(self._run, *need)
         return self._futures[need]
 
-    def numbers(self, name: str, replicas: int, summaries: bool = False) -> dict:
-        return self._submit((name, replicas, summaries)).result(timeout=900)
+    def numbers(self, *need) -> dict:
+        return self.submit(need).result(timeout=900)
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -108,14 +126,15 @@ class TFReferences:
 
 @pytest.fixture(scope="module")
 def tf_references(request, program_args, tmp_path_factory):
-    needs = []
-    for item in request.session.items:
-        if item.module is not request.module or item.originalname not in _TF_NEEDS:
-            continue
-        need = _TF_NEEDS[item.originalname](item.callspec.params.get("name") if hasattr(item, "callspec") else None)
-        if need not in needs:
-            needs.append(need)
-    references = TFReferences(needs, program_args, tmp_path_factory.mktemp("tf_summaries"))
+    """TF's numbers for each (program, replicas, with summaries), one run at a time (a TF run uses
+    both cores); the run with summaries writes them under ``.summaries``."""
+    summaries = tmp_path_factory.mktemp("tf_summaries")
+
+    def run(name: str, replicas: int, with_summaries: bool) -> dict:
+        return _tf_run(name, replicas, (*program_args[name], str(summaries)) if with_summaries else program_args[name])
+
+    references = Ahead(1, "tf-reference", run, _needs(request, _TF_NEEDS))
+    references.summaries = summaries
     yield references
     references.close()
 
@@ -140,19 +159,42 @@ def shim_tier(tmp_path_factory) -> dict[str, Path]:
     return {name: convert(SOURCES[name], out / name, "--tier", "shim") for name in sorted(SHIM_TOO)}
 
 
-def test_native_tier_lowers_what_it_should(tf_references, converted, shim_tier):
-    # (tf_references first: the TF runs start beside the conversions)
+@pytest.fixture(scope="module")
+def runs(request, converted, shim_tier, program_args, tf_references, tmp_path_factory):
+    """The converted programs' numbers for each (way, program, processes), two runs at a time
+    beside TF's; each run in its own working directory (the programs write checkpoints into
+    theirs), and the run with summaries writes them under ``.summaries``."""
+    base = tmp_path_factory.mktemp("runs")
+    summaries = base / "summaries"
+
+    def run(way: str, name: str, processes: int) -> dict:
+        work = base / f"{way}-{name}-{processes}"
+        work.mkdir()
+        if way == "plain":
+            return run_plain(converted[name], program_args[name], cwd=work)
+        script = shim_tier[name] if way == "shim" else converted[name]
+        args = (*program_args[name], str(summaries)) if way == "summaries" else program_args[name]
+        return run_converted(script, processes, work / "logs", args, cwd=work)
+
+    ahead = Ahead(2, "converted-run", run, _needs(request, _RUN_NEEDS))
+    ahead.summaries = summaries
+    yield ahead
+    ahead.close()
+
+
+def test_native_tier_lowers_what_it_should(tf_references, converted, shim_tier, runs):
+    # (tf_references first: the TF runs start beside the conversions; then the converted runs)
     assert {name for name, path in converted.items() if "nn.SequentialCell(" in path.read_text(encoding="utf-8")} == NATIVE
     assert not any("nn.SequentialCell(" in path.read_text(encoding="utf-8") for path in shim_tier.values())
 
 
 @pytest.mark.parametrize("name", sorted(SHIM_TOO))
-def test_shim_tier_matches_tensorflow(name, shim_tier, program_args, tf_references, tmp_path):
+def test_shim_tier_matches_tensorflow(name, runs, tf_references):
     """The same program converted with ``--tier shim``: TF's numbers on 2 processes. (The shim's
     one-process path is the plain run of every program the native tier leaves to the shim.)"""
-    got = run_converted(shim_tier[name], 2, tmp_path / "logs", program_args[name])
+    got = runs.numbers("shim", name, 2)
     # (the program that writes summaries shares the TF run that writes them: its numbers are the same)
-    assert_same_numbers(got, tf_references.numbers(name, 2, summaries=name == SUMMARIES), **TOLERANCES.get(name, {}))
+    assert_same_numbers(got, tf_references.numbers(name, 2, name == SUMMARIES), **TOLERANCES.get(name, {}))
 
 
 def test_every_program_has_a_golden_conversion(converted):
@@ -169,22 +211,22 @@ def test_every_program_has_a_golden_conversion(converted):
 
 
 @pytest.mark.parametrize("name", [name for name in PROGRAM_NAMES if name != SUMMARIES])
-def test_two_replicas_match_tensorflow(name, converted, program_args, tf_references, tmp_path):
-    got = run_converted(converted[name], 2, tmp_path / "logs", program_args[name])
-    assert_same_numbers(got, tf_references.numbers(name, 2), **TOLERANCES.get(name, {}))
+def test_two_replicas_match_tensorflow(name, runs, tf_references):
+    got = runs.numbers("native", name, 2)
+    assert_same_numbers(got, tf_references.numbers(name, 2, False), **TOLERANCES.get(name, {}))
 
 
 @pytest.mark.parametrize("name", PROGRAM_NAMES)
-def test_plain_python_matches_one_replica(name, converted, program_args, tf_references):
+def test_plain_python_matches_one_replica(name, runs, tf_references):
     """``python train.py`` with no launcher: one process, one replica, TF's numbers on one device."""
-    got = run_plain(converted[name], program_args[name])
-    assert_same_numbers(got, tf_references.numbers(name, 1), **TOLERANCES.get(name, {}))
+    got = runs.numbers("plain", name, 1)
+    assert_same_numbers(got, tf_references.numbers(name, 1, False), **TOLERANCES.get(name, {}))
 
 
-def test_one_process_under_the_launcher_matches_one_replica(converted, tf_references, tmp_path):
+def test_one_process_under_the_launcher_matches_one_replica(runs, tf_references):
     """``migrate run -n 1``: msrun with one worker joins a cluster of one."""
-    got = run_converted(converted["example"], 1, tmp_path / "logs")
-    assert_same_numbers(got, tf_references.numbers("example", 1))
+    got = runs.numbers("native", "example", 1)
+    assert_same_numbers(got, tf_references.numbers("example", 1, False))
 
 
 def _summaries(log_dir: Path) -> tuple[list[Path], dict[str, list[tuple[int, list[float]]]]]:
@@ -203,17 +245,17 @@ def _summaries(log_dir: Path) -> tuple[list[Path], dict[str, list[tuple[int, lis
     return files, found
 
 
-def test_tensorboard_summaries_are_tfs_and_written_once(converted, program_args, tf_references, tmp_path):
+def test_tensorboard_summaries_are_tfs_and_written_once(runs, tf_references):
     """The two-replica run of the program that writes summaries: TF's numbers, and two processes
     write one event file, whose scalars are the losses the program printed and TF's, and whose
     histogram is TF's."""
     pytest.importorskip("tensorboard")
     name = SUMMARIES
-    want = tf_references.numbers(name, 2, summaries=True)
-    got = run_converted(converted[name], 2, tmp_path / "logs", args=(*program_args[name], str(tmp_path / "ms")))
+    want = tf_references.numbers(name, 2, True)
+    got = runs.numbers("summaries", name, 2)
     assert_same_numbers(got, want)
     tf_files, theirs = _summaries(tf_references.summaries)
-    ms_files, ours = _summaries(tmp_path / "ms")
+    ms_files, ours = _summaries(runs.summaries)
     assert len(ms_files) == 1 == len(tf_files), ms_files
     assert sorted(ours) == sorted(theirs) == ["accuracy", "loss", "output_kernel"]
     assert [step for step, _ in ours["loss"]] == list(range(len(got["losses"])))

@@ -21,7 +21,7 @@ from migrate.runtime import launch
 from runtime_helpers import (PROGRAMS, REPO, Job, Running, group_members, job_processes, job_workers, run_python,
                              start_launch, wait_until)
 
-pytestmark = [pytest.mark.launcher]
+pytestmark = [pytest.mark.launcher, pytest.mark.exclusive]  # wall-time bounds: run alone (scripts/test.sh)
 
 JOBS = {
     "ok": ("ok", ["--timeout", "90"]),
