@@ -693,7 +693,7 @@ class NativePass:
             if act is None or (act not in rule.params["activation_cells"] and act != "linear"):
                 return "the activation is not one of " + ", ".join(f"'{a}'" for a in rule.params["activation_cells"])
             if act != "linear":
-                cells.append(cst.Call(func=parse_expression(rule.params["activation_cells"][act])))
+                cells.append(_activation_cell(rule, act))
         out = tuple(_out_size(n, k, s, padding) for n, k, s in zip(shape[:2], kernel, strides))
         return _Spatial(*cells), out + (int(filters.value),)
 
@@ -766,7 +766,7 @@ class NativePass:
         if to is None:
             return "the activation layer's function is not one of " + ", ".join(
                 f"'{a}'" for a in rule.params["activation_cells"])
-        return _Any(cst.Call(func=parse_expression(to))), shape
+        return _Any(_activation_cell(rule, name)), shape
 
     def _initializer(self, rule, value: cst.CSTNode, transpose: bool, fans: tuple[int, int] | None = None):
         name = _string(value)
@@ -1494,6 +1494,13 @@ def _int(node) -> int | None:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
         return -int(node.expression.value)
     return int(node.value) if isinstance(node, cst.Integer) else None
+
+
+def _activation_cell(rule, name: str) -> cst.Call:
+    """The cell of Keras's activation ``name``: the rule's class, called with no argument, or its
+    call as written (``nn.GELU(approximate=False)``)."""
+    to = parse_expression(rule.params["activation_cells"][name])
+    return to if isinstance(to, cst.Call) else cst.Call(func=to)
 
 
 def _class_name(name: str) -> str:
