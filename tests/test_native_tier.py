@@ -83,7 +83,7 @@ def test_a_model_with_another_use_keeps_the_shim_and_says_why(extra, why):
     ("tf.keras.layers.LayerNormalization()", "has no native lowering yet"),
     ("tf.keras.layers.Dropout(0.5, seed=1)", "`Dropout` is given a `noise_shape` or a `seed`"),
     ("tf.keras.layers.Dropout(rate)", "rate is not a literal in [0, 1)"),
-    ("tf.keras.layers.Activation('elu')", "the activation layer's function is not one of"),
+    ("tf.keras.layers.Activation('relu6')", "the activation layer's function is not one of"),
     ("tf.keras.layers.Flatten(data_format='channels_first')", "other than 'channels_last'"),
 ])
 def test_layers_the_native_tier_cannot_prove_keep_the_shim(layer, why):

@@ -47,7 +47,10 @@ def relu(x, negative_slope=0.0, max_value=None, threshold=0.0):
 
 
 def relu6(x):
-    return _ops().clip_by_value(tensor_of(x), 0.0, 6.0)
+    ops = _ops()
+    x = tensor_of(x)
+    # (TF's gradient: 1 strictly between 0 and 6, 0 at both kinks; a clip's splits at its bounds)
+    return ops.where((x > 0) & (x < 6.0), x, ops.stop_gradient(ops.clip_by_value(x, 0.0, 6.0)))
 
 
 def sigmoid(x):
@@ -79,14 +82,16 @@ def gelu(x, approximate=False):
 def elu(x, alpha=1.0):
     ops = _ops()
     x = tensor_of(x)
-    return ops.where(x > 0, x, alpha * (ops.exp(ops.minimum(x, 0.0)) - 1.0))
+    # (TF's gradient at 0 is alpha's: the exponential side; a minimum would split it in half)
+    return ops.where(x > 0, x, alpha * (ops.exp(ops.where(x > 0, ops.zeros_like(x), x)) - 1.0))
 
 
 def selu(x):
     ops = _ops()
     x = tensor_of(x)
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
-    return scale * ops.where(x > 0, x, alpha * (ops.exp(ops.minimum(x, 0.0)) - 1.0))
+    # (TF's gradient at 0 is `scale`: the linear side)
+    return scale * ops.where(x >= 0, x, alpha * (ops.exp(ops.where(x >= 0, ops.zeros_like(x), x)) - 1.0))
 
 
 def softplus(x):
@@ -111,7 +116,11 @@ def exponential(x):
 
 
 def hard_sigmoid(x):
-    return _ops().clip_by_value(tensor_of(x) / 6.0 + 0.5, 0.0, 1.0)
+    ops = _ops()
+    x = tensor_of(x)
+    y = x / 6.0 + 0.5
+    # (TF's `relu6(x + 3) / 6`: gradient 1/6 strictly between -3 and 3, 0 at the kinks)
+    return ops.where((x > -3.0) & (x < 3.0), y, ops.stop_gradient(ops.clip_by_value(y, 0.0, 1.0)))
 
 
 def leaky_relu(x, negative_slope=0.2):
