@@ -179,6 +179,8 @@ def _went(findings: list[dict], targets: dict, shim_names: dict, source: str, co
                                     or (read is not None and not (shim_names.get(f["rule"], set()) & read))):
             target = "mindspore"
         went[target] += 1
+        if target == "runtime":
+            went["runtime:" + (f.get("api") or f["rule"])] += 1
     return went
 
 
@@ -228,6 +230,7 @@ def measure(tree: Path, jobs: int) -> dict:
                 "converted": counts["converted"], "runtime": counts["runtime"],
                 "imports_tf": still_tf, "says_why": said,
                 "to_mindspore": went["mindspore"], "to_runtime": went["runtime"], "to_python": went["python"],
+                "shim_apis": {k.split(":", 1)[1]: n for k, n in went.items() if k.startswith("runtime:")},
             })
     return {"tree": str(tree), "summary": data["summary"], "apis": per_api, "files": files}
 
@@ -294,6 +297,14 @@ def main(argv: list[str] | None = None) -> int:
     if manual:
         print(f"\nmost frequent manual uses (top {args.top}):")
         for api, n in manual.most_common(args.top):
+            print(f"  {n:5d}  {api}")
+    shim: collections.Counter = collections.Counter()
+    for r in results:
+        for f in r["files"]:
+            shim.update(f["shim_apis"])
+    if shim:
+        print(f"\nmost frequent converted uses bound to migrate.runtime (top {args.top}):")
+        for api, n in shim.most_common(args.top):
             print(f"  {n:5d}  {api}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=dict), encoding="utf-8")

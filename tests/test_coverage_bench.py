@@ -71,3 +71,6 @@ def test_the_add_statements_a_lowered_model_folds_in_are_credited(coverage, tmp_
             "other = tf.keras.Sequential([tf.keras.Input(shape=(2,)), tf.keras.layers.Dense(1)])\nother.summary()\n")
     entry = measured(coverage, tmp_path, code)
     assert (entry["to_mindspore"], entry["to_runtime"]) == (3, 3)
+    # which uses keep the shim, for the table of the most frequent ones
+    assert entry["shim_apis"] == {"tensorflow.keras.Sequential": 1, "tensorflow.keras.Input": 1,
+                                  "tensorflow.keras.layers.Dense": 1}
