@@ -605,3 +605,97 @@ def test_sources_gathered_between_from_a_dict_that_something_fills_are_refused(s
     one a function fills in place (on its first call, under the tape) it would be empty."""
     _, findings = convert(GATHERED.format(source=source))
     assert [f.status for f in findings if f.rule == "TFD701"] == ["converted" if converts else "manual"]
+
+
+# -- several gradients of one forward pass: two tapes in one `with`, a persistent tape asked again --
+
+TWO_TAPES = ("    with tf.GradientTape() as a, tf.GradientTape() as b:\n        l1 = f(x)\n        l2 = g(l1)\n"
+             "{between}    g1 = a.gradient(l1, w)\n{apart}    g2 = b.gradient(l2, v)\n")
+
+
+@pytest.mark.parametrize("body, reason", [
+    (TWO_TAPES.format(between="", apart="    log(1)\n"), "not one after the other"),
+    (TWO_TAPES.format(between="", apart="").replace("g2 = b.gradient(l2, v)", "g2 = b.gradient(l2, g1)"),
+     "reads `g1`, which another one assigns"),
+    (TWO_TAPES.format(between="", apart="").replace("    g2 = b.gradient(l2, v)\n", "    c(b.gradient(l2, v))\n"),
+     "not assigned on a line of its own"),
+    ("    with tf.GradientTape() as a, tf.GradientTape() as b:\n        l1 = f(x)\n        l2 = g(l1)\n"
+     "        g2 = b.gradient(l2, v)\n    g1 = a.gradient(l1, w)\n", "under the tape, with several gradients"),
+    (TWO_TAPES.format(between="    del b\n", apart=""), "`del` of a tape is not in the block"),
+    (TWO_TAPES.format(between="", apart="").replace("as b:", "as a:").replace("b.gradient", "a.gradient"),
+     "one name"),
+    (TWO_TAPES.format(between="", apart="").replace("        l1 = f(x)\n", "        b.watch(x)\n        l1 = f(x)\n"),
+     "`tape.watch` with several gradients"),
+    ("    with tf.GradientTape() as t:\n        l1 = f(x)\n    g1 = t.gradient(l1, w)\n    g2 = t.gradient(l1, v)\n",
+     "more than once on a tape that is not persistent"),
+    ("    with tf.GradientTape(persistent=True) as t:\n        l1 = f(x)\n    g1 = t.gradient(l1, w)\n    show(t)\n",
+     "other than in `t.gradient(...)` calls"),
+])
+def test_several_gradients_that_do_not_fit_are_left_with_the_reason(body, reason):
+    code = f"import tensorflow as tf\n\ndef step(x, w, v, c):\n{body}"
+    out, findings = convert(code)
+    manual = [f for f in findings if f.rule == "TFD701"]
+    assert manual and {f.status for f in manual} == {"manual"} and reason in manual[0].message, [f.message for f in manual]
+    assert "value_and_grads" not in out
+
+
+def test_several_gradients_become_one_call_where_the_lines_stood_keeping_their_comments():
+    """The gradients are computed together where the last line stood; the first line's blank line and
+    every line's comments stay above the call; a metric's update between the tape and the gradients
+    (it reads the forward pass) runs after them, as in TF after the forward pass."""
+    code = ("import tensorflow as tf\n\ndef step(x, w, v):\n"
+            "    with tf.GradientTape() as a, tf.GradientTape() as b:\n"
+            "        l1 = f(x)\n        l2 = g(l1)\n"
+            "    metric.update_state(l2)\n"
+            "\n    # the first model\n    g1 = a.gradient(l1, w)\n\n    # the second\n    g2 = b.gradient(l2, v)  # done\n"
+            "    return g1, g2\n")
+    out, refusals = converted_once_and_refusals(code)
+    assert refusals == []
+    assert out.endswith(
+        "    def forward():\n        l1 = f(x)\n        l2 = g(l1)\n        return l1, l2\n"
+        "\n    # the first model\n    # the second\n"
+        "    (l1, l2), (g1, g2) = mk.value_and_grads(forward, [w, v])()  # done\n"
+        "    metric.update_state(l2)\n"
+        "    return g1, g2\n"), out
+
+
+def test_a_persistent_tapes_gradients_of_one_target_take_one_pass_and_its_del_goes():
+    code = ("import tensorflow as tf\n\ndef step(x, w, v):\n"
+            "    with tf.GradientTape(persistent=True) as tape:\n        loss = f(x)\n        aux = h(loss)\n"
+            "    gw = tape.gradient(loss, w)\n    (gv, gu) = tape.gradient(loss, [v, u])\n    del tape\n"
+            "    return gw, gv, gu, aux\n")
+    out, refusals = converted_once_and_refusals(code)
+    assert refusals == []
+    assert ("    (loss, aux), (gw, (gv, gu)) = mk.value_and_grads(forward, [w, [v, u]], targets=[0, 0], has_aux=True)()\n"
+            "    return gw, gv, gu, aux\n") in out
+    assert "tape" not in out
+
+
+def test_an_augmented_assignment_under_the_tape_takes_the_value_from_before_it():
+    """`loss += f(x)` reads `loss`: the closure takes it as its parameter (without it, the closure's
+    `loss` would be a local read before assignment), and a target accumulated in a loop is defined
+    on every path, the one it came in with."""
+    code = ("import tensorflow as tf\n\ndef step(x, w, steps):\n    loss = 0\n    with tf.GradientTape() as tape:\n"
+            "        for t in range(steps):\n            loss += f(x, t)\n    g = tape.gradient(loss, w)\n    return g\n")
+    out, refusals = converted_once_and_refusals(code)
+    assert refusals == []
+    assert ("    def forward(loss):\n        for t in range(steps):\n            loss += f(x, t)\n        return loss\n"
+            "    loss, g = mk.value_and_grad(forward, None, w)(loss)\n") in out
+
+
+def test_a_statement_independent_of_the_moved_ones_stays_before_the_gradient():
+    """TF's translation tutorial: `batch_loss = loss / n` reads the forward pass (it moves after the
+    gradient), `variables = enc.trainable_variables + dec.trainable_variables` does not (it stays:
+    the sum of two models' weights stays live until their first call builds them)."""
+    code = ("import tensorflow as tf\n\ndef step(x, enc, dec):\n    with tf.GradientTape() as tape:\n"
+            "        loss = dec(enc(x))\n    batch_loss = loss / 4\n"
+            "    variables = enc.trainable_variables + dec.trainable_variables\n"
+            "    gradients = tape.gradient(loss, variables)\n    return batch_loss, gradients\n")
+    out, refusals = converted_once_and_refusals(code)
+    assert refusals == []
+    assert ("    variables = enc.trainable_variables + dec.trainable_variables\n"
+            "    loss, gradients = mk.value_and_grad(forward, None, variables)()\n"
+            "    batch_loss = loss / 4\n") in out
+    # one that reads what a moved statement binds cannot stay before it
+    _, findings = convert(code.replace("dec.trainable_variables\n", "dec.trainable_variables + [batch_loss]\n"))
+    assert [f.status for f in findings if f.rule == "TFD701"] == ["manual"]

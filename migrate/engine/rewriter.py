@@ -83,6 +83,12 @@ class Rewriter(cst.CSTTransformer):
     def resolve(self, node: cst.CSTNode) -> str | None:
         return self.p.resolve(node, instances=False)
 
+    def leaves_block(self, statement: cst.SimpleStatementLine) -> cst.SimpleStatementLine:
+        """An op's rewrite of a whole statement that goes: ``statement`` leaves its block once the
+        block is rewritten, its leading lines (blank lines, comments) going to the statement after it."""
+        self.removed[id(statement)] = (statement, [])
+        return statement
+
     def note(self, node: cst.CSTNode, message: str, status: str = "info") -> None:
         action = self._current
         self.p.finding(Action(action.rule, action.node, action.match, action.api), message, status)
@@ -315,7 +321,10 @@ class Rewriter(cst.CSTTransformer):
         extra = [*orphans, *(c for c in one_line_per_rule(markers) if c not in have)]
         if not extra:
             return updated
-        return updated.with_changes(leading_lines=[*updated.leading_lines, *(cst.EmptyLine(comment=cst.Comment(c)) for c in extra)])
+        marked = updated.with_changes(leading_lines=[*updated.leading_lines, *(cst.EmptyLine(comment=cst.Comment(c)) for c in extra)])
+        if id(updated) in self.removed:  # (a statement that leaves its block takes its marks to the next)
+            self.removed[id(marked)] = (marked, self.removed.pop(id(updated))[1])
+        return marked
 
     # -- bodies: statements removed or unwrapped are spliced here, keeping their comments --
 

@@ -386,7 +386,8 @@ class NativePass:
     def _model(self, rule, statement, name: str, call: cst.Call) -> str | None:
         word = self.mentions(rule.params.get("refuse_when", []))
         if word is not None:
-            return f"the module uses `{word}`, which changes what Keras layers compute"
+            return (f"the module uses `{word}`, under which Keras layers compute what MindSpore's cells do not "
+                    "(a dtype policy; a forward pass repeated for another gradient, with the first one's draws)")
         binding = statement.body[0].targets[0].target
         chain = None
         if dotted(call.func) in rule.params.get("functional", ()):

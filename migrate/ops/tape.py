@@ -59,6 +59,12 @@ class TapeConversion:
     watch_lines: tuple[cst.SimpleStatementLine, ...] = ()
     watched: tuple[str, ...] = ()
     watched_as_list: bool | None = None  # the sources: a list of the watched (True), a tuple (False), one name (None)
+    # Several gradients of one forward pass (two tapes in one `with`, a persistent tape asked more
+    # than once): the gradient lines before the last (which `gradient_statement` is), each
+    # gradient's (tape, target) in order, and the `del tape` lines that go with the tapes.
+    earlier: tuple[cst.SimpleStatementLine, ...] = ()
+    gradients: tuple[tuple[str, str], ...] = ()
+    deletes: tuple[cst.SimpleStatementLine, ...] = ()
 
 
 class GradientTapeToValueAndGrad(Operation):
@@ -73,6 +79,10 @@ class GradientTapeToValueAndGrad(Operation):
         "watch_template": Param(str, required=True, doc="the gradient call with respect to the tensors `tape.watch` "
                                                         "watches (the closure's first parameters); {closure}, "
                                                         "{positions} and {has_aux} placeholders"),
+        "several_template": Param(str, doc="the call for several gradients of one forward pass (two tapes in one "
+                                           "`with`, a persistent tape asked more than once); {closure}, {sources} "
+                                           "(a list: each gradient's sources), {targets} (a list: each gradient's "
+                                           "target's position among the closure's outputs) and {has_aux} placeholders"),
         "reducers": Param(list, doc="functions that wrap a tape so that its gradients are reduced across processes "
                                     "(`tape = hvd.DistributedGradientTape(tape)`): such a wrap between the `with` and "
                                     "`tape.gradient` becomes `grads = <its rule's rename of it>` after the gradients, "
@@ -89,6 +99,9 @@ class GradientTapeToValueAndGrad(Operation):
         if not (params["closure"].isidentifier() and params["gradients"].isidentifier()):
             raise ValueError("closure and gradients must be identifiers")
         template_expression(params["template"], closure=cst.Name("f"), sources=cst.Name("w"), has_aux=cst.Name("b"))
+        if params.get("several_template"):
+            template_expression(params["several_template"], closure=cst.Name("f"), sources=cst.Name("w"),
+                                targets=cst.Name("t"), has_aux=cst.Name("b"))
 
     def refusal(self, params) -> str:
         return "this tape does not fit the transform; convert it by hand"
@@ -117,13 +130,29 @@ class GradientTapeToValueAndGrad(Operation):
         with_statement = parent(item) if isinstance(item, cst.WithItem) else None
         if not isinstance(with_statement, cst.With):
             return "`GradientTape` is not constructed in a `with` statement"
-        if len(with_statement.items) != 1 or with_statement.asynchronous is not None:
-            return "the `with` statement holds other context managers too"
-        if not (item.asname is not None and isinstance(item.asname.name, cst.Name)):
-            return "the tape has no `as <name>`"
+        if with_statement.asynchronous is not None:
+            return "the `with` statement is an `async with`"
+        # Every item of the `with` is a tape (a GAN's `with tf.GradientTape() as gen_tape,
+        # tf.GradientTape() as disc_tape:`): the conversion is the statement's, whichever tape asks.
+        api = view.resolve(node)
+        tapes: list[tuple[cst.Name, dict]] = []
+        for each in with_statement.items:
+            made = each.item
+            if not (isinstance(made, cst.Call) and view.resolve(made.func) == api):
+                return "the `with` statement holds other context managers too"
+            arguments = argbind.bind(made, params["tape_signature"])
+            if arguments is None:
+                return "the `GradientTape(...)` arguments are not understood"
+            watch = arguments.get("watch_accessed_variables")
+            if watch is not None and not (isinstance(watch, cst.Name) and watch.value == "True"):
+                return "`watch_accessed_variables` is not `True`: only watched tensors are differentiated"
+            if not (each.asname is not None and isinstance(each.asname.name, cst.Name)):
+                return "the tape has no `as <name>`"
+            tapes.append((each.asname.name, arguments))
+        if len({tape.value for tape, _ in tapes}) != len(tapes):
+            return "two tapes of the `with` statement have one name"
         if not isinstance(with_statement.body, cst.IndentedBlock):
             return "the tape's body is on the `with` line"
-        tape = item.asname.name
         block = parent(with_statement)
         if not isinstance(block, (cst.IndentedBlock, cst.Module)):
             return "the `with` statement is not in a block"
@@ -133,50 +162,77 @@ class GradientTapeToValueAndGrad(Operation):
         if _contains_tape(view, with_statement.body, node) or _inside_tape(view, with_statement, node):
             return "nested tapes (higher-order gradients) need `mindspore.grad` of a `mindspore.grad` by hand"
 
-        # -- the tape's one use: `<grads> = tape.gradient(target, sources)` --
+        # -- each tape's uses: `<grads> = tape.gradient(target, sources)` (several on a persistent tape) --
         scopes, local = view.scopes_around(with_statement) if local else (view.scopes, False)
-        scope = scopes.get(tape)
-        if scope is None:
-            return "the tape's name cannot be resolved"
-        bindings = list(scope.assignments[tape.value])
         reducer = None
-        if len(bindings) == 1:
-            uses = [access.node for access in bindings[0].references]
-        else:
-            found = _reducer(view, bindings, tape, siblings[here + 1:], params["reducers"]) \
-                if len(bindings) == 2 and params.get("reducers") else None
-            if isinstance(found, tuple):
-                reducer, uses = found
-            else:
-                uses = _own_uses(view, scopes, bindings, tape, with_statement, siblings)
-                if uses is None:
-                    return found or f"the name `{tape.value}` is bound more than once"
-        kinds = [_method_called(parent, use) for use in uses]
         watch_lines, watched = [], []
-        for use in (use for use, kind in zip(uses, kinds) if kind == "watch"):
-            found = _watch_line(parent, use, with_statement)
-            if isinstance(found, str):
-                return found
-            watch_lines.append(found[0])
-            watched.extend(name for name in found[1] if name not in watched)
-        gradient_calls = [parent(parent(use)) for use, kind in zip(uses, kinds) if kind == "gradient"]
-        if len(gradient_calls) > 1:
-            return f"`{tape.value}.gradient` is called more than once (a persistent tape)"
-        if len(uses) != len(gradient_calls) + sum(kind == "watch" for kind in kinds) or not gradient_calls:
-            other = next((view.code(parent(u)).strip().rstrip(",").rstrip() for u, k in zip(uses, kinds) if k != "gradient"), None)
-            return f"the tape is used other than in one `{tape.value}.gradient(...)` call" + (f" (`{other}`)" if other else "")
-        gradient = gradient_calls[0]
-        grad_args = argbind.bind(gradient, params["gradient_signature"])
-        if grad_args is None:
-            return "the `tape.gradient(...)` arguments are not understood"
-        passed = argbind.explicit(gradient, params["gradient_signature"]) - {"target", "sources"}
-        if passed:
-            return f"`tape.gradient` passes {', '.join(f'`{p}`' for p in sorted(passed))}, which `value_and_grad` does not take"
-        target, sources = grad_args["target"], grad_args["sources"]
-        if not isinstance(target, cst.Name):
-            return "the gradient's target is not one name computed under the tape (several targets are summed in TF)"
-        if isinstance(sources, (cst.Dict, cst.Set)):
-            return "the sources are a dict or set: TF gives their gradients in that structure; pass a list of weights"
+        gradient_calls: list[tuple[cst.Name, cst.Call]] = []
+        deletes: list[cst.SimpleStatementLine] = []
+        for tape, arguments in tapes:
+            scope = scopes.get(tape)
+            if scope is None:
+                return "the tape's name cannot be resolved"
+            bindings = list(scope.assignments[tape.value])
+            if len(bindings) == 1:
+                uses = [access.node for access in bindings[0].references]
+            else:
+                found = _reducer(view, bindings, tape, siblings[here + 1:], params["reducers"]) \
+                    if len(bindings) == 2 and len(tapes) == 1 and params.get("reducers") else None
+                if isinstance(found, tuple):
+                    reducer, uses = found
+                else:
+                    uses = _own_uses(view, scopes, bindings, tape, with_statement, siblings)
+                    if uses is None:
+                        return found or f"the name `{tape.value}` is bound more than once"
+            kinds = [_method_called(parent, use) or _deleted(parent, use) for use in uses]
+            for use in (use for use, kind in zip(uses, kinds) if kind == "watch"):
+                found = _watch_line(parent, use, with_statement)
+                if isinstance(found, str):
+                    return found
+                watch_lines.append(found[0])
+                watched.extend(name for name in found[1] if name not in watched)
+            calls = [parent(parent(use)) for use, kind in zip(uses, kinds) if kind == "gradient"]
+            if len(calls) > 1 and not _literal_true(arguments.get("persistent")):
+                return (f"`{tape.value}.gradient` is called more than once on a tape that is not persistent "
+                        "(TF raises: pass `persistent=True`)")
+            if len(uses) != len(calls) + sum(kind in ("watch", "del") for kind in kinds) or not calls:
+                other = next((view.code(parent(u)).strip().rstrip(",").rstrip() for u, k in zip(uses, kinds)
+                              if k not in ("gradient", "del")), None)
+                asked = f"`{tape.value}.gradient(...)` calls" if _literal_true(arguments.get("persistent")) \
+                    else f"one `{tape.value}.gradient(...)` call"
+                return f"the tape is used other than in {asked}" + (f" (`{other}`)" if other else "")
+            deletes.extend(parent(parent(use)) for use, kind in zip(uses, kinds) if kind == "del")
+            gradient_calls.extend((tape, each) for each in calls)
+        several = len(gradient_calls) > 1
+        if several and not params.get("several_template"):
+            return "several gradients of one forward pass (two tapes, or a persistent tape asked more than once)"
+        if several and watched:
+            return ("`tape.watch` with several gradients: take them with `mindspore.grad`'s `grad_position` by hand")
+        if several and reducer is not None:
+            return "a `DistributedGradientTape` asked for several gradients: reduce them where they are computed instead"
+
+        # -- each gradient call, its line and the line's place --
+        gradients: list[tuple[str, cst.Name, cst.BaseExpression, cst.SimpleStatementLine]] = []
+        for tape, gradient in gradient_calls:
+            grad_args = argbind.bind(gradient, params["gradient_signature"])
+            if grad_args is None:
+                return "the `tape.gradient(...)` arguments are not understood"
+            passed = argbind.explicit(gradient, params["gradient_signature"]) - {"target", "sources"}
+            if passed:
+                return f"`tape.gradient` passes {', '.join(f'`{p}`' for p in sorted(passed))}, which `value_and_grad` does not take"
+            target, sources = grad_args["target"], grad_args["sources"]
+            if not isinstance(target, cst.Name):
+                return "the gradient's target is not one name computed under the tape (several targets are summed in TF)"
+            if isinstance(sources, (cst.Dict, cst.Set)):
+                return "the sources are a dict or set: TF gives their gradients in that structure; pass a list of weights"
+            line = gradient
+            while line is not None and not isinstance(line, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+                if isinstance(line, (cst.Lambda, cst.BaseComp)):
+                    return "`tape.gradient` is called inside a lambda or comprehension"
+                line = parent(line)
+            gradients.append((tape.value, target, sources, line))
+        tape, target, sources, line = gradients[0]
+        gradient = gradient_calls[0][1]
         watched_as_list = None
         if watched:
             names = [sources.value] if isinstance(sources, cst.Name) else [
@@ -184,34 +240,44 @@ class GradientTapeToValueAndGrad(Operation):
                 if isinstance(sources, (cst.List, cst.Tuple)) else []
             if not names or (not isinstance(sources, cst.Name) and len(names) != len(sources.elements)) \
                     or sorted(set(names)) != sorted(watched) or len(set(names)) != len(names):
-                return (f"the gradient's sources are not the tensors `{tape.value}.watch` watches, each once: "
+                return (f"the gradient's sources are not the tensors `{tape}.watch` watches, each once: "
                         "gradients with respect to both watched tensors and variables need `grad_position` and "
                         "`weights` by hand")
             watched = names
             watched_as_list = None if isinstance(sources, cst.Name) else isinstance(sources, cst.List)
-        line = gradient
-        while line is not None and not isinstance(line, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-            if isinstance(line, (cst.Lambda, cst.BaseComp)):
-                return "`tape.gradient` is called inside a lambda or comprehension"
-            line = parent(line)
+        earlier: tuple[cst.SimpleStatementLine, ...] = ()
         split = None
-        if line in with_statement.body.body:
-            # `tape.gradient` under the tape: what the body does before it is the forward pass;
-            # the gradient and the rest of the body run after it (a tape records nothing once asked).
-            split = list(with_statement.body.body).index(line)
-        elif line not in siblings[here + 1:]:
-            return "`tape.gradient` is not in the block that holds the `with` statement, after it"
-        if len(line.body) != 1:
-            return "`tape.gradient` shares its line with other statements"
+        if several:
+            found = _several_lines(gradients, with_statement, siblings, here, deletes)
+            if isinstance(found, str):
+                return found
+            gradients = found  # (in the order of their lines)
+            tape, line = gradients[-1][0], gradients[-1][3]
+            earlier = tuple(each[3] for each in gradients[:-1])
+        else:
+            if line in with_statement.body.body:
+                # `tape.gradient` under the tape: what the body does before it is the forward pass;
+                # the gradient and the rest of the body run after it (a tape records nothing once asked).
+                split = list(with_statement.body.body).index(line)
+            elif line not in siblings[here + 1:]:
+                return "`tape.gradient` is not in the block that holds the `with` statement, after it"
+            if len(line.body) != 1:
+                return "`tape.gradient` shares its line with other statements"
+            after = siblings[siblings.index(line) + 1:] if line in siblings else siblings[here + 1:]
+            if any(each not in after for each in deletes):
+                return f"`del {tape}` is not in the block that holds the `with` statement, after `{tape}.gradient`"
         assign = line.body[0]
         assigned = isinstance(assign, cst.Assign) and assign.value is gradient and len(assign.targets) == 1
+        if several:
+            assigned = True
         if reducer is not None and assigned and not isinstance(assign.targets[0].target, cst.Name):
             return "the gradients of a `DistributedGradientTape` are not assigned to one name"
         if split is not None and not (assigned and reducer is None):
             return "`tape.gradient` under the tape is not assigned on its own line"
         if split == 0:
             return "`tape.gradient` is the first statement under the tape: nothing is recorded"
-        between = [s for s in siblings[here + 1:siblings.index(line)] if s is not reducer] if split is None else []
+        first_line = earlier[0] if earlier else line
+        between = [s for s in siblings[here + 1:siblings.index(first_line)] if s is not reducer] if split is None else []
         forward = with_statement.body if split is None else with_statement.body.with_changes(
             body=with_statement.body.body[:split])  # (the same statements: only the block is new)
         forward_statements = list(forward.body)
@@ -238,12 +304,13 @@ class GradientTapeToValueAndGrad(Operation):
         # (`import tensorflow as tf` again) gives the name nothing new: it stays as it is
         # in the closure, and every read outside the closure sees the module's import.
         body_bound = {name: found for name, found in body_bound.items() if not _reimports(scope, name, found)}
-        if not body_bound.get(target.value):
-            return f"the gradient's target `{target.value}` is not computed under the tape"
+        for _, each, _, _ in gradients:
+            if not body_bound.get(each.value):
+                return f"the gradient's target `{each.value}` is not computed under the tape"
         rebound = sorted(set(watched) & set(body_bound))
         if rebound:
             return f"the watched tensor `{rebound[0]}` is assigned under the tape"
-        computed = sorted(_names_in(sources) & set(body_bound))
+        computed = sorted(set().union(*(_names_in(each) for _, _, each, _ in gradients)) & set(body_bound))
         if computed:
             # (MindSpore needs the weights before the forward pass that computes them here)
             return f"the gradient's sources read `{computed[0]}`, which the tape's body computes"
@@ -252,6 +319,8 @@ class GradientTapeToValueAndGrad(Operation):
         why = _unsafe_body(forward)
         if why:
             return why
+        target_nodes = {each for _, each, _, _ in gradients}
+        target_names = list(dict.fromkeys(each.value for each in target_nodes))
         declared = _declared_global_or_nonlocal(parent, with_statement)
         top_level = _top_level_bindings(forward, lambda statement: _dissolved(view, statement))
         aux: list[str] = []
@@ -262,51 +331,63 @@ class GradientTapeToValueAndGrad(Operation):
             outside = [a for a in scope.assignments[name] if a not in assignments]
             reads = {access.node for a in scope.assignments[name] for access in a.references} - rewritten
             inside = [r for r in reads if in_forward(r)]
+            # (`loss += f(x)` reads `loss` too, where it assigns it)
+            inside += [a.node for a in assignments if isinstance(parent(a.node), cst.AugAssign)
+                       and parent(a.node).target is a.node]
             first = min(view.line_col(a.node) for a in assignments)
             if inside and isinstance(scope, cst.metadata.GlobalScope) and hasattr(builtins, name):
                 return f"`{name}` is read under the tape before the tape assigns it"
             if inside and (outside or any(view.line_col(r) <= first for r in inside)):
                 # `h = net(h)`: the closure takes the value the body starts from as a parameter.
                 carried.append(name)
-            read_after = [r for r in reads if r is not target and not in_forward(r)]
-            if name == target.value:
-                if name not in top_level:
+            read_after = [r for r in reads if r not in target_nodes and not in_forward(r)]
+            # (a name the closure takes as its parameter has a value on every path: the one it came in with)
+            always = name in top_level or name in carried
+            if name in target_names:
+                if not always:
                     return f"the gradient's target `{name}` is computed only on some paths under the tape"
                 continue
             if read_after:
                 if all(_imported_as(a) is not None for a in assignments):
                     # (an import is no output of the closure the tape becomes)
                     return f"`{name}` is imported under the tape and read after it: import it before the `with`"
-                if name not in top_level:
+                if not always:
                     return f"`{name}` is read after the tape but computed only on some paths under it"
                 aux.append(name)
         # A statement between that reads what the forward pass computes (a metric's update) runs
         # after the gradient, still after the forward pass as in TF; the others must not see it.
         moved: list[cst.SimpleStatementLine] = []
-        gradient_names = _names_in(line)
+        lines = [*earlier, line]
+        gradient_names = set().union(*map(_names_in, lines))
+        gradient_binds = set().union(*map(_bound_by, lines))
         for statement in between:
             why = _unsafe_between(statement, set(body_bound), _names_in(forward),
                                   lambda read: _changed_elsewhere(view, read))
             if why is None and not moved:
                 continue
-            if assigned and _movable(statement, gradient_names, set(body_bound), _bound_by(line)):
+            if why is None and not any(_bound_by(statement) & _names_in(m) or _bound_by(m) & _names_in(statement)
+                                       for m in moved):
+                continue  # (it stays before the moved ones, which neither read nor bind what it does)
+            if assigned and _movable(statement, gradient_names, set(body_bound), gradient_binds):
                 moved.append(statement)
                 continue
             return why or "a statement between the `with` block and `tape.gradient` would run before the forward pass now"
         order = {name: i for i, name in enumerate(top_level)}
-        aux.sort(key=lambda n: order[n])
+        aux.sort(key=lambda n: (order.get(n, len(order)), n))
         closure = _free_name(view, params["closure"])
         grads = None if assigned else _free_name(view, params["gradients"])
         blank = here > 0 and not any(empty.comment is None for empty in with_statement.leading_lines)
-        return TapeConversion(with_statement, line, tape.value, closure, target.value, tuple(aux), blank, grads,
+        targets = [each.value for _, each, _, _ in gradients]
+        return TapeConversion(with_statement, line, tape, closure, targets[0], tuple(aux), blank, grads,
                               tuple(sorted(carried, key=lambda n: order.get(n, len(order)))), reducer, split,
-                              tuple(moved), tuple(watch_lines), tuple(watched), watched_as_list)
+                              tuple(moved), tuple(watch_lines), tuple(watched), watched_as_list,
+                              earlier, tuple(zip((t for t, _, _, _ in gradients), targets)), tuple(deletes))
 
     def statements(self, conversion: TapeConversion) -> list[cst.CSTNode]:
         """The original statements the rewrite replaces: the `with`, the `tape.gradient` line (and a wrap)."""
         wrap = [conversion.reducer] if conversion.reducer is not None else []
         return [conversion.with_statement, *conversion.watch_lines, *wrap, *conversion.moved,
-                conversion.gradient_statement]
+                *conversion.earlier, conversion.gradient_statement, *conversion.deletes]
 
     def absorbs(self, conversion: TapeConversion) -> list[tuple[cst.CSTNode, str]]:
         """References another rule planned that this rewrite makes whole, and what became of each:
@@ -319,7 +400,17 @@ class GradientTapeToValueAndGrad(Operation):
 
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
         conversion: TapeConversion = ctx.current.detail
-        outputs = [conversion.target, *conversion.aux]
+        outputs = [*_targets(conversion), *conversion.aux]
+        if original in conversion.deletes:
+            return ctx.leaves_block(updated)  # (no tape once converted)
+        if original in conversion.earlier:
+            # Computed with the others where the last one stands: its gradients' name and its
+            # sources (converted) go there; its comments go with them (the first line's blank lines too).
+            tape = conversion.gradients[conversion.earlier.index(original)][0]
+            bound = argbind.bind(_gradient_call(updated, tape), params["gradient_signature"])
+            _pending(ctx, conversion).setdefault("earlier", []).append((updated.body[0].targets[0].target, bound["sources"]))
+            first = original is conversion.earlier[0]
+            return ctx.leaves_block(updated if first else updated.with_changes(leading_lines=_comments_only(updated)))
         if original in conversion.watch_lines:
             return cst.RemovalSentinel.REMOVE  # the closure takes the watched tensors as its parameters
         if original in conversion.moved:
@@ -358,6 +449,8 @@ class GradientTapeToValueAndGrad(Operation):
             return cst.FlattenSentinel([closure, *after])
         gradient = _gradient_call(updated, conversion.tape)
         bound = argbind.bind(gradient, params["gradient_signature"])
+        if conversion.earlier:
+            return self._several(ctx, conversion, updated, params, bound["sources"], outputs)
         values = ", ".join(outputs)
         value_target = cst.parse_expression(f"({values})" if conversion.aux else values)
         has_aux = cst.Name("True" if conversion.aux else "False")
@@ -387,6 +480,35 @@ class GradientTapeToValueAndGrad(Operation):
         # (the first moved statement keeps its blank line and comments above it)
         return cst.FlattenSentinel([*nodes, *moved])
 
+    def _several(self, ctx, conversion, updated, params, sources, outputs):
+        """The last gradient line of several: ``(targets, aux), (grads, ...) = mk.value_and_grads(...)()``."""
+        pending = _pending(ctx, conversion)
+        earlier = pending.pop("earlier", [])
+        names = _targets(conversion)
+        positions = [names.index(target) for _, target in conversion.gradients]
+        grads = []
+        for target in [*(each for each, _ in earlier), updated.body[0].targets[0].target]:
+            if isinstance(target, (cst.Tuple, cst.List)) and not target.lpar:
+                target = target.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            grads.append(cst.Element(target))
+        listed = cst.List([cst.Element(each) for each in [*(s for _, s in earlier), sources]])
+        call = template_expression(params["several_template"], closure=cst.Name(conversion.closure), sources=listed,
+                                   targets=cst.List([cst.Element(cst.Integer(str(p))) for p in positions]),
+                                   has_aux=cst.Name("True" if conversion.aux else "False"))
+        if positions == list(range(len(positions))):
+            call = _without_keyword(call, "targets")
+        if not conversion.aux:
+            call = _without_keyword(call, "has_aux")
+        if conversion.carried and isinstance(call, cst.Call) and not call.args:
+            call = call.with_changes(args=[cst.Arg(cst.Name(n)) for n in conversion.carried])
+        value = cst.parse_expression(f"({', '.join(outputs)})" if len(outputs) > 1 else outputs[0])
+        pair = cst.Tuple([cst.Element(value), cst.Element(cst.Tuple(grads))], lpar=[], rpar=[])
+        assign = updated.body[0]
+        new = updated.with_changes(body=[assign.with_changes(targets=[assign.targets[0].with_changes(target=pair)], value=call)],
+                                   leading_lines=_comments_only(updated))
+        moved = pending.pop("moved", [])
+        return cst.FlattenSentinel([new, *moved]) if moved else new
+
     def _gradient_statements(self, conversion, updated, params, call, value_target, wrap):
         """The gradient line's replacement: the gradient call, and the reduction a wrap asks for."""
         gradient = _gradient_call(updated, conversion.tape)
@@ -407,6 +529,15 @@ class GradientTapeToValueAndGrad(Operation):
         if wrap is None:
             return cst.FlattenSentinel([computed, used])
         return cst.FlattenSentinel([computed, _reduced(*wrap, conversion.grads, params["reduce_with"]), used])
+
+
+def _targets(conversion: TapeConversion) -> list[str]:
+    """The closure's first outputs: the gradients' targets, each once, in the order they are asked for."""
+    return list(dict.fromkeys(target for _, target in conversion.gradients)) or [conversion.target]
+
+
+def _comments_only(statement: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
+    return [line for line in statement.leading_lines if line.comment is not None]
 
 
 def _pending(ctx, conversion: TapeConversion) -> dict:
@@ -640,6 +771,47 @@ def _watch_line(parent, use: cst.CSTNode, with_statement: cst.With):
     if not items or not all(isinstance(item, cst.Name) for item in items):
         return "`tape.watch(...)` watches something other than names: gradients with respect to it need `grad_position` by hand"
     return line, [item.value for item in items]
+
+
+def _several_lines(gradients: list, with_statement: cst.With, siblings: list, here: int, deletes: list) -> list | str:
+    """Several gradients of one forward pass: each ``<grads> = tape.gradient(...)`` on a line of its
+    own, the lines one after the other in the block that holds the ``with``, after it (the
+    converted call computes them all where they stand), none reading what another binds, and
+    each ``del tape`` after them. The gradients in the order of their lines, or why not."""
+    for _, _, _, line in gradients:
+        if line in with_statement.body.body:
+            return "`tape.gradient` is under the tape, with several gradients: ask for them after the `with`"
+        if line not in siblings[here + 1:]:
+            return "`tape.gradient` is not in the block that holds the `with` statement, after it"
+        assign = line.body[0] if len(line.body) == 1 else None
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.Call)
+                and isinstance(assign.value.func, cst.Attribute) and assign.value.func.attr.value == "gradient"):
+            return "`tape.gradient` is not assigned on a line of its own (several gradients are computed in one call)"
+    ordered = sorted(gradients, key=lambda each: siblings.index(each[3]))
+    rows = [siblings.index(each[3]) for each in ordered]
+    if len(set(rows)) != len(rows):
+        return "two `tape.gradient` calls share a line"
+    if rows != list(range(rows[0], rows[0] + len(rows))):
+        return "the `tape.gradient` lines are not one after the other (several gradients are computed in one call)"
+    for each in ordered:
+        bound = _bound_by(each[3])
+        if any(bound & _names_in(other[3].body[0].value) for other in ordered):
+            return f"a `tape.gradient` line reads `{sorted(bound & set().union(*(_names_in(o[3].body[0].value) for o in ordered)))[0]}`, which another one assigns"
+    after = siblings[rows[-1] + 1:]
+    if any(line not in after for line in deletes):
+        return "`del` of a tape is not in the block that holds the `with` statement, after its `gradient` calls"
+    return ordered
+
+
+def _deleted(parent, use: cst.CSTNode) -> str | None:
+    """``del tape`` on a line of its own → "del"; any other use → None."""
+    deletion = parent(use)
+    statement = parent(deletion) if isinstance(deletion, cst.Del) and deletion.target is use else None
+    return "del" if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+
+
+def _literal_true(node: cst.CSTNode | None) -> bool:
+    return isinstance(node, cst.Name) and node.value == "True"
 
 
 def _method_called(parent, use: cst.CSTNode) -> str | None:

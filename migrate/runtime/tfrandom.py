@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .draws import draw as _draw
+
 __all__ = ["categorical", "normal", "shuffle", "truncated_normal", "uniform"]
 
 
@@ -68,9 +70,10 @@ def uniform(shape, minval=0, maxval=None, dtype=None, seed=None, name=None):
         low, high = int(_scalar(minval)), int(_scalar(maxval))
         if low >= high:
             raise ValueError(f"Need minval < maxval, got {low} >= {high}")
-        return ops.randint(low, high, dims, seed=_seed(seed), dtype=dtype)
+        return _draw(lambda: ops.randint(low, high, dims, seed=_seed(seed), dtype=dtype), f"randint{dims}")
     work = _working(dtype)
-    draw = ops.uniform(dims, ms.Tensor(0.0, ms.float32), ms.Tensor(1.0, ms.float32), seed=_seed(seed)).astype(work)
+    draw = _draw(lambda: ops.uniform(dims, ms.Tensor(0.0, ms.float32), ms.Tensor(1.0, ms.float32), seed=_seed(seed)),
+                 f"uniform{dims}").astype(work)
     low = _as(minval, work)
     high = _as(1.0 if maxval is None else maxval, work)
     return (low + draw * (high - low)).astype(dtype)
@@ -81,7 +84,7 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
     ms, ops = _ms()
     dims, dtype = _shape(shape), _dtype(dtype)
     _float_only(dtype, "normal")
-    return _located(ops.standard_normal(dims, seed=_seed(seed)), mean, stddev, dtype)
+    return _located(_draw(lambda: ops.standard_normal(dims, seed=_seed(seed)), f"normal{dims}"), mean, stddev, dtype)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
@@ -90,12 +93,16 @@ def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=No
     ms, ops = _ms()
     dims, dtype = _shape(shape), _dtype(dtype)
     _float_only(dtype, "truncated_normal")
-    draw = ops.standard_normal(dims, seed=_seed(seed))
-    outside = ops.abs(draw) > 2.0
-    while bool(outside.any()):
-        draw = ops.where(outside, ops.standard_normal(dims, seed=_seed(seed)), draw)
+
+    def truncated():
+        draw = ops.standard_normal(dims, seed=_seed(seed))
         outside = ops.abs(draw) > 2.0
-    return _located(draw, mean, stddev, dtype)
+        while bool(outside.any()):
+            draw = ops.where(outside, ops.standard_normal(dims, seed=_seed(seed)), draw)
+            outside = ops.abs(draw) > 2.0
+        return draw
+
+    return _located(_draw(truncated, f"truncated_normal{dims}"), mean, stddev, dtype)
 
 
 def categorical(logits, num_samples, dtype=None, seed=None, name=None):
@@ -109,7 +116,9 @@ def categorical(logits, num_samples, dtype=None, seed=None, name=None):
     if dtype not in (ms.int32, ms.int64):
         raise ValueError(f"dtype must be int32 or int64, got {dtype}")
     probabilities = ops.softmax(logits.astype(ms.float32), -1)
-    return ops.multinomial(probabilities, int(_scalar(num_samples)), True, seed=_seed(seed)).astype(dtype)
+    count = int(_scalar(num_samples))
+    return _draw(lambda: ops.multinomial(probabilities, count, True, seed=_seed(seed)),
+                 f"categorical{tuple(probabilities.shape)}x{count}").astype(dtype)
 
 
 def shuffle(value, seed=None, name=None):
@@ -118,7 +127,7 @@ def shuffle(value, seed=None, name=None):
 
     ms, ops = _ms()
     value = value if isinstance(value, ms.Tensor) else ms.Tensor(tf_inferred(value))
-    return ops.shuffle(value, seed=_seed(seed))
+    return _draw(lambda: ops.shuffle(value, seed=_seed(seed)), f"shuffle{tuple(value.shape)}")  # (TF: no gradient)
 
 
 def _located(draw, mean, stddev, dtype):

@@ -20,7 +20,7 @@ Importing this package imports MindSpore (layers are Cells), never TensorFlow.
 
 from . import (activations, backend, callbacks, constraints, datasets, initializers, layers, losses, metrics, mixed_precision,
                models, optimizers, regularizers, train, utils)
-from .autodiff import value_and_grad
+from .autodiff import value_and_grad, value_and_grads
 from .distribute import compute_average_loss, scale_regularization_loss
 from .initializers import constant_initializer, ones_initializer, random_normal_initializer
 from .initializers import random_uniform_initializer, zeros_initializer
@@ -34,5 +34,5 @@ __all__ = [
     "initializers", "regularizers", "constraints", "losses", "metrics", "mixed_precision", "optimizers", "schedules", "callbacks", "datasets", "train",
     "utils",
     "backend", "compute_average_loss", "scale_regularization_loss", "constant_initializer", "zeros_initializer",
-    "ones_initializer", "random_normal_initializer", "random_uniform_initializer", "value_and_grad",
+    "ones_initializer", "random_normal_initializer", "random_uniform_initializer", "value_and_grad", "value_and_grads",
 ]

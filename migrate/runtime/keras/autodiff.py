@@ -35,20 +35,43 @@ def is_building() -> bool:
 class LiveWeights(list):
     """A layer's weights: a plain list of Parameters (so MindSpore takes it anywhere a
     list of weights goes) that also knows its layer, so it can be read again after the
-    layer builds."""
+    layer builds.
 
-    def __init__(self, owner, read) -> None:
-        super().__init__(read(owner))
+    Concatenated (``encoder.trainable_variables + decoder.trainable_variables``, also with
+    a plain list) it stays live: the sum knows every layer it reads, so sources gathered
+    before the models' first call are still their weights once that call builds them.
+    """
+
+    def __init__(self, owner, read, parts: tuple = ()) -> None:
+        self._parts = parts or ((owner, read),)  # (layer, how to read its weights), or (a list, None)
+        super().__init__(self.current())
         self.owner = owner
-        self._read = read
 
     def current(self) -> list:
-        return self._read(self.owner)
+        found = []
+        for owner, read in self._parts:
+            found.extend(owner if read is None else read(owner))
+        return found
+
+    def owners(self) -> list:
+        return [owner for owner, read in self._parts if read is not None]
+
+    def __add__(self, other):
+        if isinstance(other, LiveWeights):
+            return LiveWeights(self.owner, None, self._parts + other._parts)
+        if isinstance(other, (list, tuple)):
+            return LiveWeights(self.owner, None, self._parts + ((list(other), None),))
+        return NotImplemented
+
+    def __radd__(self, other):
+        if isinstance(other, (list, tuple)):
+            return LiveWeights(None, None, ((list(other), None),) + self._parts)
+        return NotImplemented
 
 
 def _unbuilt(weights) -> bool:
-    owner = getattr(weights, "owner", None)
-    return owner is not None and not getattr(owner, "built", True)
+    owners = weights.owners() if isinstance(weights, LiveWeights) else ()
+    return any(not getattr(owner, "built", True) for owner in owners)
 
 
 def value_and_grad(fn, grad_position=None, weights=None, has_aux=False):
@@ -95,3 +118,65 @@ def _watched_only(fn, params, watched: list, has_aux: bool, args, as_list: bool)
     for i, grad in zip(watched, found):
         grads[i] = grad
     return value, grads if as_list else tuple(grads)
+
+
+def value_and_grads(fn, sources, targets=None, has_aux=False):
+    """Several gradients of one forward pass: TF's two tapes in one ``with`` (a GAN's
+    generator and discriminator), or a persistent tape asked several times.
+
+    ``fn`` returns its targets first (then, with ``has_aux``, what the code after the tape
+    reads); ``sources[i]`` is the ``i``-th ``tape.gradient``'s sources and ``targets[i]``
+    the position of its target among ``fn``'s outputs (by default ``i``). The call returns
+    ``fn``'s outputs (its one target alone when that is all it returns) and one gradient per
+    source, each as ``value_and_grad`` gives it (a list for a list of weights, ``None`` for
+    a source TF's tape does not watch).
+
+    MindSpore differentiates a function, once per target: gradients of one target are taken
+    in one pass (its sources together); each further target runs ``fn`` again, with every
+    random draw the first pass made handed back to it and stateful layers still (moving
+    statistics, metrics), so it computes what the first pass did (``migrate.runtime.draws``).
+    Python side effects of ``fn`` itself happen once per target.
+    """
+    from .. import draws
+
+    order = list(range(len(sources))) if targets is None else [int(t) for t in targets]
+    if len(order) != len(sources) or not order:
+        raise ValueError(f"value_and_grads: {len(sources)} sources for {len(order)} targets")
+    groups: dict[int, list[int]] = {}
+    for i, target in enumerate(order):
+        groups.setdefault(target, []).append(i)
+    outputs = max(order) + 1
+
+    def run(*args):
+        if any(_unbuilt(w) for w in sources):
+            with building():
+                fn(*args)
+        value, grads = None, [None] * len(sources)
+        with (draws.recorded() if len(groups) > 1 else contextlib.nullcontext()) as made:
+            for n, (target, positions) in enumerate(groups.items()):
+                def pick(*a, target=target):
+                    out = fn(*a)
+                    out = out if isinstance(out, tuple) else (out,)
+                    return out[target], out
+
+                params, shapes = [], []
+                for i in positions:
+                    current = sources[i].current() if isinstance(sources[i], LiveWeights) else sources[i]
+                    single = not isinstance(current, (list, tuple))
+                    items = [current] if single else list(current)
+                    shapes.append((i, len(items), single, isinstance(sources[i], list)))
+                    params.extend(items)
+                with made.replayed() if n else contextlib.nullcontext(), building() if n else contextlib.nullcontext():
+                    (_, out), found = value_and_grad(pick, None, params, has_aux=True)(*args)
+                if n == 0:
+                    value = out
+                at = 0
+                for i, count, single, as_list in shapes:
+                    piece = found[at:at + count]
+                    at += count
+                    grads[i] = piece[0] if single else list(piece) if as_list else tuple(piece)
+        if len(value) < outputs:
+            raise ValueError(f"value_and_grads: the function returns {len(value)} outputs, not the {outputs} targets")
+        return (value if has_aux or outputs > 1 else value[0]), tuple(grads)
+
+    return run

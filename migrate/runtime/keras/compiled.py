@@ -207,11 +207,13 @@ def call(model, args: tuple, kwargs: dict):
         return NOT
     import mindspore as ms
 
+    from .. import draws
     from .autodiff import is_building
     from .layers.base import _convert_inputs
     from . import dtype_policies
 
-    if is_building() or not model.built or ms.get_context("mode") != ms.PYNATIVE_MODE:
+    # (a forward pass repeated for another gradient draws the recorded values: eagerly)
+    if is_building() or draws.active() or not model.built or ms.get_context("mode") != ms.PYNATIVE_MODE:
         return NOT
     plan = plan_for(model)
     if plan is None or plan.broken or any(layer._pending_restore is not None or not layer.built

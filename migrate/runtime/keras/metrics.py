@@ -18,6 +18,7 @@ import functools
 import numpy as np
 
 from . import losses as losses_module
+from .autodiff import is_building
 from .serialization import AutoConfig
 from ._tensors import as_float, as_tensor, contiguous
 
@@ -38,6 +39,19 @@ def _synchronized_result(result):
     return wrapper
 
 
+def _still_while_building(update_state):
+    """``update_state`` that does nothing in a forward pass run only to build layers, or run again
+    for another gradient (``autodiff.building``): TF's forward pass updated the metric once."""
+    @functools.wraps(update_state)
+    def wrapper(self, *args, **kwargs):
+        if is_building():
+            return None
+        return update_state(self, *args, **kwargs)
+
+    wrapper._still_while_building = True
+    return wrapper
+
+
 class Metric(AutoConfig):
     """Base class: `update_state`, `result`, `reset_state` (also `reset_states`), calling = update + result."""
 
@@ -46,6 +60,9 @@ class Metric(AutoConfig):
         result = cls.__dict__.get("result")
         if result is not None and not getattr(result, "_synchronizes", False):
             cls.result = _synchronized_result(result)
+        update_state = cls.__dict__.get("update_state")
+        if update_state is not None and not getattr(update_state, "_still_while_building", False):
+            cls.update_state = _still_while_building(update_state)
 
     def __init__(self, name=None, dtype=None):
         from .layers.base import to_snake_case

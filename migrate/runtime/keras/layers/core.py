@@ -12,6 +12,7 @@ import functools
 
 import numpy as np
 
+from ... import draws
 from .. import activations, initializers
 from .._tensors import as_tensor
 from ..symbolic import KerasTensor, Node
@@ -189,6 +190,10 @@ class Dropout(Layer):
         ops = _ops()
         if self.rate == 1.0:
             return ops.zeros_like(inputs)
+        if draws.active():  # a forward pass repeated for another gradient: the mask, recorded, times the inputs
+            mask = draws.draw(lambda: ops.dropout(ops.ones_like(inputs), p=self.rate, training=True),
+                              f"dropout{tuple(inputs.shape)}")
+            return inputs * mask
         return ops.dropout(inputs, p=self.rate, training=True)
 
 
@@ -206,7 +211,7 @@ class AlphaDropout(Dropout):
         shape = tuple(inputs.shape) if self.noise_shape is None else tuple(
             inputs.shape[i] if d is None else d for i, d in enumerate(self.noise_shape))
         alpha_p = -1.6732632423543772848170429916717 * 1.0507009873554804934193349852946
-        kept = (ops.rand(*shape, dtype=ms.float32) >= self.rate).astype(inputs.dtype)
+        kept = (draws.draw(lambda: ops.rand(*shape, dtype=ms.float32), f"rand{shape}") >= self.rate).astype(inputs.dtype)
         a = ((1 - self.rate) * (1 + self.rate * alpha_p ** 2)) ** -0.5
         b = -a * alpha_p * self.rate
         return a * (inputs * kept + alpha_p * (1 - kept)) + b
