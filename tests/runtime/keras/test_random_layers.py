@@ -67,3 +67,62 @@ def test_random_flip_makes_what_kerass_makes_as_often(mode, keras):
 def test_a_model_with_random_flip_predicts_without_flipping():
     model = mk.Sequential([mk.Input(shape=(3, 4, 2)), mk.layers.RandomFlip("horizontal"), mk.layers.Flatten()])
     np.testing.assert_array_equal(model.predict(IMAGES[:8], verbose=0), IMAGES[:8].reshape(8, -1))
+
+
+# -- RandomRotation and RandomZoom: given the draw (a range of one value), the image Keras makes --
+
+AFFINE_CASES = {
+    "rotation": ("RandomRotation", {"factor": (0.1, 0.1)}),
+    "rotation-back": ("RandomRotation", {"factor": (-0.3, -0.3), "fill_mode": "wrap", "interpolation": "nearest"}),
+    "rotation-constant": ("RandomRotation", {"factor": (0.6, 0.6), "fill_mode": "constant", "fill_value": 7.0}),
+    "zoom-out": ("RandomZoom", {"height_factor": (0.4, 0.4)}),
+    "zoom-in": ("RandomZoom", {"height_factor": (-0.35, -0.35), "width_factor": (0.25, 0.25),
+                               "fill_mode": "nearest"}),
+    "zoom-nearest": ("RandomZoom", {"height_factor": (0.5, 0.5), "interpolation": "nearest", "fill_mode": "constant"}),
+}
+PICTURES = np.random.default_rng(4).integers(0, 255, size=(2, 9, 11, 3)).astype(np.uint8)
+
+KERAS_AFFINE = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+
+cases = json.loads(sys.argv[1])
+pictures = np.random.default_rng(4).integers(0, 255, size=(2, 9, 11, 3)).astype(np.uint8)
+out = {}
+for key, (name, kwargs) in cases.items():
+    layer = getattr(tf.keras.layers, name)(**kwargs)
+    out[key] = [np.asarray(layer(pictures, training=True)).tolist(), np.asarray(layer(pictures[0], training=True)).tolist()]
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def keras_affine():
+    done = subprocess.run([sys.executable, "-c", KERAS_AFFINE, json.dumps(AFFINE_CASES)], capture_output=True,
+                          text=True, timeout=300, env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("key", sorted(AFFINE_CASES))
+def test_rotation_and_zoom_make_kerass_image_for_the_same_draw(key, keras_affine):
+    name, kwargs = AFFINE_CASES[key]
+    layer = getattr(mk.layers, name)(**kwargs)
+    batched, single = keras_affine[key]
+    got = layer(ms.Tensor(PICTURES), training=True)
+    assert got.dtype == ms.float32 and got.shape == (2, 9, 11, 3)
+    np.testing.assert_allclose(got.asnumpy(), batched, rtol=0, atol=1e-3)
+    np.testing.assert_allclose(layer(ms.Tensor(PICTURES[0]), training=True).asnumpy(), single, rtol=0, atol=1e-3)
+
+
+def test_rotation_and_zoom_draw_per_image_and_pass_in_inference():
+    same = ms.Tensor(np.repeat(PICTURES[:1], 8, axis=0))
+    for layer in (mk.layers.RandomRotation(0.2), mk.layers.RandomZoom(0.3, 0.3)):
+        out = layer(same, training=True).asnumpy()
+        assert len({out[i].tobytes() for i in range(8)}) > 1  # one draw per image
+        np.testing.assert_array_equal(layer(same, training=False).asnumpy(), same.asnumpy().astype(np.float32))
+    with pytest.raises(ValueError, match="factor"):
+        mk.layers.RandomRotation(1.5)
+    with pytest.raises(NotImplementedError, match="fill_mode"):
+        mk.layers.RandomZoom(0.1, fill_mode="mirror")

@@ -1,7 +1,7 @@
 """`tf.keras.layers` on MindSpore Cells (Keras constructor arguments, defaults and layouts)."""
 
 from ..symbolic import Input
-from .augmentation import RandomFlip
+from .augmentation import RandomFlip, RandomRotation, RandomZoom
 from .base import Layer
 from .convolution import (Conv1D, Conv2D, Conv2DTranspose, Convolution1D, Convolution2D, Convolution2DTranspose,
                           DepthwiseConv2D, SeparableConv2D, SeparableConvolution2D, UpSampling2D)
@@ -28,5 +28,5 @@ __all__ = [
     "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "BatchNormalization",
     "LayerNormalization", "Normalization", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
     "concatenate", "add", "subtract", "multiply", "average", "maximum", "minimum", "SimpleRNN", "GRU", "LSTM",
-    "StringLookup", "IntegerLookup", "TextVectorization", "RandomFlip",
+    "StringLookup", "IntegerLookup", "TextVectorization", "RandomFlip", "RandomRotation", "RandomZoom",
 ]
