@@ -503,6 +503,9 @@ CASES = {
     # TFM287 crop_and_resize
     "crop_and_resize": "tf.image.crop_and_resize(x4, [[0.1, 0.2, 0.8, 0.9], [-0.2, 0.0, 1.1, 1.0]], [0, 1], (4, 5))",
     "crop_and_resize_nearest": "tf.image.crop_and_resize(img, [[0.0, 0.0, 0.5, 1.0]], [1], [3, 3], method='nearest')",
+    # TFM296 confusion_matrix
+    "confusion_matrix": "tf.math.confusion_matrix(tf.constant([0, 2, 1, 2, 4]), tf.constant([0, 1, 1, 2, 3]))",
+    "confusion_matrix_weighted": "tf.math.confusion_matrix([1, 0, 1], [1, 1, 0], num_classes=3, weights=[2.5, 1.0, 0.5], dtype=tf.float32)",
 }
 
 # Differences the rules' notes state: case → (TF dtype, MindSpore dtype).

@@ -837,6 +837,37 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=None, name=None)
     return ops.bincount(bins, minlength=nbins).astype(_int_dtype(dtype, ms.int32))
 
 
+def confusion_matrix(labels, predictions, num_classes=None, weights=None, dtype=None, name=None):
+    """``tf.math.confusion_matrix``: ``[num_classes, num_classes]``, row = label, column = prediction,
+    each pair counted once (or by its ``weights``); ``num_classes`` is one more than the largest
+    label or prediction unless given. int32 unless ``dtype`` says; a negative label or prediction,
+    or one not below ``num_classes``, is TF's error."""
+    import numpy as np
+
+    ms = _ms()
+
+    def host(value):
+        value = value.asnumpy() if hasattr(value, "asnumpy") else np.asarray(value)
+        return value.reshape(-1) if value.ndim > 1 and value.shape[-1] == 1 and value.size == len(value) else value
+
+    labels, predictions = host(labels).astype(np.int64), host(predictions).astype(np.int64)
+    if labels.ndim != 1 or predictions.shape != labels.shape:
+        raise ValueError(f"labels and predictions must be 1-D of one length, got {labels.shape} and {predictions.shape}")
+    if (labels < 0).any() or (predictions < 0).any():
+        raise ValueError("`labels` and `predictions` must be non-negative")
+    if num_classes is None:
+        n = int(max(labels.max(initial=-1), predictions.max(initial=-1))) + 1
+    else:
+        n = int(num_classes.asnumpy()) if hasattr(num_classes, "asnumpy") else int(num_classes)
+        if (labels >= n).any() or (predictions >= n).any():
+            raise ValueError(f"`labels` and `predictions` must be below `num_classes` {n}")
+    out_dtype = _int_dtype(dtype, ms.int32)
+    kind = ms.dtype_to_nptype(out_dtype)
+    counts = np.zeros((n, n), dtype=kind)  # (TF casts the weights to `dtype`, then sums them in it)
+    np.add.at(counts, (labels, predictions), kind(1) if weights is None else host(weights).astype(kind))
+    return ms.Tensor(counts, out_dtype)
+
+
 def as_dtype(type_value):
     """``tf.as_dtype``: a MindSpore dtype, a dtype's name (``"float32"``), a NumPy dtype or a
     Python type as MindSpore's dtype."""

@@ -131,3 +131,33 @@ def test_roll_takes_shifts_and_axes_as_tensors_and_arrays():
     x = np.arange(12).reshape(3, 4)
     got = tfmath.roll(ms.Tensor(x), ms.Tensor(np.array([1, -1])), np.array([0, 1]))
     np.testing.assert_array_equal(got.asnumpy(), tf.roll(tf.constant(x), [1, -1], [0, 1]).numpy())
+
+
+@pytest.mark.parametrize("kwargs", [
+    {},
+    {"num_classes": 6},
+    {"weights": [0.5, 2.0, 1.5, 3.0, 1.0, 2.5, 0.25, 4.0]},  # cast to int32 before the sum, as TF does
+    {"weights": [0.5, 2.0, 1.5, 3.0, 1.0, 2.5, 0.25, 4.0], "dtype": "float32"},
+    {"dtype": "int64"},
+])
+def test_confusion_matrix_is_tfs(kwargs):
+    labels = np.array([0, 2, 1, 2, 4, 0, 2, 1])
+    predictions = np.array([0, 1, 1, 2, 3, 0, 2, 2])
+    want = tf.math.confusion_matrix(labels, predictions, **{k: (getattr(tf, v) if k == "dtype" else v)
+                                                            for k, v in kwargs.items()})
+    got = tfmath.confusion_matrix(ms.Tensor(labels), ms.Tensor(predictions),
+                                  **{k: (getattr(ms, v) if k == "dtype" else v) for k, v in kwargs.items()})
+    assert got.shape == tuple(want.shape) and str(got.dtype).lower() == want.dtype.name
+    np.testing.assert_array_equal(got.asnumpy(), want.numpy())
+    # a column of labels, (n, 1), reads as (n,) on both sides
+    column = tfmath.confusion_matrix(labels[:, None], predictions, **{k: (getattr(ms, v) if k == "dtype" else v)
+                                                                      for k, v in kwargs.items()})
+    np.testing.assert_array_equal(column.asnumpy(), want.numpy())
+
+
+def test_confusion_matrix_refuses_what_tf_refuses():
+    for labels, kwargs in (([0, -1], {}), ([0, 3], {"num_classes": 3})):
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            tf.math.confusion_matrix(labels, [0, 1], **kwargs)
+        with pytest.raises(ValueError):
+            tfmath.confusion_matrix(labels, [0, 1], **kwargs)
