@@ -120,12 +120,6 @@ class GradientTapeToValueAndGrad(Operation):
         call = parent(node)
         if not (isinstance(call, cst.Call) and call.func is node):
             return "`GradientTape` is not constructed in a `with` statement"
-        bound = argbind.bind(call, params["tape_signature"])
-        if bound is None:
-            return "the `GradientTape(...)` arguments are not understood"
-        watch = bound.get("watch_accessed_variables")
-        if watch is not None and not (isinstance(watch, cst.Name) and watch.value == "True"):
-            return "`watch_accessed_variables` is not `True`: only watched tensors are differentiated"
         item = parent(call)
         with_statement = parent(item) if isinstance(item, cst.WithItem) else None
         if not isinstance(with_statement, cst.With):

@@ -12,7 +12,23 @@ from .base import Layer
 _MODES = ("horizontal", "vertical", "horizontal_and_vertical")
 
 
-class RandomFlip(Layer):
+class _RandomImage(Layer):
+    """A random image layer: in training, `_changed(images)` of the batch (an unbatched image as a
+    batch of one); in inference the images pass, cast to the compute dtype. Channels last."""
+
+    def call(self, inputs, training=True):
+        images = inputs.astype(self.compute_dtype)
+        if not training:
+            return images
+        batched = images.ndim == 4
+        out = self._changed(images if batched else images[None])
+        return out if batched else out[0]
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape)
+
+
+class RandomFlip(_RandomImage):
     """`keras.layers.RandomFlip`: in training, each image is flipped with probability 0.5 (one draw
     per image: with "horizontal_and_vertical" the same draw flips both ways, as in Keras 3); in
     inference the images pass, cast to the compute dtype. Channels-last images, batched or not."""
@@ -25,25 +41,17 @@ class RandomFlip(Layer):
             raise NotImplementedError("RandomFlip: channels-last images (Keras's default) only")
         self.mode, self.seed = mode, seed
 
-    def call(self, inputs, training=True):
+    def _changed(self, x):
         from mindspore import ops
 
         from ... import tfrandom
 
-        images = inputs.astype(self.compute_dtype)
-        if not training:
-            return images
-        batched = images.ndim == 4
-        x = images if batched else images[None]
         flips = tfrandom.uniform((x.shape[0], 1, 1, 1)) <= 0.5
         if self.mode in ("horizontal", "horizontal_and_vertical"):
             x = ops.where(flips, ops.flip(x, (-2,)), x)
         if self.mode in ("vertical", "horizontal_and_vertical"):
             x = ops.where(flips, ops.flip(x, (-3,)), x)
-        return x if batched else x[0]
-
-    def compute_output_shape(self, input_shape):
-        return tuple(input_shape)
+        return x
 
 
 _FILL_MODES = ("reflect", "wrap", "constant", "nearest")
@@ -147,7 +155,7 @@ def _bounds(factor, what: str, low: float = -1.0, high: float = 1.0) -> tuple[fl
     return max(-factor, low), factor
 
 
-class _Affine(Layer):
+class _Affine(_RandomImage):
     """A random affine image layer: `_matrices(batch, height, width)` gives one transform per image."""
 
     def __init__(self, fill_mode="reflect", interpolation="bilinear", seed=None, fill_value=0.0, data_format=None,
@@ -156,21 +164,12 @@ class _Affine(Layer):
         _checked(self, fill_mode, interpolation, data_format)
         self.fill_mode, self.interpolation, self.seed, self.fill_value = fill_mode, interpolation, seed, fill_value
 
-    def call(self, inputs, training=True):
+    def _changed(self, x):
         import mindspore as ms
 
-        images = inputs.astype(self.compute_dtype)
-        if not training:
-            return images
-        batched = images.ndim == 4
-        x = images if batched else images[None]
         transforms = self._matrices(x.shape[0], x.shape[1], x.shape[2])
         out = projective_transform(x.asnumpy(), transforms, self.interpolation, self.fill_mode, self.fill_value)
-        out = ms.Tensor(out).astype(images.dtype)
-        return out if batched else out[0]
-
-    def compute_output_shape(self, input_shape):
-        return tuple(input_shape)
+        return ms.Tensor(out).astype(x.dtype)
 
     def _uniform(self, shape, low: float, high: float):
         from ... import tfrandom
