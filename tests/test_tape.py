@@ -700,3 +700,40 @@ def test_a_statement_independent_of_the_moved_ones_stays_before_the_gradient():
     # one that reads what a moved statement binds cannot stay before it
     _, findings = convert(code.replace("dec.trainable_variables\n", "dec.trainable_variables + [batch_loss]\n"))
     assert [f.status for f in findings if f.rule == "TFD701"] == ["manual"]
+
+
+def test_a_name_the_body_assigns_before_its_augmented_assignment_is_no_parameter():
+    """`loss = f(x)` then `loss += g(x)` under the tape: the `+=` reads the body's own value, so the
+    closure takes nothing (a parameter would read a `loss` not assigned yet: an UnboundLocalError)."""
+    code = ("import tensorflow as tf\n\ndef step(x, w):\n    with tf.GradientTape() as tape:\n"
+            "        loss = f(x)\n        loss += g(x)\n    grads = tape.gradient(loss, w)\n    loss = loss * 2\n"
+            "    return grads, loss\n")
+    out, refusals = converted_once_and_refusals(code)
+    assert refusals == []
+    assert "    def forward():\n" in out and "mk.value_and_grad(forward, None, w)()\n" in out
+
+
+def test_a_body_that_changes_state_is_not_run_once_per_gradient():
+    code = ("import tensorflow as tf\n\ndef step(x, w, v):\n    with tf.GradientTape() as a, tf.GradientTape() as b:\n"
+            "        count.assign_add(1.0)\n        l1 = f(x) * count\n        l2 = g(l1)\n"
+            "    g1 = a.gradient(l1, w)\n    g2 = b.gradient(l2, v)\n    return g1, g2\n")
+    out, findings = convert(code)
+    manual = [f for f in findings if f.rule == "TFD701"]
+    assert manual and {f.status for f in manual} == {"manual"}
+    assert "changes state (`count.assign_add(1.0)`)" in manual[0].message
+    # one gradient of it runs the body once, as TF's tape does: converted
+    _, findings = convert(code.replace(", tf.GradientTape() as b", "").replace("    g2 = b.gradient(l2, v)\n", "")
+                          .replace("return g1, g2", "return g1"))
+    assert [f.status for f in findings if f.rule == "TFD701"] == ["converted"]
+
+
+def test_comments_in_and_after_the_merged_gradient_lines_and_del_stay():
+    code = ("import tensorflow as tf\n\ndef step(x, w, v):\n    with tf.GradientTape() as a, tf.GradientTape() as b:\n"
+            "        l1 = f(x)\n        l2 = g(l1)\n"
+            "    g1 = a.gradient(\n        l1,  # the first loss\n        w,\n    )  # first\n"
+            "    g2 = b.gradient(l2, v)  # second\n    del a  # done\n    return g1, g2\n")
+    out, refusals = converted_once_and_refusals(code)
+    assert refusals == []
+    for comment in ("# the first loss", "# first", "# second", "# done"):
+        assert out.count(comment) == 1, (comment, out)
+    assert "del a" not in out

@@ -313,6 +313,10 @@ class GradientTapeToValueAndGrad(Operation):
         why = _unsafe_body(forward)
         if why:
             return why
+        changed = _changes_state(forward) if several else None
+        if changed:
+            return (f"the tape's body changes state (`{view.code(changed).strip()}`), which would happen once per "
+                    "gradient: each gradient runs the forward pass again")
         target_nodes = {each for _, each, _, _ in gradients}
         target_names = list(dict.fromkeys(each.value for each in target_nodes))
         declared = _declared_global_or_nonlocal(parent, with_statement)
@@ -328,9 +332,17 @@ class GradientTapeToValueAndGrad(Operation):
             # (`loss += f(x)` reads `loss` too, where it assigns it)
             inside += [a.node for a in assignments if isinstance(parent(a.node), cst.AugAssign)
                        and parent(a.node).target is a.node]
-            first = min(view.line_col(a.node) for a in assignments)
+            # A read after a plain assignment among the body's own statements (always run) reads
+            # the body's value, never one from before the tape.
+            # (a builtin the body rebinds at module level: libcst's scopes give the read in its own
+            # assignment, `max = max(w)`, to the builtin, so any read under the tape counts here)
             if inside and isinstance(scope, cst.metadata.GlobalScope) and hasattr(builtins, name):
                 return f"`{name}` is read under the tape before the tape assigns it"
+            settled = _first_settled(parent, forward_statements, assignments)
+            if settled is not None:
+                inside = [r for r in inside if _within(parent, r, settled)
+                          or view.line_col(r) < view.line_col(settled)]
+            first = min(view.line_col(a.node) for a in assignments)
             if inside and (outside or any(view.line_col(r) <= first for r in inside)):
                 # `h = net(h)`: the closure takes the value the body starts from as a parameter.
                 carried.append(name)
@@ -395,8 +407,8 @@ class GradientTapeToValueAndGrad(Operation):
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
         conversion: TapeConversion = ctx.current.detail
         outputs = [*_targets(conversion), *conversion.aux]
-        if original in conversion.deletes:
-            return ctx.leaves_block(updated)  # (no tape once converted)
+        if original in conversion.deletes:  # (no tape once converted; its comments stay)
+            return ctx.leaves_block(updated.with_changes(leading_lines=[*updated.leading_lines, *_inner_comments(updated)]))
         if original in conversion.earlier:
             # Computed with the others where the last one stands: its gradients' name and its
             # sources (converted) go there; its comments go with them (the first line's blank lines too).
@@ -404,7 +416,8 @@ class GradientTapeToValueAndGrad(Operation):
             bound = argbind.bind(_gradient_call(updated, tape), params["gradient_signature"])
             _pending(ctx, conversion).setdefault("earlier", []).append((updated.body[0].targets[0].target, bound["sources"]))
             first = original is conversion.earlier[0]
-            return ctx.leaves_block(updated if first else updated.with_changes(leading_lines=_comments_only(updated)))
+            lead = [*(updated.leading_lines if first else _comments_only(updated)), *_inner_comments(updated)]
+            return ctx.leaves_block(updated.with_changes(leading_lines=lead))
         if original in conversion.watch_lines:
             return cst.RemovalSentinel.REMOVE  # the closure takes the watched tensors as its parameters
         if original in conversion.moved:
@@ -532,6 +545,19 @@ def _targets(conversion: TapeConversion) -> list[str]:
 
 def _comments_only(statement: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
     return [line for line in statement.leading_lines if line.comment is not None]
+
+
+def _inner_comments(statement: cst.SimpleStatementLine) -> list[cst.EmptyLine]:
+    """The comments in a statement's code and at its end (not those above it), as lines of their own."""
+    found: list[cst.EmptyLine] = []
+
+    class _Comments(cst.CSTVisitor):
+        def visit_Comment(self, node):
+            found.append(cst.EmptyLine(comment=node))
+
+    for part in (*statement.body, statement.trailing_whitespace):
+        part.visit(_Comments())
+    return found
 
 
 def _pending(ctx, conversion: TapeConversion) -> dict:
@@ -795,6 +821,42 @@ def _several_lines(gradients: list, with_statement: cst.With, siblings: list, he
     if any(line not in after for line in deletes):
         return "`del` of a tape is not in the block that holds the `with` statement, after its `gradient` calls"
     return ordered
+
+
+# (a metric's `update_state` is not among them: the runtime's metrics update once, in the first pass)
+_STATEFUL = {"assign", "assign_add", "assign_sub", "scatter_add", "scatter_sub", "scatter_update", "scatter_nd_update",
+             "scatter_nd_add"}
+
+
+def _changes_state(body: cst.IndentedBlock) -> cst.Call | None:
+    """A call in the body (not in a function it defines) that changes a variable, a metric or a
+    container in place (``step.assign_add(1)``, ``losses.append(l)``), or None."""
+    found: list[cst.Call] = []
+
+    class _Find(_ScopeAware):
+        def visit_Call(self, node):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in (_STATEFUL | _MUTATORS) and not found:
+                found.append(node)
+
+    body.visit(_Find())
+    return found[0] if found else None
+
+
+def _first_settled(parent, statements: list, assignments: list) -> cst.CSTNode | None:
+    """The first of ``statements`` (the forward pass's own, which always run) that binds the name
+    by a plain assignment (``x = ...``, not ``x += ...``, which reads it), or None."""
+    plain = set()
+    for a in assignments:
+        up = parent(a.node) if isinstance(a.node, cst.CSTNode) else None
+        while up is not None and not isinstance(up, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.SimpleStatementLine,
+                                                     cst.BaseCompoundStatement)):
+            up = parent(up)
+        if isinstance(up, cst.AssignTarget):
+            up = parent(up)
+        if isinstance(up, (cst.Assign, cst.AnnAssign)):
+            plain.add(parent(up))
+    return next((statement for statement in statements if statement in plain), None)
 
 
 def _deleted(parent, use: cst.CSTNode) -> str | None:

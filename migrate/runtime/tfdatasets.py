@@ -226,26 +226,35 @@ def _ranges(split: str, info: DatasetInfo) -> list[tuple[str, int, int]]:
         start, stop = 0, count
         if selector is not None:
             bounds = [_BOUND.match(b) for b in selector.split(":")]
-            if len(bounds) != 2 or not all(bounds) or not any(b.group(0) for b in bounds):
+            if len(bounds) not in (1, 2) or not all(bounds) or not any(b.group(0) for b in bounds):
                 raise ValueError(f"Unrecognized split format: {part!r}")
-            unit = bounds[0]["unit"] or bounds[1]["unit"] or "abs"
             lengths = info.splits[name].shard_lengths
+            if len(bounds) == 1:  # `train[3shard]`: one shard
+                if bounds[0]["unit"] != "shard":
+                    raise ValueError("Absolute or percent only support slice syntax.")
+                at = int(bounds[0]["value"])
+                bounds = [bounds[0], _BOUND.match(f"{at + 1}shard")]
+            unit = bounds[0]["unit"] or bounds[1]["unit"] or "abs"
 
-            def absolute(bound, default):
+            def absolute(bound, default, end: bool):
                 if bound["value"] is None:
                     return default
                 if unit == "%":
                     return int(round(float(bound["value"]) * count / 100.0))
                 if unit == "shard":
                     at = int(bound["value"])
-                    return sum(lengths[:len(lengths) + at if at < 0 else at])
+                    if end and at <= 0:  # (TFDS: a shard end of 0 or less counts from the last shard)
+                        at += len(lengths)
+                    return sum(lengths[:at])
                 return int(bound["value"])
 
-            start, stop = absolute(bounds[0], 0), absolute(bounds[1], count)
+            start, stop = absolute(bounds[0], 0, False), absolute(bounds[1], count, True)
             if abs(start) > count or abs(stop) > count:
                 raise ValueError(f"Requested slice [{start}:{stop}] incompatible with {count} examples.")
             start, stop = start + count if start < 0 else start, stop + count if stop < 0 else stop
-        out.append((name, start, max(start, stop)))
+        if stop <= start:
+            raise ValueError(f"Instruction {part!r} corresponds to no data!")
+        out.append((name, start, stop))
     return out
 
 
@@ -271,6 +280,14 @@ def _shard_files(info: DatasetInfo, split: str) -> list[tuple[str, int]]:
 
 def _decode(feature: Feature, kind: str, values: list) -> Any:
     if feature.kind == "image":
+        if feature.dtype == np.uint16:  # (16-bit PNG: Pillow's "I;16")
+            import io
+
+            from PIL import Image
+
+            with Image.open(io.BytesIO(values[0])) as image:
+                array = np.asarray(image, dtype=np.uint16)
+            return array[:, :, None] if array.ndim == 2 else array
         return tfio._decode(values[0], feature.shape[-1] if feature.shape and feature.shape[-1] else 0, "image").asnumpy()
     if feature.kind == "class_label":
         return np.array(values[0], dtype=np.int64)
@@ -282,7 +299,7 @@ def _decode(feature: Feature, kind: str, values: list) -> Any:
         return array.reshape(feature.shape) if None not in feature.shape else array
     if feature.encoding in ("bytes", "zlib"):
         raw = zlib.decompress(values[0]) if feature.encoding == "zlib" else values[0]
-        array = np.frombuffer(raw, dtype=feature.dtype)
+        array = np.frombuffer(raw, dtype=feature.dtype).copy()
     else:
         array = np.asarray(values, dtype=feature.dtype)
     if None in feature.shape:
@@ -300,11 +317,29 @@ def _example(serialized: bytes, features: FeaturesDict) -> dict:
             if isinstance(feature, FeaturesDict):
                 out[name] = walk(feature)
                 continue
+            if feature.key not in stored and f"{feature.key}/value" in stored:
+                # (an encoded tensor of unknown dimensions: its bytes beside its shape)
+                _, values = stored[f"{feature.key}/value"]
+                _, shape = stored[f"{feature.key}/shape"]
+                raw = zlib.decompress(values[0]) if feature.encoding == "zlib" else values[0]
+                out[name] = np.frombuffer(raw, dtype=feature.dtype).reshape([int(d) for d in shape]).copy()
+                continue
             kind, values = stored.get(feature.key, ("", []))
+            if not values and feature.kind in ("image", "class_label", "text") or (
+                    not values and feature.encoding != "none"):
+                raise ValueError(f"tfds.load: the record has no value for the feature {feature.key!r}")
             out[name] = _decode(feature, kind, values)
         return out
 
     return walk(features)
+
+
+def _copied(element):
+    if isinstance(element, dict):
+        return {k: _copied(v) for k, v in element.items()}
+    if isinstance(element, tuple):
+        return tuple(_copied(v) for v in element)
+    return element.copy()
 
 
 def _structure(element: dict, supervised: tuple | None, as_supervised: bool):
@@ -342,10 +377,10 @@ def _dataset(info: DatasetInfo, split: str, as_supervised: bool, shuffle_files: 
     if total <= _IN_MEMORY and not shuffle_files:
         kept: list = []
 
-        def elements():
+        def elements():  # (a fresh copy each epoch: an element changed in place must not change the next)
             if not kept:
                 kept.append(list(read()))
-            return iter(kept[0])
+            return (_copied(element) for element in kept[0])
 
         return tfdata.Dataset(elements, count)
     return tfdata.Dataset(read, count)

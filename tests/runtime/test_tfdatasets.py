@@ -22,6 +22,8 @@ LOADS = {
     "tail": {"split": "train[-10%:]"},
     "absolute": {"split": "test[2:5]", "as_supervised": True},
     "shards": {"split": "train[1shard:]"},
+    "one_shard": {"split": "train[1shard]"},
+    "to_shard_zero": {"split": "train[:0shard]"},  # (TFDS: a shard end of 0 counts from the last: all)
     "all": {"split": "all", "as_supervised": True},
     "halves": {"split": ["train[:50%]", "train[50%:]"], "as_supervised": True},
     "batched": {"split": "test", "batch_size": 3},
@@ -46,6 +48,8 @@ class Tiny(tfds.core.GeneratorBasedBuilder):
             "values": tfds.features.Tensor(shape=(2,), dtype=np.float32),
             "name": tfds.features.Text(),
             "meta": {"id": tfds.features.Scalar(dtype=np.int64), "mask": tfds.features.Tensor(shape=(3,), dtype=np.bool_)},
+            "depth": tfds.features.Image(shape=(2, 2, 1), dtype=np.uint16),
+            "ragged": tfds.features.Tensor(shape=(None, None), dtype=np.int32, encoding="zlib"),
         }), supervised_keys=("image", "label"))
 
     def _split_generators(self, dl_manager):
@@ -56,7 +60,9 @@ class Tiny(tfds.core.GeneratorBasedBuilder):
         for i in range(n):
             yield i, {"image": rng.integers(0, 255, size=(6, 5, 3), dtype=np.uint8), "label": int(i % 3),
                       "values": rng.normal(size=2).astype(np.float32), "name": f"item {seed + i}",
-                      "meta": {"id": seed + i, "mask": rng.random(3) > 0.5}}
+                      "meta": {"id": seed + i, "mask": rng.random(3) > 0.5},
+                      "depth": rng.integers(0, 65535, size=(2, 2, 1)).astype(np.uint16),
+                      "ragged": np.arange(4, dtype=np.int32).reshape(-1, 2) + i}  # (stored with its shape)
 
 
 Tiny(data_dir=data_dir).download_and_prepare(download_config=tfds.download.DownloadConfig(num_shards=3))
@@ -149,6 +155,17 @@ def test_a_dataset_not_prepared_is_a_clear_error_and_nothing_is_fetched(tmp_path
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_element_changed_in_place_does_not_change_the_next_epoch(prepared):
+    from migrate.runtime import tfdatasets as tfds
+
+    data_dir, want = prepared
+    dataset = tfds.load("tiny", split="test", data_dir=str(data_dir))
+    for element in tfds.as_numpy(dataset):
+        element["values"] *= 0
+        element["depth"][...] = 0
+    assert [_plain(e) for e in dataset] == [_plain(e) for e in tfds.load("tiny", split="test", data_dir=str(data_dir))]
+
+
 def test_unknown_splits_and_slices_are_tfds_errors(prepared):
     from migrate.runtime import tfdatasets as tfds
 
@@ -157,3 +174,6 @@ def test_unknown_splits_and_slices_are_tfds_errors(prepared):
         tfds.load("tiny", split="validation", data_dir=str(data_dir))
     with pytest.raises(ValueError, match="incompatible with 7 examples"):
         tfds.load("tiny", split="test[:9]", data_dir=str(data_dir))
+    for empty in ("train[:0]", "train[50%:50%]", "test[5:2]"):
+        with pytest.raises(ValueError, match="corresponds to no data"):
+            tfds.load("tiny", split=empty, data_dir=str(data_dir))

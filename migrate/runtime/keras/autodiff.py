@@ -68,6 +68,20 @@ class LiveWeights(list):
             return LiveWeights(None, None, ((list(other), None),) + self._parts)
         return NotImplemented
 
+    # In place (`variables += decoder.trainable_variables`, `.extend`, `.append`): still live.
+    def __iadd__(self, other):
+        self.extend(other)
+        return self
+
+    def extend(self, other) -> None:
+        parts = other._parts if isinstance(other, LiveWeights) else ((list(other), None),)
+        self._parts = self._parts + parts
+        super().extend(other)
+
+    def append(self, item) -> None:
+        self._parts = self._parts + (([item], None),)
+        super().append(item)
+
 
 def _unbuilt(weights) -> bool:
     owners = weights.owners() if isinstance(weights, LiveWeights) else ()

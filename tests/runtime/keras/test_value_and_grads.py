@@ -209,3 +209,22 @@ def test_weights_of_models_not_built_yet_stay_live_when_concatenated():
         np.testing.assert_allclose(grad.asnumpy(), 8.0)
     both = [1.0] + a.trainable_variables  # (a plain list in front: still live, and in that order)
     assert len(both) == 3 and both[0] == 1.0
+
+
+def test_weights_extended_in_place_stay_live():
+    """`variables = a.trainable_variables; variables += b.trainable_variables` (or `.extend`,
+    `.append`) before the models are built: every weight is differentiated once they are."""
+    from migrate.runtime import keras as mk
+
+    def tower():
+        return mk.Sequential([mk.layers.Dense(3, kernel_initializer="ones")])
+
+    a, b, c = tower(), tower(), tower()
+    x = ms.Tensor(np.ones((2, 4), np.float32))
+    variables = a.trainable_variables
+    variables += b.trainable_variables
+    variables.extend(c.trainable_variables)
+    extra = ms.Parameter(ms.Tensor(np.array(2.0, np.float32)), name="extra")
+    variables.append(extra)
+    loss, grads = mk.value_and_grad(lambda: (a(x) + b(x) + c(x)).sum() * extra, None, variables)()
+    assert len(grads) == 7 and float(grads[-1]) == pytest.approx(72.0)
