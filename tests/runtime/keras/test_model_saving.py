@@ -71,6 +71,8 @@ LAYERS = {
     "StringLookup": lambda L: L.StringLookup(vocabulary=["b", "a"], mask_token="", output_mode="multi_hot"),
     "IntegerLookup": lambda L: L.IntegerLookup(vocabulary=[3, 5], invert=True),
     "RandomFlip": lambda L: L.RandomFlip("vertical"),
+    "RandomRotation": lambda L: L.RandomRotation((-0.1, 0.2), fill_mode="wrap", interpolation="nearest", seed=3),
+    "RandomZoom": lambda L: L.RandomZoom(0.2, (-0.1, 0.3), fill_mode="constant", fill_value=1.5),
     "TextVectorization": lambda L: L.TextVectorization(vocabulary=["the", "cat"], output_sequence_length=4,
                                                        ngrams=2),
 }
