@@ -162,8 +162,9 @@ def _spans(source: str, lines: set[int]) -> list[tuple[int, int]]:
 
 
 def _went(findings: list[dict], targets: dict, shim_names: dict, source: str, code: str | None,
-          offsets: dict[int, int] | None = None) -> collections.Counter:
-    """Where the file's converted TF uses went, shim uses the native tier lowered counted as MindSpore.
+          offsets: dict[int, int] | None = None) -> tuple[collections.Counter, collections.Counter]:
+    """Where the file's converted TF uses went (shim uses the native tier lowered counted as MindSpore),
+    and the uses still bound to the shim, by API.
     ``offsets``: a notebook's (``_cell_offsets``), whose findings give cell and line."""
     if offsets:
         findings = [{**f, "line": offsets.get(f.get("cell"), 0) + f["line"]} for f in findings]
@@ -171,6 +172,7 @@ def _went(findings: list[dict], targets: dict, shim_names: dict, source: str, co
     spans = _spans(source, lowered) if lowered else []
     read = set(re.findall(r"\b([A-Za-z_]\w*)\.", code)) if code is not None else None
     went: collections.Counter = collections.Counter()
+    shim: collections.Counter = collections.Counter()
     for f in findings:
         if f["status"] != "converted" or f["rule"].startswith(LOWERING):
             continue
@@ -180,8 +182,8 @@ def _went(findings: list[dict], targets: dict, shim_names: dict, source: str, co
             target = "mindspore"
         went[target] += 1
         if target == "runtime":
-            went["runtime:" + (f.get("api") or f["rule"])] += 1
-    return went
+            shim[f.get("api") or f["rule"]] += 1
+    return went, shim
 
 
 def measure(tree: Path, jobs: int) -> dict:
@@ -223,14 +225,14 @@ def measure(tree: Path, jobs: int) -> dict:
                 code = _code_of(converted)
                 still_tf = _imports_tf(code)
                 said = still_tf and "# migrate:" in code
-            went = _went(every, targets, shim_names, _code_of(src) if src.is_file() else "", code,
+            went, shim = _went(every, targets, shim_names, _code_of(src) if src.is_file() else "", code,
                          _cell_offsets(src) if src.suffix == ".ipynb" and src.is_file() else None)
             files.append({
                 "path": str(rel), "status": entry["status"], "manual": counts["manual"],
                 "converted": counts["converted"], "runtime": counts["runtime"],
                 "imports_tf": still_tf, "says_why": said,
                 "to_mindspore": went["mindspore"], "to_runtime": went["runtime"], "to_python": went["python"],
-                "shim_apis": {k.split(":", 1)[1]: n for k, n in went.items() if k.startswith("runtime:")},
+                "shim_apis": dict(shim),
             })
     return {"tree": str(tree), "summary": data["summary"], "apis": per_api, "files": files}
 

@@ -138,7 +138,7 @@ class GradientTapeToValueAndGrad(Operation):
             if arguments is None:
                 return "the `GradientTape(...)` arguments are not understood"
             watch = arguments.get("watch_accessed_variables")
-            if watch is not None and not (isinstance(watch, cst.Name) and watch.value == "True"):
+            if watch is not None and not _literal_true(watch):
                 return "`watch_accessed_variables` is not `True`: only watched tensors are differentiated"
             if not (each.asname is not None and isinstance(each.asname.name, cst.Name)):
                 return "the tape has no `as <name>`"
@@ -473,9 +473,7 @@ class GradientTapeToValueAndGrad(Operation):
                                        sources=bound["sources"], has_aux=has_aux)
         if not conversion.aux:
             call = _without_keyword(call, "has_aux")
-        arguments = (*conversion.watched, *conversion.carried)
-        if arguments and isinstance(call, cst.Call) and not call.args:
-            call = call.with_changes(args=[cst.Arg(cst.Name(n)) for n in arguments])
+        call = _called_with(call, (*conversion.watched, *conversion.carried))
         pending = _pending(ctx, conversion)
         wrap, moved = pending.pop("wrap", None), pending.pop("moved", [])
         new = self._gradient_statements(conversion, updated, params, call, value_target, wrap)
@@ -493,11 +491,8 @@ class GradientTapeToValueAndGrad(Operation):
         earlier = pending.pop("earlier", [])
         names = _targets(conversion)
         positions = [names.index(target) for _, target in conversion.gradients]
-        grads = []
-        for target in [*(each for each, _ in earlier), updated.body[0].targets[0].target]:
-            if isinstance(target, (cst.Tuple, cst.List)) and not target.lpar:
-                target = target.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-            grads.append(cst.Element(target))
+        grads = [cst.Element(_parenthesized(target))
+                 for target in [*(each for each, _ in earlier), updated.body[0].targets[0].target]]
         listed = cst.List([cst.Element(each) for each in [*(s for _, s in earlier), sources]])
         call = template_expression(params["several_template"], closure=cst.Name(conversion.closure), sources=listed,
                                    targets=cst.List([cst.Element(cst.Integer(str(p))) for p in positions]),
@@ -506,13 +501,10 @@ class GradientTapeToValueAndGrad(Operation):
             call = _without_keyword(call, "targets")
         if not conversion.aux:
             call = _without_keyword(call, "has_aux")
-        if conversion.carried and isinstance(call, cst.Call) and not call.args:
-            call = call.with_changes(args=[cst.Arg(cst.Name(n)) for n in conversion.carried])
+        call = _called_with(call, conversion.carried)
         value = cst.parse_expression(f"({', '.join(outputs)})" if len(outputs) > 1 else outputs[0])
         pair = cst.Tuple([cst.Element(value), cst.Element(cst.Tuple(grads))], lpar=[], rpar=[])
-        assign = updated.body[0]
-        new = updated.with_changes(body=[assign.with_changes(targets=[assign.targets[0].with_changes(target=pair)], value=call)],
-                                   leading_lines=_comments_only(updated))
+        new = _assigned(updated, pair, call).with_changes(leading_lines=_comments_only(updated))
         moved = pending.pop("moved", [])
         return cst.FlattenSentinel([new, *moved]) if moved else new
 
@@ -520,12 +512,9 @@ class GradientTapeToValueAndGrad(Operation):
         """The gradient line's replacement: the gradient call, and the reduction a wrap asks for."""
         gradient = _gradient_call(updated, conversion.tape)
         if conversion.grads is None:  # `grads = tape.gradient(...)`: one statement
-            assign: cst.Assign = updated.body[0]
-            grads = assign.targets[0].target
-            if isinstance(grads, (cst.Tuple, cst.List)) and not grads.lpar:
-                grads = grads.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+            grads = _parenthesized(updated.body[0].targets[0].target)
             pair = cst.Tuple([cst.Element(value_target), cst.Element(grads)], lpar=[], rpar=[])
-            computed = updated.with_changes(body=[assign.with_changes(targets=[assign.targets[0].with_changes(target=pair)], value=call)])
+            computed = _assigned(updated, pair, call)
             if wrap is None:
                 return computed
             return cst.FlattenSentinel([computed, _reduced(*wrap, grads.value, params["reduce_with"])])
@@ -536,6 +525,27 @@ class GradientTapeToValueAndGrad(Operation):
         if wrap is None:
             return cst.FlattenSentinel([computed, used])
         return cst.FlattenSentinel([computed, _reduced(*wrap, conversion.grads, params["reduce_with"]), used])
+
+
+def _parenthesized(target: cst.BaseExpression) -> cst.BaseExpression:
+    """An assignment target as an element of a tuple: ``a, b`` in parentheses."""
+    if isinstance(target, (cst.Tuple, cst.List)) and not target.lpar:
+        return target.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return target
+
+
+def _assigned(statement: cst.SimpleStatementLine, target: cst.BaseExpression, value: cst.BaseExpression):
+    """``<grads> = tape.gradient(...)`` as ``<target> = <value>``, its layout kept."""
+    assign: cst.Assign = statement.body[0]
+    return statement.with_changes(body=[assign.with_changes(targets=[assign.targets[0].with_changes(target=target)],
+                                                            value=value)])
+
+
+def _called_with(call: cst.BaseExpression, names: tuple[str, ...]) -> cst.BaseExpression:
+    """The template's ``...()`` given the closure's arguments (the watched and carried names)."""
+    if names and isinstance(call, cst.Call) and not call.args:
+        return call.with_changes(args=[cst.Arg(cst.Name(n)) for n in names])
+    return call
 
 
 def _targets(conversion: TapeConversion) -> list[str]:
@@ -813,10 +823,10 @@ def _several_lines(gradients: list, with_statement: cst.With, siblings: list, he
         return "two `tape.gradient` calls share a line"
     if rows != list(range(rows[0], rows[0] + len(rows))):
         return "the `tape.gradient` lines are not one after the other (several gradients are computed in one call)"
-    for each in ordered:
-        bound = _bound_by(each[3])
-        if any(bound & _names_in(other[3].body[0].value) for other in ordered):
-            return f"a `tape.gradient` line reads `{sorted(bound & set().union(*(_names_in(o[3].body[0].value) for o in ordered)))[0]}`, which another one assigns"
+    read = set().union(*(_names_in(each[3].body[0].value) for each in ordered))
+    crossed = sorted(read & set().union(*(_bound_by(each[3]) for each in ordered)))
+    if crossed:
+        return f"a `tape.gradient` line reads `{crossed[0]}`, which another one assigns"
     after = siblings[rows[-1] + 1:]
     if any(line not in after for line in deletes):
         return "`del` of a tape is not in the block that holds the `with` statement, after its `gradient` calls"
@@ -832,11 +842,12 @@ def _changes_state(body: cst.IndentedBlock) -> cst.Call | None:
     """A call in the body (not in a function it defines) that changes a variable, a metric or a
     container in place (``step.assign_add(1)``, ``losses.append(l)``), or None."""
     found: list[cst.Call] = []
+    changing = _STATEFUL | _MUTATORS
 
     class _Find(_ScopeAware):
         def visit_Call(self, node):
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in (_STATEFUL | _MUTATORS) and not found:
+            if isinstance(func, cst.Attribute) and func.attr.value in changing and not found:
                 found.append(node)
 
     body.visit(_Find())
@@ -851,9 +862,7 @@ def _first_settled(parent, statements: list, assignments: list) -> cst.CSTNode |
         up = parent(a.node) if isinstance(a.node, cst.CSTNode) else None
         while up is not None and not isinstance(up, (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.SimpleStatementLine,
                                                      cst.BaseCompoundStatement)):
-            up = parent(up)
-        if isinstance(up, cst.AssignTarget):
-            up = parent(up)
+            up = parent(up)  # (through an AssignTarget, a tuple target)
         if isinstance(up, (cst.Assign, cst.AnnAssign)):
             plain.add(parent(up))
     return next((statement for statement in statements if statement in plain), None)

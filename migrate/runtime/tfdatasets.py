@@ -124,8 +124,9 @@ class Feature:
 
     def __init__(self, kind: str, spec: dict, key: str, directory: str):
         self.kind, self.key = kind, key
-        self.dtype = np.dtype(spec.get("dtype", {"image": "uint8", "class_label": "int64", "text": "object"}.get(
-            kind, "float32")) if spec.get("dtype") != "string" else object)
+        # (class labels and text have their own, below)
+        dtype = spec.get("dtype", "uint8" if kind == "image" else "float32")
+        self.dtype = np.dtype(object if dtype == "string" else dtype)
         dims = spec.get("shape", {}).get("dimensions", [])
         self.shape = tuple(None if int(d) < 0 else int(d) for d in dims)
         self.encoding = spec.get("encoding", "none")
@@ -298,14 +299,19 @@ def _decode(feature: Feature, kind: str, values: list) -> Any:
         array[:] = values
         return array.reshape(feature.shape) if None not in feature.shape else array
     if feature.encoding in ("bytes", "zlib"):
-        raw = zlib.decompress(values[0]) if feature.encoding == "zlib" else values[0]
-        array = np.frombuffer(raw, dtype=feature.dtype).copy()
+        array = _from_bytes(feature, values[0])
     else:
         array = np.asarray(values, dtype=feature.dtype)
     if None in feature.shape:
         known = math.prod(d for d in feature.shape if d is not None)
         return array.reshape(tuple(-1 if d is None else d for d in feature.shape)) if known else array
     return array.reshape(feature.shape)
+
+
+def _from_bytes(feature: Feature, value: bytes) -> np.ndarray:
+    """A tensor TFDS stored as its bytes (``encoding="bytes"``, or ``"zlib"`` compressed), writable."""
+    raw = zlib.decompress(value) if feature.encoding == "zlib" else value
+    return np.frombuffer(raw, dtype=feature.dtype).copy()
 
 
 def _example(serialized: bytes, features: FeaturesDict) -> dict:
@@ -321,8 +327,7 @@ def _example(serialized: bytes, features: FeaturesDict) -> dict:
                 # (an encoded tensor of unknown dimensions: its bytes beside its shape)
                 _, values = stored[f"{feature.key}/value"]
                 _, shape = stored[f"{feature.key}/shape"]
-                raw = zlib.decompress(values[0]) if feature.encoding == "zlib" else values[0]
-                out[name] = np.frombuffer(raw, dtype=feature.dtype).reshape([int(d) for d in shape]).copy()
+                out[name] = _from_bytes(feature, values[0]).reshape([int(d) for d in shape])
                 continue
             kind, values = stored.get(feature.key, ("", []))
             if not values and feature.kind in ("image", "class_label", "text") or (
@@ -335,11 +340,7 @@ def _example(serialized: bytes, features: FeaturesDict) -> dict:
 
 
 def _copied(element):
-    if isinstance(element, dict):
-        return {k: _copied(v) for k, v in element.items()}
-    if isinstance(element, tuple):
-        return tuple(_copied(v) for v in element)
-    return element.copy()
+    return tfdata._pack(element, [leaf.copy() for leaf in tfdata._flatten(element)])
 
 
 def _structure(element: dict, supervised: tuple | None, as_supervised: bool):

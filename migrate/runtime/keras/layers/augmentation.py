@@ -74,7 +74,7 @@ def _mapped(coord, size: int, mode: str):
     if mode == "reflect":
         sz2 = np.float32(2) * n
         low = c < 0
-        lc = np.where(c < sz2, sz2 * np.trunc(-c / sz2) + c, c)  # (TF: `if (in_coord < sz2)`, always so here)
+        lc = sz2 * np.trunc(-c / sz2) + c  # (TF's `if (in_coord < sz2)` holds for every coordinate below 0)
         lc = np.where(lc < -n, lc + sz2, -lc - 1)
         high = c > n - 1
         hc = c - sz2 * np.trunc(c / sz2)
