@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .base import Optimizer, _ops, _scalar
+from .compiled import _cell_base, compiled_update
 
 f32 = np.float32
 
@@ -48,6 +51,22 @@ class Adam(Optimizer):
     def _per_step(self, learning_rate):
         return self._alpha(learning_rate)  # the bias corrections, shared by every variable
 
+    def _update_variables(self, grads, variables, learning_rate) -> None:
+        """Every variable's update in one compiled graph (see `compiled`), else one by one."""
+        if type(self).update_step is Adam.update_step:
+            slots = []
+            for variable in variables:
+                index = self._get_variable_index(variable)
+                slots.append([self._momentums[index], self._velocities[index]]
+                             + ([self._velocity_hats[index]] if self.amsgrad else []))
+            if compiled_update(self, self._make_cell, grads, variables, slots, None,
+                               extra=self._alpha(learning_rate)):
+                return
+        super()._update_variables(grads, variables, learning_rate)
+
+    def _make_cell(self, variables, slots, rate):
+        return _adam_cell()(variables, slots, self.beta_1, self.beta_2, self.epsilon, self.amsgrad)
+
     def update_step(self, gradient, variable, learning_rate):
         ops = _ops()
         index = self._get_variable_index(variable)
@@ -81,3 +100,31 @@ class AdamW(Adam):
                          global_clipnorm=global_clipnorm, use_ema=use_ema, ema_momentum=ema_momentum,
                          ema_overwrite_frequency=ema_overwrite_frequency, loss_scale_factor=loss_scale_factor,
                          gradient_accumulation_steps=gradient_accumulation_steps, name=name, **kwargs)
+
+
+@functools.lru_cache(maxsize=None)
+def _adam_cell():
+    """Adam's compiled update: `update_step`'s operations, with this step's `alpha` passed in."""
+    from mindspore import ops
+
+    class AdamUpdate(_cell_base()):
+        def __init__(self, variables, slots, beta_1, beta_2, epsilon, amsgrad):
+            super().__init__(variables, slots)
+            self.slots_per_variable = 3 if amsgrad else 2
+            # `1 - beta` in Python (double), as the eager update computes it: written in
+            # `step`, MindSpore would fold it in float32 (0.100000024 for 1 - 0.9, not 0.1)
+            self.one_minus_beta_1, self.one_minus_beta_2 = 1 - beta_1, 1 - beta_2
+            self.epsilon, self.amsgrad = epsilon, amsgrad
+
+        def step(self, index, gradient, learning_rate, alpha):
+            m = self.slot(index, 0)
+            v = self.slot(index, 1)
+            ops.assign_add(m, (gradient - m) * self.one_minus_beta_1)
+            ops.assign_add(v, (ops.square(gradient) - v) * self.one_minus_beta_2)
+            if self.amsgrad:
+                v_hat = self.slot(index, 2)
+                ops.assign(v_hat, ops.maximum(v_hat, v))
+                v = v_hat
+            return ops.assign_sub(self.variables[index], (m * alpha) / (ops.sqrt(v) + self.epsilon))
+
+    return AdamUpdate

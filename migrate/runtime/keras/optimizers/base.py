@@ -20,6 +20,7 @@ computed in float32 as TF computes them.
 
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -45,6 +46,14 @@ def _ops():
     from mindspore import ops
 
     return ops
+
+
+@functools.lru_cache(maxsize=None)
+def _one_int64():
+    """The int64 1 added to `iterations` every step (made once, not once per step)."""
+    import mindspore as ms
+
+    return ms.Tensor(np.array(1, dtype=np.int64))
 
 
 def _scalar(value):
@@ -327,7 +336,7 @@ class Optimizer:
             constraint = getattr(variable, "_keras_constraint", None)
             if constraint is not None:
                 ops.assign(variable, constraint(variable))
-        ops.assign_add(self._iterations, as_tensor(np.array(1, dtype=np.int64), "int64"))
+        ops.assign_add(self._iterations, _one_int64())
 
     def _update_variables(self, grads, variables, learning_rate) -> None:
         """Apply `update_step` to every (gradient, variable); optimizers may update all at once instead.

@@ -7,6 +7,7 @@ import functools
 import numpy as np
 
 from .base import Optimizer, _ops
+from .compiled import _cell_base, compiled_update
 
 
 class SGD(Optimizer):
@@ -40,7 +41,8 @@ class SGD(Optimizer):
             self.momentums.extend(self.add_optimizer_variables(variables, "momentum"))
 
     def _update_variables(self, grads, variables, learning_rate) -> None:
-        """Keras's momentum update in one fused kernel per variable.
+        """Every variable's update in one compiled graph (see `compiled`); else eagerly, with momentum
+        (not Nesterov) in one fused kernel per variable.
 
         ``ApplyMomentum(var, accum, lr, grad, momentum)`` computes ``accum = accum * momentum + grad;
         var -= lr * accum``. With ``grad = -(g * lr)`` and ``lr = -1`` that is ``m = m * momentum - g * lr;
@@ -49,7 +51,12 @@ class SGD(Optimizer):
         """
         import mindspore as ms
 
-        if self.momentum == 0 or self.nesterov:
+        own_step = type(self).update_step is SGD.update_step  # else a subclass's update_step runs
+        if own_step:
+            slots = [[self.momentums[self._get_variable_index(v)]] if self.momentum != 0 else [] for v in variables]
+            if compiled_update(self, self._make_cell, grads, variables, slots, learning_rate):
+                return
+        if self.momentum == 0 or self.nesterov or not own_step:
             super()._update_variables(grads, variables, learning_rate)
             return
         apply, minus_one, momentum = _fused_momentum(self.momentum)
@@ -59,6 +66,9 @@ class SGD(Optimizer):
                 continue
             apply(variable, self.momentums[self._get_variable_index(variable)], minus_one,
                   -(grad * learning_rate), momentum)
+
+    def _make_cell(self, variables, slots, rate):
+        return _sgd_cell()(variables, slots, rate, self.momentum, self.nesterov)
 
     def update_step(self, gradient, variable, learning_rate):
         ops = _ops()
@@ -83,3 +93,29 @@ def _fused_momentum(momentum: float):
     from mindspore import ops
 
     return ops.ApplyMomentum(), ms.Tensor(np.float32(-1.0)), ms.Tensor(np.float32(momentum))
+
+
+@functools.lru_cache(maxsize=None)
+def _sgd_cell():
+    """SGD's compiled update: `update_step`'s operations (momentum: `_update_variables`'s fused kernel)."""
+    from mindspore import ops
+
+    class SGDUpdate(_cell_base()):
+        def __init__(self, variables, slots, rate, momentum, nesterov):
+            super().__init__(variables, slots, rate)
+            self.slots_per_variable = 1 if momentum != 0 else 0
+            self.momentum = momentum
+            self.nesterov = nesterov
+            self.apply, self.minus_one, self.momentum_tensor = _fused_momentum(momentum)
+
+        def step(self, index, gradient, learning_rate, extra):
+            variable = self.variables[index]
+            if self.momentum == 0:
+                return ops.assign_sub(variable, gradient * learning_rate)
+            m = self.slot(index, 0)
+            if self.nesterov:
+                ops.assign(m, m * self.momentum - gradient * learning_rate)
+                return ops.assign_add(variable, m * self.momentum - gradient * learning_rate)
+            return self.apply(variable, m, self.minus_one, -(gradient * learning_rate), self.momentum_tensor)
+
+    return SGDUpdate
