@@ -62,6 +62,31 @@ PIPELINES = {
     "generator_each_epoch": "D.from_generator(lambda: iter(range(3)), output_types='int64').repeat(2)",
     "generator_nested_lists": "D.from_generator(lambda: iter([[[1, 2], [3, 4]]]), output_signature="
                               "S(shape=(2, None), dtype='float64'))",
+    "window_flat_map": "D.range(7).window(3, 2).flat_map(lambda w: w.batch(3))",
+    "window_drop": "D.range(7).window(3, 2, drop_remainder=True).flat_map(lambda w: w.batch(3))",
+    "window_shift_past_size": "D.range(7).window(2, 3).flat_map(lambda w: w.batch(2))",
+    "window_stride": "D.range(7).window(2, 1, 2).flat_map(lambda w: w.batch(2))",
+    "window_stride_drop": "D.range(7).window(3, 1, 2, drop_remainder=True).flat_map(lambda w: w.batch(3))",
+    "window_default_shift": "D.range(7).window(4).flat_map(lambda w: w.batch(4))",
+    "window_tuple": f"D.from_tensor_slices(({X}, {Y})).window(3, 2).flat_map("
+                    "lambda a, b: D.zip((a.batch(3), b.batch(3))))",
+    "window_dict": f"D.from_tensor_slices({{'x': {X}, 'y': {Y}}}).window(4, 3, drop_remainder=True).flat_map("
+                   "lambda w: D.zip((w['x'].batch(4), w['y'].batch(4))))",
+    "flat_map_slices": f"D.from_tensors(({X}, {Y})).flat_map(lambda a, b: D.from_tensor_slices((a, b)))",
+    "flat_map_repeat": "D.range(3).flat_map(lambda v: D.from_tensors(v).repeat(2))",
+    "padded_batch": "D.from_generator(lambda: (np.arange(i) for i in range(5)), "
+                    "output_signature=S(shape=(None,), dtype='int64')).padded_batch(2)",
+    "padded_batch_shapes_values": "D.from_generator(lambda: (np.arange(i) for i in range(5)), "
+                                  "output_signature=S(shape=(None,), dtype='int64'))"
+                                  ".padded_batch(2, padded_shapes=[6], padding_values=np.int64(-1), drop_remainder=True)",
+    "padded_batch_tuple": "D.from_generator(lambda: ((np.ones((i, 2), np.float32) * i, np.arange(i), i) for i in range(4)), "
+                          "output_signature=(S(shape=(None, 2), dtype='float32'), S(shape=(None,), dtype='int64'), "
+                          "S(shape=(), dtype='int32'))).padded_batch(3, padded_shapes=([None, 3], [5], []), "
+                          "padding_values=(np.float32(0.5), np.int64(7), np.int32(-2)))",
+    "padded_batch_text": "D.from_generator(lambda: (['a', 'bc'][:i] for i in range(3)), "
+                         "output_signature=S(shape=(None,), dtype='string')).padded_batch(2)",
+    "apply": "D.range(6).apply(lambda d: d.batch(4))",
+    "counter": "D.counter(3, 2).take(4)",
 }
 CARDINALITIES = {
     "slices_batch": "D.from_tensor_slices(np.arange(10)).batch(4)",
@@ -73,6 +98,14 @@ CARDINALITIES = {
     "skip": "D.range(4).skip(6)",
     "zip": "D.zip((D.range(3), D.range(5)))",
     "generator": "D.from_generator(lambda: iter(range(3)), output_types='int64')",
+    "window": "D.range(7).window(3, 2)",
+    "window_drop": "D.range(7).window(3, 2, drop_remainder=True)",
+    "window_stride": "D.range(7).window(2, 1, 2)",
+    "window_stride_drop": "D.range(7).window(3, 1, 2, drop_remainder=True)",
+    "window_short_input": "D.range(2).window(3, 2, drop_remainder=True)",
+    "flat_map": "D.range(3).flat_map(lambda v: D.range(2))",
+    "padded_batch": "D.range(5).map(lambda v: (v, v)).padded_batch(2)",
+    "counter": "D.counter()",
 }
 
 
@@ -277,3 +310,29 @@ def test_list_files_gives_tfs_files(tmp_path):
     assert list(read.as_numpy_iterator()) == [b"f1.txt", b"f10.txt", b"f2.txt"]
     with pytest.raises(ValueError, match="No files matched pattern: .*zz"):
         tfdata.Dataset.list_files(str(tmp_path / "zz*"))
+
+
+def test_get_single_element_and_the_experimental_helpers():
+    element = tfdata.Dataset.from_tensors((np.arange(3), np.float32(2.5))).get_single_element()
+    assert np.asarray(element[0].asnumpy()).tolist() == [0, 1, 2] and float(element[1].asnumpy()) == 2.5
+    assert int(tfdata.get_single_element(tfdata.Dataset.range(4).skip(3)).asnumpy()) == 3
+    with pytest.raises(ValueError, match="Dataset was empty"):
+        tfdata.Dataset.range(0).get_single_element()
+    with pytest.raises(ValueError, match="more than one element"):
+        tfdata.experimental.get_single_element(tfdata.Dataset.range(2))
+    assert [int(v) for v in tfdata.Counter(5, -2).take(3).as_numpy_iterator()] == [5, 3, 1]
+    assert tfdata.experimental.Counter().cardinality() == tfdata.INFINITE_CARDINALITY
+    batches = tfdata.Dataset.range(5).apply(tfdata.prefetch_to_device("/gpu:0")).batch(2)
+    assert [b.tolist() for b in batches.as_numpy_iterator()] == [[0, 1], [2, 3], [4]]
+
+
+@pytest.mark.parametrize("code, message", [
+    ("D.range(3).map(lambda v: (v, v)).padded_batch(2, padded_shapes=[4])", "does not match the structure"),
+    ("D.from_generator(lambda: (np.arange(i) for i in range(4)), output_types='int64').padded_batch(4, "
+     "padded_shapes=[2])", "larger than its padded shape"),
+    ("D.range(3).flat_map(lambda v: v)", "flat_map's map_func must return a dataset"),
+    ("D.range(3).window(0)", "must be positive"),
+])
+def test_window_padded_batch_and_flat_map_refuse_as_tf_does(code, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        list(runtime(code).as_numpy_iterator())

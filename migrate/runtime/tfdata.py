@@ -128,8 +128,37 @@ class _Experimental:
     def cardinality(dataset: "Dataset") -> int:
         return cardinality(dataset)
 
+    @staticmethod
+    def Counter(start=0, step=1, dtype="int64", name=None) -> "Dataset":  # noqa: N802 - TF's name
+        return Counter(start, step, dtype)
+
+    @staticmethod
+    def get_single_element(dataset: "Dataset"):
+        return get_single_element(dataset)
+
+    @staticmethod
+    def prefetch_to_device(device, buffer_size=None):
+        return prefetch_to_device(device, buffer_size)
+
 
 experimental = _Experimental()
+
+
+def Counter(start=0, step=1, dtype="int64", name=None) -> "Dataset":  # noqa: N802 - TF's name
+    """``tf.data.experimental.Counter``: ``Dataset.counter``."""
+    return Dataset.counter(start, step, dtype)
+
+
+def get_single_element(dataset: "Dataset"):
+    """``tf.data.experimental.get_single_element(dataset)``: ``dataset.get_single_element()``."""
+    return dataset.get_single_element()
+
+
+def prefetch_to_device(device, buffer_size=None):
+    """``tf.data.experimental.prefetch_to_device``: a transformation for ``Dataset.apply`` that
+    changes nothing (elements are made in the training process when asked for, and each step
+    copies its batch to the device)."""
+    return lambda dataset: dataset
 
 
 def cardinality(dataset: "Dataset") -> int:
@@ -283,6 +312,13 @@ class Dataset:
             raise ValueError(f"the components of from_tensor_slices have different lengths {sorted(sizes)}")
         count = sizes.pop()
         return Dataset._of_rows(structure, leaves, lambda: iter(range(count)), count)
+
+    @staticmethod
+    def counter(start=0, step=1, dtype="int64", name=None) -> "Dataset":
+        """``start``, ``start + step``, ... without end (TF's ``Dataset.counter``)."""
+        kind = _spec_dtype(dtype)
+        return Dataset(lambda: (np.asarray(value, dtype=kind) for value in itertools.count(int(start), int(step))),
+                       INFINITE_CARDINALITY)
 
     @staticmethod
     def list_files(file_pattern, shuffle=None, seed=None, name=None) -> "Dataset":
@@ -576,6 +612,122 @@ class Dataset:
 
         return self._then(elements)
 
+    def flat_map(self, map_func, name=None) -> "Dataset":
+        """The elements of the dataset ``map_func`` makes of each element, one dataset after another."""
+
+        def elements():
+            for element in self._elements():
+                yield from _dataset_of(_call(map_func, element), "flat_map")._elements()
+
+        return self._then(elements)
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None) -> "Dataset":
+        """Windows of ``size`` elements, ``stride`` apart within a window, a new window every ``shift``
+        elements (``size`` by default), as TF's ``window``: each window is the element's structure
+        with a dataset of its values at every component (``flat_map(lambda w: w.batch(size))`` makes
+        them tensors again). Windows start while elements remain; the last may be short unless
+        ``drop_remainder``."""
+        size, stride = int(size), int(stride)
+        shift = size if shift is None else int(shift)
+        if size <= 0 or shift <= 0 or stride <= 0:
+            raise ValueError("`size`, `shift` and `stride` of a window must be positive")
+        span = (size - 1) * stride + 1  # elements a full window covers
+
+        def elements():
+            buffer: list = []  # the elements from the current window's start on
+            source, exhausted = self._elements(), False
+            while True:
+                while not exhausted and len(buffer) < span:
+                    item = next(source, _END)
+                    if item is _END:
+                        exhausted = True
+                    else:
+                        buffer.append(item)
+                if not buffer or (drop_remainder and len(buffer) < span):
+                    return
+                picked = buffer[:span:stride]
+                yield _pack(picked[0], [Dataset.from_tensor_slices(np.stack(column)) if not _is_sparse(column[0])
+                                        else Dataset(lambda column=column: iter(column), len(column))
+                                        for column in zip(*(_flatten(e) for e in picked))])
+                del buffer[:shift]
+                skip = shift - span  # a shift past the window's end skips elements in between
+                while skip > 0 and not exhausted:
+                    if next(source, _END) is _END:
+                        exhausted = True
+                    skip -= 1
+
+        count = self._cardinality
+        if count >= 0:
+            full = count - span
+            count = (full // shift + 1 if full >= 0 else 0) if drop_remainder else -(-count // shift)
+        return self._then(elements, count)
+
+    def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False,
+                     name=None) -> "Dataset":
+        """``batch`` of elements padded at the end of every dimension: to ``padded_shapes`` where a
+        component's shape gives a size, else (``None``/-1, or no ``padded_shapes``) to the largest in
+        the batch; with ``padding_values`` (0, text ``b""`` by default), as TF's ``padded_batch``."""
+        size = int(batch_size)
+        if size <= 0:
+            raise ValueError("batch_size must be positive")
+
+        def padded(group):
+            structure = group[0]
+            leaves = _flatten(structure)
+            shapes = [None] * len(leaves) if padded_shapes is None else _padding_leaves(structure, padded_shapes, "padded_shapes")
+            values = [None] * len(leaves) if padding_values is None else _padding_leaves(structure, padding_values, "padding_values")
+            columns = list(zip(*(_flatten(element) for element in group)))
+            out = []
+            for column, shape, value in zip(columns, shapes, values):
+                ranks = {leaf.ndim for leaf in column}
+                if len(ranks) != 1:
+                    raise ValueError(f"padded_batch cannot combine components of ranks {sorted(ranks)}")
+                largest = np.max([leaf.shape for leaf in column], axis=0) if column[0].ndim else np.zeros(0, int)
+                if shape is not None:
+                    shape = [None if d is None or int(d) < 0 else int(d) for d in _shape_list(shape)]
+                    if len(shape) != column[0].ndim:
+                        raise ValueError(f"padded shape {shape} does not have the rank of a component "
+                                         f"({column[0].ndim})")
+                    for want, have in zip(shape, largest):
+                        if want is not None and have > want:
+                            raise ValueError(f"a component of shape {tuple(int(h) for h in largest)} is larger than "
+                                             f"its padded shape {shape}")
+                    target = [int(have) if want is None else want for want, have in zip(shape, largest)]
+                else:
+                    target = [int(d) for d in largest]
+                fill = (b"" if column[0].dtype.kind in "OSU" else 0) if value is None else _to_array(value).item()
+                batch = np.full([len(column), *target], fill, dtype=column[0].dtype)
+                for i, leaf in enumerate(column):
+                    batch[(i, *(slice(0, d) for d in leaf.shape))] = leaf
+                out.append(batch)
+            return _pack(structure, out)
+
+        def elements():
+            group = []
+            for element in self._elements():
+                group.append(element)
+                if len(group) == size:
+                    yield padded(group)
+                    group = []
+            if group and not drop_remainder:
+                yield padded(group)
+
+        return self._then(elements, _batched(self._cardinality, size, drop_remainder))
+
+    def apply(self, transformation_func) -> "Dataset":
+        """``transformation_func(self)``: a function from dataset to dataset, as TF's ``apply``."""
+        return transformation_func(self)
+
+    def get_single_element(self, name=None):
+        """The dataset's one element (Tensors); TF's errors for none or more than one."""
+        items = iter(self._elements())
+        first = next(items, _END)
+        if first is _END:
+            raise ValueError("Dataset was empty.")
+        if next(items, _END) is not _END:
+            raise ValueError("Dataset had more than one element.")
+        return _as_tensors(first)
+
     def prefetch(self, buffer_size, name=None) -> "Dataset":
         """No effect: elements are produced when asked for."""
         return self._same(self._options)
@@ -626,10 +778,50 @@ def _cycle_length(cycle_length) -> int:
     return int(cycle_length)
 
 
-def _dataset_of(value) -> "Dataset":
+def _dataset_of(value, what: str = "interleave") -> "Dataset":
     if not isinstance(value, Dataset):
-        raise TypeError(f"interleave's map_func must return a dataset, not {type(value).__name__}")
+        raise TypeError(f"{what}'s map_func must return a dataset, not {type(value).__name__}")
     return value
+
+
+def _padding_leaves(structure, given, what: str) -> list:
+    """``padded_batch``'s `padded_shapes` or `padding_values` at the element's leaves: the element's
+    nest (a shape is one leaf: a list or tuple of sizes, a TensorShape or a tensor)."""
+    if what == "padded_shapes":
+        given = _shapes_as_leaves(given)
+    elif not isinstance(given, (tuple, list, dict)):
+        return [given] * len(_flatten(structure))  # one padding value for every component
+    try:
+        return _flatten_up_to(structure, given)
+    except TypeError:
+        raise ValueError(f"padded_batch's `{what}` {given!r} does not match the structure of the dataset's "
+                         f"elements") from None
+
+
+def _shapes_as_leaves(given):
+    """A nest of shapes with each shape (a list or tuple of sizes, or a TensorShape) made one leaf."""
+    if isinstance(given, dict):
+        return {key: _shapes_as_leaves(value) for key, value in given.items()}
+    if isinstance(given, (tuple, list)) and not all(d is None or isinstance(d, (int, np.integer)) for d in given):
+        return tuple(_shapes_as_leaves(item) for item in given)
+    return _ShapeLeaf(given)
+
+
+class _ShapeLeaf:
+    """One padded shape inside a nest (so that flattening keeps it whole)."""
+
+    def __init__(self, shape) -> None:
+        self.shape = shape
+
+
+def _shape_list(shape) -> list:
+    if isinstance(shape, _ShapeLeaf):
+        shape = shape.shape
+    if hasattr(shape, "as_list"):
+        return list(shape.as_list())
+    if hasattr(shape, "asnumpy"):
+        shape = shape.asnumpy()
+    return [None if d is None else int(d) for d in np.asarray(shape, dtype=object).reshape(-1).tolist()]
 
 
 def _file_names(filenames) -> list:
@@ -730,6 +922,8 @@ def _generator_value(value, dtype: np.dtype) -> np.ndarray:
         array = _to_array(value) if not isinstance(value, (str, bytes, list, tuple)) else np.asarray(value)
         if array.dtype.kind == "U":
             array = np.char.encode(array, "utf-8")
+        if array.size == 0:  # (an empty list is an empty string tensor to TF)
+            array = array.astype(object)
         if array.dtype.kind not in ("S", "O"):
             raise TypeError(f"`generator` yielded an element that could not be converted to the expected type. "
                             f"The expected type was string, but the yielded element was {value!r}.")
