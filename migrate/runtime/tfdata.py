@@ -431,14 +431,7 @@ class Dataset:
             raise ValueError("batch_size must be positive")
 
         def elements():
-            group = []
-            for element in self._elements():
-                group.append(element)
-                if len(group) == size:
-                    yield _stack(group)
-                    group = []
-            if group and not drop_remainder:
-                yield _stack(group)
+            return _grouped(self._elements(), size, drop_remainder, _stack)
 
         rows = None if self._rows is None else _batches_of_rows(*self._rows, size, drop_remainder)
         return self._then(rows or elements, _batched(self._cardinality, size, drop_remainder))
@@ -702,17 +695,8 @@ class Dataset:
                 out.append(batch)
             return _pack(structure, out)
 
-        def elements():
-            group = []
-            for element in self._elements():
-                group.append(element)
-                if len(group) == size:
-                    yield padded(group)
-                    group = []
-            if group and not drop_remainder:
-                yield padded(group)
-
-        return self._then(elements, _batched(self._cardinality, size, drop_remainder))
+        return self._then(lambda: _grouped(self._elements(), size, drop_remainder, padded),
+                          _batched(self._cardinality, size, drop_remainder))
 
     def apply(self, transformation_func) -> "Dataset":
         """``transformation_func(self)``: a function from dataset to dataset, as TF's ``apply``."""
@@ -966,6 +950,18 @@ def _stack(group: list):
             raise ValueError(f"cannot batch elements of different shapes {sorted(shapes)}; pad them first")
         stacked.append(np.stack(column))
     return _pack(structure, stacked)
+
+
+def _grouped(elements: Iterator, size: int, drop_remainder: bool, combine: Callable) -> Iterator:
+    """``combine`` of every ``size`` consecutive elements; a short last group unless dropped."""
+    group = []
+    for element in elements:
+        group.append(element)
+        if len(group) == size:
+            yield combine(group)
+            group = []
+    if group and not drop_remainder:
+        yield combine(group)
 
 
 def _batches_of_rows(structure, leaves: list, order: Callable[[], Iterator[int]], size: int,
