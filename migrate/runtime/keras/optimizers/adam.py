@@ -60,7 +60,7 @@ class Adam(Optimizer):
                 slots.append([self._momentums[index], self._velocities[index]]
                              + ([self._velocity_hats[index]] if self.amsgrad else []))
             if compiled_update(self, self._make_cell, grads, variables, slots, None,
-                               extra=self._alpha(learning_rate)):
+                               extra=lambda: self._alpha(learning_rate)):
                 return
         super()._update_variables(grads, variables, learning_rate)
 

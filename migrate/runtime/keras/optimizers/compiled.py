@@ -84,7 +84,8 @@ def compiled_update(optimizer, make_cell, grads, variables, slots_per_variable: 
 
     `make_cell(variables, slots, rate)` builds the optimizer's Update subclass; `slots_per_variable`
     lists each variable's slot Parameters. `learning_rate` is the optimizer's fixed-rate Parameter
-    (held by the cell) or this step's rate tensor (passed in); `extra` a tensor of per-step values.
+    (held by the cell) or this step's rate tensor (passed in); `extra()` gives a tensor of per-step
+    values, asked for only when the cell runs (the eager fallback computes its own).
     """
     import mindspore as ms
 
@@ -102,10 +103,5 @@ def compiled_update(optimizer, make_cell, grads, variables, slots_per_variable: 
         if len(cells) >= MAX_CELLS:
             cells.clear()
         cell = cells[key] = make_cell(list(variables), slots, learning_rate if fixed else None)
-    if fixed:
-        cell(ms.mutable(tuple(grads)), None, extra)
-    else:
-        cell(ms.mutable(tuple(grads)), learning_rate, extra)
+    cell(ms.mutable(tuple(grads)), None if fixed else learning_rate, None if extra is None else extra())
     return True
-
-
