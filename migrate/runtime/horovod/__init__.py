@@ -482,10 +482,13 @@ class _Distributed:
     def minimize(self, loss, var_list, tape=None):
         import mindspore as ms
 
+        from ..keras.autodiff import reset_on_error
+
         if callable(var_list):
             var_list = var_list()
         var_list = list(var_list)
-        grads = ms.grad(loss, None, var_list)()
+        with reset_on_error():
+            grads = ms.grad(loss, None, var_list)()
         return self.apply_gradients(zip(self.hvd_reduce_gradients(grads), var_list))
 
     def apply(self, grads, trainable_variables=None, aggregate=True):

@@ -32,6 +32,31 @@ def is_building() -> bool:
     return _BUILDING.get()
 
 
+@contextlib.contextmanager
+def reset_on_error():
+    """Differentiation that an exception leaves: PyNative's executor put back as it was.
+
+    MindSpore's ``value_and_grad`` of a function does not clean up when the function raises
+    (a ``StopIteration`` at the end of the data, a program's own check): the executor stays
+    in its recording state, every later operation is recorded for a gradient nobody takes,
+    and a compiled graph recorded later is keyed and built as if under differentiation (its
+    backward pass failing, or its values one float32 step off). MindSpore's own jit calls
+    ``clear_res`` on such an error; so does this, for the outermost differentiation only (an
+    inner one's error may be caught by the outer function, whose recording must go on).
+    """
+    try:
+        from mindspore.graph.api import _pynative_executor as executor
+    except ImportError:  # (older MindSpore)
+        from mindspore.common.api import _pynative_executor as executor
+    outer = executor.requires_grad()
+    try:
+        yield
+    except BaseException:
+        if not outer:
+            executor.clear_res()
+        raise
+
+
 class LiveWeights(list):
     """A layer's weights: a plain list of Parameters (so MindSpore takes it anywhere a
     list of weights goes) that also knows its layer, so it can be read again after the
@@ -109,7 +134,8 @@ def value_and_grad(fn, grad_position=None, weights=None, has_aux=False):
             if len(watched) < len(params):
                 return _watched_only(fn, params, watched, has_aux, args, as_list=isinstance(weights, list))
         positions = tuple(grad_position) if isinstance(grad_position, list) else grad_position
-        value, grads = ms.value_and_grad(fn, positions, params, has_aux=has_aux)(*args)
+        with reset_on_error():
+            value, grads = ms.value_and_grad(fn, positions, params, has_aux=has_aux)(*args)
         if isinstance(grad_position, list) and isinstance(grads, tuple):
             grads = list(grads)  # `tape.gradient(loss, [x, y])` of watched tensors: a list, as TF's
         if isinstance(weights, list) and isinstance(grads, tuple):
@@ -125,7 +151,8 @@ def _watched_only(fn, params, watched: list, has_aux: bool, args, as_list: bool)
     import mindspore as ms
 
     if watched:
-        value, found = ms.value_and_grad(fn, None, [params[i] for i in watched], has_aux=has_aux)(*args)
+        with reset_on_error():
+            value, found = ms.value_and_grad(fn, None, [params[i] for i in watched], has_aux=has_aux)(*args)
     else:
         value, found = fn(*args), ()
     grads = [None] * len(params)

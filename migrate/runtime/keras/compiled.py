@@ -25,6 +25,10 @@ What keeps the numbers (each checked by ``tests/runtime/keras/test_compiled.py``
 - BatchNormalization uses Keras's formula while recorded (the fused kernel's scratch
   statistics are not graph state).
 
+A built-in loss is recorded the same way (:func:`call_loss`): its value depends only on its
+inputs' shapes and dtypes and its own settings. Only the losses whose recording was checked
+against the eager call take that path (``_RECORDED_LOSS_FUNCTIONS``).
+
 This reaches into MindSpore's trace internals (``mindspore.graph.jit_trace``), so it is
 gated to the MindSpore versions it was checked with and turned off by
 ``MIGRATE_SHIM_COMPILE=0``; a model whose recording fails raises what the eager call raises
@@ -247,19 +251,22 @@ def call(model, args: tuple, kwargs: dict):
         plan.shapes[name] = (mask, type(out) if isinstance(out, (list, tuple)) else None)
         return tuple(outs) + tuple(o._keras_logits for o, m in zip(outs, mask) if m)
 
-    return _run(plan, name, tensors, forward, model, trace)
+    return _run(plan, name, tensors, forward, model.weights, model.non_trainable_weights, trace)
 
 
-def _run(plan: _Plan, name: str, tensors: tuple, forward, model, trace):
+def _run(plan: _Plan, name: str, tensors: tuple, forward, weights, state, trace):
+    """Replay the graph `name` recorded for `forward` on `tensors` and `weights` (graph inputs, so
+    that `set_data` on a weight reaches the graph), or record it now; `state` (Parameters the
+    call moves, such as moving statistics) is put back after the eager recording pass."""
     import mindspore as ms
     from mindspore import ops
 
     jit_trace, config, jit_context, set_jit_context = trace
-    tensors = tensors + tuple(model.weights)  # (graph inputs: `set_data` on a weight reaches the graph)
+    tensors = tensors + tuple(weights)
     replayed = _replay(jit_trace, config, name, tensors)
     if replayed is not NOT:
         return _outputs(plan, name, replayed)
-    state = list(model.non_trainable_weights)
+    state = list(state)
     saved = [parameter.asnumpy().copy() for parameter in state]  # (host copies: no operation to record)
     try:
         if not jit_trace._jit_trace_begin(name, *tensors, jit_config=config):
@@ -346,3 +353,75 @@ def _outputs(plan: _Plan, name: str, result):
         if carries:
             _remember_logits(out, next(logits))
     return kind(outs) if kind is not None else outs[0]
+
+
+# --- losses ------------------------------------------------------------------------------
+
+
+# The loss functions whose recorded graph gives the eager values and gradients
+# (tests/runtime/keras/test_compiled_losses.py): the same kernels on the same operands. Not
+# bit for bit in every process: PyNative's own eager value of a crossentropy moves by one
+# float32 step within a process (the same call, earlier and later), where the recorded one
+# does not.
+_RECORDED_LOSS_FUNCTIONS = ("sparse_categorical_crossentropy", "categorical_crossentropy", "binary_crossentropy",
+                            "mean_squared_error", "mean_absolute_error", "huber")
+
+
+def _loss_compilable(loss) -> bool:
+    """A built-in loss class of the shim's around one of the functions above (a program's own
+    subclass, or a wrapper of its own function, may decide in Python on values: eager)."""
+    from . import losses
+
+    kind = type(loss)
+    return (kind.__module__ == losses.__name__ and issubclass(kind, losses.LossFunctionWrapper)
+            and kind.__call__ is losses.Loss.__call__ and kind.call is losses.LossFunctionWrapper.call
+            and any(loss.fn is getattr(losses, name) for name in _RECORDED_LOSS_FUNCTIONS))
+
+
+def call_loss(loss, y_true, y_pred, sample_weight):
+    """``loss(y_true, y_pred, sample_weight)`` from a recorded graph, or :data:`NOT`.
+
+    The same recording as a model's call: a built-in loss's value depends on its inputs'
+    shapes and dtypes and its own settings only, so it is recorded once per signature and
+    replayed (under ``value_and_grad`` with its backward pass), one launch instead of a
+    dozen operations. The logits a softmax or sigmoid output carries are a graph input.
+    """
+    trace = _trace()
+    if trace is None or not _loss_compilable(loss) or recording():
+        return NOT
+    import mindspore as ms
+
+    from .. import draws
+    from ._tensors import is_tensor
+    from .autodiff import is_building
+    from .losses import Loss, _with_logits, num_replicas
+
+    if is_building() or draws.active() or ms.get_context("mode") != ms.PYNATIVE_MODE:
+        return NOT
+    logits = getattr(y_pred, "_keras_logits", None)
+    tensors = tuple(t for t in (y_true, y_pred, logits, sample_weight) if t is not None)
+    if not all(is_tensor(t) for t in tensors):
+        return NOT
+    plan = loss.__dict__.get("_compiled_plan")
+    if plan is None:
+        plan = loss.__dict__["_compiled_plan"] = _Plan([])
+    if plan.broken:
+        return NOT
+    variant = (logits is not None, sample_weight is not None, num_replicas())
+    signature = (variant, tuple((tuple(t.shape), t.dtype) for t in tensors))
+    if signature not in plan.signatures:
+        if len(plan.signatures) >= MAX_SIGNATURES:
+            return NOT
+        plan.signatures.add(signature)
+    name = f"migrate.keras.{type(loss).__name__}#{plan.uid}#{plan.variants.setdefault(variant, len(plan.variants))}"
+
+    def forward(*values):
+        values = list(values)
+        truth, predicted = values.pop(0), values.pop(0)
+        if logits is not None:
+            predicted = _with_logits(predicted, values.pop(0))
+        weight = values.pop(0) if sample_weight is not None else None
+        plan.shapes[name] = ((False,), None)
+        return (Loss.__call__(loss, truth, predicted, weight, _compiled=False),)
+
+    return _run(plan, name, tensors, forward, (), (), trace)

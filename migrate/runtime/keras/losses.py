@@ -134,7 +134,13 @@ class Loss(AutoConfig):
         self.reduction = standardize_reduction(reduction)
         self.dtype = dtype or "float32"
 
-    def __call__(self, y_true, y_pred, sample_weight=None):
+    def __call__(self, y_true, y_pred, sample_weight=None, _compiled=True):
+        if _compiled:  # (a built-in loss: its recorded graph, see `compiled.call_loss`)
+            from . import compiled
+
+            out = compiled.call_loss(self, y_true, y_pred, sample_weight)
+            if out is not compiled.NOT:
+                return out
         logits = getattr(y_pred, "_keras_logits", None)
         y_pred = as_float(y_pred)
         if logits is not None:

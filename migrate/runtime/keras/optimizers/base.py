@@ -372,7 +372,10 @@ class Optimizer:
         var_list = list(var_list)
         if not callable(loss):
             raise TypeError("`loss` must be a callable returning the loss (MindSpore differentiates functions)")
-        _, grads = ms.value_and_grad(lambda: loss(), None, var_list)()
+        from ..autodiff import reset_on_error
+
+        with reset_on_error():
+            _, grads = ms.value_and_grad(lambda: loss(), None, var_list)()
         return self.apply_gradients(zip(grads, var_list))
 
     def scale_loss(self, loss):
