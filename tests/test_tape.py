@@ -737,3 +737,31 @@ def test_comments_in_and_after_the_merged_gradient_lines_and_del_stay():
     for comment in ("# the first loss", "# first", "# second", "# done"):
         assert out.count(comment) == 1, (comment, out)
     assert "del a" not in out
+
+
+METRICS_BETWEEN = ("import tensorflow as tf\n\nclass M(tf.keras.Model):\n    def train_step(self, data):\n"
+                   "        x, y = data\n        with tf.GradientTape() as tape:\n"
+                   "            y_pred = self(x, training=True)\n            loss = self.compiled_loss(y, y_pred)\n"
+                   "        {between}\n        gradients = tape.gradient(loss, self.trainable_variables)\n"
+                   "        return gradients\n")
+
+
+@pytest.mark.parametrize("between, converts", [
+    ("self.compiled_metrics.update_state(y, y_pred)", True),  # the metric's state only: after the gradient
+    ("self.loss_tracker.reset_state()", True),
+    ("self.extend(y_pred)", False),  # any other call on what the gradient reads may change its sources
+    ("self.compiled_metrics.update_state(y, self.head(y_pred))", False),  # `self` read outside the receiver
+])
+def test_a_metric_update_on_an_object_the_gradient_reads_moves_after_the_gradient(between, converts):
+    """NVIDIA's ConvNets runner: `self.compiled_metrics.update_state(y, y_pred)` between the tape and
+    `tape.gradient(loss, self.trainable_variables)`. A metric's update changes the metric's own
+    state, not the model's weights the gradient is taken for, so it runs after the gradient (still
+    after the forward pass, whose result it reads)."""
+    code = METRICS_BETWEEN.format(between=between)
+    out, findings = convert(code)
+    assert [f.status for f in findings if f.rule == "TFD701"] == ["converted" if converts else "manual"]
+    if converts:
+        assert ("        (loss, y_pred), gradients = mk.value_and_grad(forward, None, self.trainable_variables, "
+                f"has_aux=True)()\n        {between}\n        return gradients\n") in out or \
+               (f"        loss, gradients = mk.value_and_grad(forward, None, self.trainable_variables)()\n"
+                f"        {between}\n        return gradients\n") in out, out

@@ -1284,10 +1284,64 @@ def _movable(statement: cst.CSTNode, gradient_names: set[str], forward_binds: se
             return False  # it may change an object the gradient reads
     bound = _bound_by(statement)
     # It may neither mention what the gradient reads (other than the forward pass's results: a call
-    # on it may change it, `params.append(w)`) nor bind or read what the gradient line binds.
+    # on it may change it, `params.append(w)`) nor bind or read what the gradient line binds. A
+    # metric's update is no such change (`self.compiled_metrics.update_state(y, y_pred)` beside
+    # `self.trainable_variables`): it moves the metric's own state, which no gradient reads.
     mentioned = _names_in(statement)
-    return not (mentioned & (gradient_names - forward_binds)) and not (bound & (gradient_names | gradient_binds)) \
-        and not (mentioned - bound) & gradient_binds
+    return not ((mentioned - _metric_receivers(statement)) & (gradient_names - forward_binds)) \
+        and not (bound & (gradient_names | gradient_binds)) and not (mentioned - bound) & gradient_binds
+
+
+# A Keras metric's methods that change only the metric's own state (its non-trainable variables)
+_METRIC_UPDATES = frozenset({"update_state", "reset_state", "reset_states"})
+
+
+def _metric_receivers(statement: cst.CSTNode) -> set[str]:
+    """The names that ``statement`` mentions only as the root of a metric update's receiver
+    (``self`` of ``self.compiled_metrics.update_state(y, y_pred)``; not one read anywhere else)."""
+    roots: set[str] = set()
+
+    class _Find(cst.CSTVisitor):
+        def visit_Call(self, node):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _METRIC_UPDATES:
+                root = func.value
+                while isinstance(root, cst.Attribute):
+                    root = root.value
+                if isinstance(root, cst.Name):
+                    roots.add(root.value)
+
+    statement.visit(_Find())
+    if not roots:
+        return roots
+    elsewhere = _Names()
+
+    class _Rest(cst.CSTVisitor):  # every name the statement mentions outside those receivers
+        def visit_Call(self, node):
+            func = node.func
+            if isinstance(func, cst.Attribute) and func.attr.value in _METRIC_UPDATES:
+                root = func.value
+                while isinstance(root, cst.Attribute):
+                    root = root.value
+                if isinstance(root, cst.Name):
+                    for arg in node.args:
+                        arg.value.visit(elsewhere)
+                    return False
+            return True
+
+        def visit_Name(self, node):
+            elsewhere.names.add(node.value)
+
+        def visit_Attribute(self, node):
+            node.value.visit(self)
+            return False
+
+        def visit_Arg(self, node):
+            node.value.visit(self)
+            return False
+
+    statement.visit(_Rest())
+    return roots - elsewhere.names
 
 
 def _free_name(view, wanted: str) -> str:
