@@ -506,6 +506,20 @@ CASES = {
     # TFM296 confusion_matrix
     "confusion_matrix": "tf.math.confusion_matrix(tf.constant([0, 2, 1, 2, 4]), tf.constant([0, 1, 1, 2, 3]))",
     "confusion_matrix_weighted": "tf.math.confusion_matrix([1, 0, 1], [1, 1, 0], num_classes=3, weights=[2.5, 1.0, 0.5], dtype=tf.float32)",
+    # TFM297/TFM298 reduce_std, reduce_variance
+    "reduce_std_all": "tf.math.reduce_std(b3)",
+    "reduce_std_axis_keepdims": "tf.math.reduce_std(b3, 1, True)",
+    "reduce_variance_negative_axis": "tf.math.reduce_variance(big, axis=-1)",
+    "reduce_variance_axes_list": "tf.math.reduce_variance(b3, axis=[0, 2], keepdims=True)",
+    "reduce_std_axes_tuple": "tf.math.reduce_std(x4, axis=(1, 2))",
+    # TFM299 repeat, TFM300 reverse, TFM301 embedding_lookup
+    "repeat_flat": "tf.repeat(i, 2)",
+    "repeat_axis": "tf.repeat(f, repeats=3, axis=1)",
+    "repeat_counts": "tf.repeat(f, [1, 0, 2], axis=0)",
+    "repeat_tensor_counts": "tf.repeat(labels, tf.constant([2, 1, 3]), axis=0)",
+    "reverse": "tf.reverse(b3, [1])",
+    "reverse_axes": "tf.reverse(b3, axis=(0, -1))",
+    "embedding_lookup": "tf.nn.embedding_lookup(tf.transpose(f), labels3)",
 }
 
 # Differences the rules' notes state: case → (TF dtype, MindSpore dtype).
