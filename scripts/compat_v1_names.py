@@ -4,7 +4,9 @@
     .venv/bin/python scripts/compat_v1_names.py --write   # rewrite it
 
 A `tf.compat.v1.X` converts as `tf.X` only when it *is* `tf.X` in TensorFlow: the same
-object, or the same function under another export wrapper (`inspect.unwrap`). The rest
+object, or the same function under another export wrapper (`inspect.unwrap`). One under
+another path converts as the TF 2 name it is (`tf.compat.v1.gfile.GFile` is
+`tf.io.gfile.GFile`, `tf.compat.v1.log` is `tf.math.log`): ``V1_AS_V2``. The rest
 (`tf.compat.v1.where`, which does not broadcast; `tf.compat.v1.shape`, whose second
 parameter is `name`) keep TFU901's "TF 1.x API" finding. A few v1 functions differ only by a
 trailing deprecated alias (`keep_dims=`, `dim=`, `squeeze_dims=`): the v2 parameters come
@@ -80,6 +82,12 @@ every call the rules accept as `tf.X` does.
 SAME_IN_V1 = frozenset({{
 '''
 
+ALIASES_HEADER = '''
+# `tf.compat.v1.X` that is the TF 2 function or class `tf.Y` under another path (the same
+# object, or the same wrapped function): it converts as `tf.Y`.
+V1_AS_V2 = {
+'''
+
 
 def _get(root, dotted: str):
     obj = root
@@ -125,13 +133,70 @@ def compute() -> tuple[str, list[str]]:
             if p1 != p2 + list(DEPRECATED_ALIAS_ONLY[rest]):
                 raise SystemExit(f"tf.compat.v1.{rest}{p1} is no longer tf.{rest}{p2} plus aliases")
             same.append(rest)
-    return tf.__version__, same
+    return tf.__version__, same, _elsewhere(tf, names, set(same))
+
+
+def _elsewhere(tf, names: list[str], same: set[str]) -> dict[str, str]:
+    """`tf.compat.v1` names (of functions and classes, reached through its modules) that are a
+    mapped TF 2 name's object under another path: {v1 path: the TF 2 path}."""
+    import types
+
+    mapped: dict[int, str] = {}
+    for name in names:  # (sorted: the first TF 2 name of an object wins)
+        try:
+            obj = inspect.unwrap(_get(tf, name[len("tensorflow."):]))
+        except AttributeError:
+            continue
+        if callable(obj) and not isinstance(obj, type(tf)):
+            mapped.setdefault(id(obj), name[len("tensorflow."):])
+    found: dict[str, str] = {}
+    seen: set[int] = set()
+
+    def walk(module, prefix: str) -> None:
+        if id(module) in seen:
+            return
+        seen.add(id(module))
+        for attr in sorted(dir(module)):
+            if attr.startswith("_"):
+                continue
+            try:
+                value = getattr(module, attr)
+            except Exception:  # noqa: BLE001 - a lazily loaded attribute that fails: not an alias
+                continue
+            path = prefix + attr
+            if isinstance(value, types.ModuleType):
+                if "keras" in attr or attr == "compat":
+                    continue  # (Keras's names normalize to tf.keras already, its lazy module raises; v1's
+                    # `compat` leads back to v1 under another prefix)
+                try:
+                    inside = value.__name__.startswith("tensorflow")
+                except Exception:  # noqa: BLE001 - a lazily loaded module that cannot say its name
+                    inside = False
+                if inside:
+                    walk(value, path + ".")
+                continue
+            if not callable(value) or path in same or path.startswith("keras."):
+                continue
+            try:
+                target = mapped.get(id(inspect.unwrap(value)))
+            except Exception:  # noqa: BLE001 - an object that acts on being looked at (absl's FLAGS parses argv)
+                continue
+            if target is not None and target != path:
+                try:
+                    _get(tf, path)
+                    continue  # (TF 2 has this path: it is TF 2's name, not an alias)
+                except AttributeError:
+                    found[path] = target
+
+    walk(tf.compat.v1, "")
+    return dict(sorted(found.items()))
 
 
 def render() -> str:
-    version, same = compute()
+    version, same, elsewhere = compute()
     body = "".join(f'    "{name}",\n' for name in same)
-    return HEADER.format(version=version) + body + "})\n"
+    aliases = "".join(f'    "{v1}": "{v2}",\n' for v1, v2 in elsewhere.items())
+    return HEADER.format(version=version) + body + "})\n" + ALIASES_HEADER + aliases + "}\n"
 
 
 def main(argv: list[str] | None = None) -> int:

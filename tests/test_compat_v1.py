@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from migrate.engine.compat_v1 import SAME_IN_V1
+from migrate.engine.compat_v1 import SAME_IN_V1, V1_AS_V2
 from migrate.engine.index import normalize
 from migrate.engine.runner import RuleSelection, convert_source, rule_index
 from tests.cli_helpers import ROOT
@@ -50,8 +50,8 @@ def test_what_differs_in_v1_converts_with_tf_1s_meaning():
 
 
 @pytest.mark.parametrize("call, why", [
-    # TF 1's `where_v2` under its TF 1 name, and `cond`'s TF 1 spelling: no rule of their own
-    ("tf.compat.v1.where_v2(c, a, b)", "TFU901"),
+    # TF 1's own functions with no TF 2 name: no rule of their own
+    ("tf.compat.v1.assign(v, x)", "TFU901"),
     # TF 1's `shape` takes `name` second, TF 2's `out_type`: its rule lists it with TF 1's
     # order, and `out_type` is not converted in either.
     ("tf.compat.v1.shape(x, out_type=tf.int64)", "TFM204 not converted"),
@@ -75,3 +75,29 @@ def test_only_listed_names_are_renamed():
     # v1's parameters in another order after a common prefix: every call the rules accept binds alike
     assert {"transpose", "constant"} <= SAME_IN_V1
     assert not {"where", "cond", "shape", "argmax", "distribute.MirroredStrategy"} & SAME_IN_V1
+
+
+@pytest.mark.parametrize("v1, v2", [
+    ("with tf.compat.v1.gfile.GFile(path, 'rb') as fh:\n    data = fh.read()",
+     "with tf.io.gfile.GFile(path, 'rb') as fh:\n    data = fh.read()"),
+    ("y = tf.compat.v1.log(x)", "y = tf.math.log(x)"),
+    ("y = tf.compat.v1.random_uniform([2, 3], maxval=4.0)", "y = tf.random.uniform([2, 3], maxval=4.0)"),
+    ("y = tf.compat.v1.where_v2(c, a, b)", "y = tf.where(c, a, b)"),
+    ("y = tf.compat.v1.manip.reverse(x, [0])", "y = tf.reverse(x, [0])"),
+    ("spec = {'x': tf.compat.v1.FixedLenFeature([], tf.int64)}", "spec = {'x': tf.io.FixedLenFeature([], tf.int64)}"),
+])
+def test_a_v1_name_under_another_path_converts_as_the_tf2_name_it_is(v1, v2):
+    """`tf.compat.v1.gfile.GFile` *is* `tf.io.gfile.GFile` (the same class in TensorFlow), `tf.compat.v1.log`
+    is `tf.math.log`: V1_AS_V2, found by identity from TensorFlow by scripts/compat_v1_names.py."""
+    out_v1, out_v2 = (convert("import tensorflow as tf\n" + code + "\n") for code in (v1, v2))
+    assert "tensorflow" not in out_v1 and out_v1 == out_v2, out_v1
+
+
+def test_the_v1_aliases_lead_to_tf2_names_the_rules_map():
+    from migrate.rules import load_rules
+
+    mapped = {n for r in load_rules() for n in r.exact_matches}
+    assert {"gfile.GFile", "log", "random_normal", "where_v2"} <= set(V1_AS_V2)
+    assert all("tensorflow." + v2 in mapped for v2 in V1_AS_V2.values())
+    assert not set(V1_AS_V2) & SAME_IN_V1
+    assert normalize("tensorflow.compat.v1.gfile.GFile") == "tensorflow.io.gfile.GFile"

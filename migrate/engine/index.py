@@ -7,7 +7,7 @@ import re
 
 from migrate import ops
 from migrate.engine.aliases import AddedImports
-from migrate.engine.compat_v1 import SAME_IN_V1
+from migrate.engine.compat_v1 import SAME_IN_V1, V1_AS_V2
 from migrate.rules import Rule
 
 
@@ -38,8 +38,12 @@ _V1 = "tensorflow.compat.v1."
 
 def normalize(qualname: str) -> str:
     # `tf.compat.v1.X` converts as `tf.X` where it is `tf.X` in TensorFlow (see compat_v1.py).
-    if qualname.startswith(_V1) and qualname[len(_V1):] in SAME_IN_V1:
-        return "tensorflow." + qualname[len(_V1):]
+    if qualname.startswith(_V1):
+        rest = qualname[len(_V1):]
+        if rest in SAME_IN_V1:
+            return "tensorflow." + rest
+        if rest in V1_AS_V2:  # (`tf.compat.v1.gfile.GFile` is `tf.io.gfile.GFile`)
+            return "tensorflow." + V1_AS_V2[rest]
     for old, new in NORMALIZE_PREFIXES:
         if qualname.startswith(old) or qualname + "." == old:
             return new + qualname[len(old):] if qualname.startswith(old) else new[:-1]
