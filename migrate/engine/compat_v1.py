@@ -24,6 +24,7 @@ SAME_IN_V1 = frozenset({
     "as_dtype",
     "audio.decode_wav",
     "autograph.experimental.do_not_convert",
+    "autograph.set_verbosity",
     "bfloat16",
     "bool",
     "broadcast_to",
