@@ -1296,52 +1296,39 @@ def _movable(statement: cst.CSTNode, gradient_names: set[str], forward_binds: se
 _METRIC_UPDATES = frozenset({"update_state", "reset_state", "reset_states"})
 
 
+def _metric_receiver(call: cst.Call) -> str | None:
+    """``self`` of ``self.compiled_metrics.update_state(...)``: the name a metric update is called on."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in _METRIC_UPDATES:
+        root = func.value
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if isinstance(root, cst.Name):
+            return root.value
+    return None
+
+
 def _metric_receivers(statement: cst.CSTNode) -> set[str]:
     """The names that ``statement`` mentions only as the root of a metric update's receiver
     (``self`` of ``self.compiled_metrics.update_state(y, y_pred)``; not one read anywhere else)."""
-    roots: set[str] = set()
 
-    class _Find(cst.CSTVisitor):
+    class _Outside(_Names):  # every name mentioned outside those receivers (their arguments count)
+        def __init__(self) -> None:
+            super().__init__()
+            self.roots: set[str] = set()
+
         def visit_Call(self, node):
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _METRIC_UPDATES:
-                root = func.value
-                while isinstance(root, cst.Attribute):
-                    root = root.value
-                if isinstance(root, cst.Name):
-                    roots.add(root.value)
-
-    statement.visit(_Find())
-    if not roots:
-        return roots
-    elsewhere = _Names()
-
-    class _Rest(cst.CSTVisitor):  # every name the statement mentions outside those receivers
-        def visit_Call(self, node):
-            func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _METRIC_UPDATES:
-                root = func.value
-                while isinstance(root, cst.Attribute):
-                    root = root.value
-                if isinstance(root, cst.Name):
-                    for arg in node.args:
-                        arg.value.visit(elsewhere)
-                    return False
-            return True
-
-        def visit_Name(self, node):
-            elsewhere.names.add(node.value)
-
-        def visit_Attribute(self, node):
-            node.value.visit(self)
+            root = _metric_receiver(node)
+            if root is None:
+                return True
+            self.roots.add(root)
+            for arg in node.args:
+                arg.value.visit(self)
             return False
 
-        def visit_Arg(self, node):
-            node.value.visit(self)
-            return False
-
-    statement.visit(_Rest())
-    return roots - elsewhere.names
+    visitor = _Outside()
+    statement.visit(visitor)
+    return visitor.roots - visitor.names
 
 
 def _free_name(view, wanted: str) -> str:
