@@ -100,7 +100,7 @@ def _params(fn) -> list[str]:
     return list(inspect.signature(inspect.unwrap(fn)).parameters)
 
 
-def compute() -> tuple[str, list[str]]:
+def compute() -> tuple[str, list[str], dict[str, str]]:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
 
@@ -143,12 +143,13 @@ def _elsewhere(tf, names: list[str], same: set[str]) -> dict[str, str]:
 
     mapped: dict[int, str] = {}
     for name in names:  # (sorted: the first TF 2 name of an object wins)
+        rest = name[len("tensorflow."):]
         try:
-            obj = inspect.unwrap(_get(tf, name[len("tensorflow."):]))
+            obj = inspect.unwrap(_get(tf, rest))
         except AttributeError:
             continue
         if callable(obj) and not isinstance(obj, type(tf)):
-            mapped.setdefault(id(obj), name[len("tensorflow."):])
+            mapped.setdefault(id(obj), rest)
     found: dict[str, str] = {}
     seen: set[int] = set()
 
@@ -175,7 +176,7 @@ def _elsewhere(tf, names: list[str], same: set[str]) -> dict[str, str]:
                 if inside:
                     walk(value, path + ".")
                 continue
-            if not callable(value) or path in same or path.startswith("keras."):
+            if not callable(value) or path in same:
                 continue
             try:
                 target = mapped.get(id(inspect.unwrap(value)))

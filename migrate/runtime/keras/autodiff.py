@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 
 _BUILDING = contextvars.ContextVar("mk_building", default=False)
 
@@ -32,6 +33,16 @@ def is_building() -> bool:
     return _BUILDING.get()
 
 
+@functools.lru_cache(maxsize=None)
+def _pynative_executor():
+    """MindSpore's PyNative executor (looked up once: every differentiated step asks for it)."""
+    try:
+        from mindspore.graph.api import _pynative_executor as executor
+    except ImportError:  # (older MindSpore)
+        from mindspore.common.api import _pynative_executor as executor
+    return executor
+
+
 @contextlib.contextmanager
 def reset_on_error():
     """Differentiation that an exception leaves: PyNative's executor put back as it was.
@@ -44,10 +55,7 @@ def reset_on_error():
     ``clear_res`` on such an error; so does this, for the outermost differentiation only (an
     inner one's error may be caught by the outer function, whose recording must go on).
     """
-    try:
-        from mindspore.graph.api import _pynative_executor as executor
-    except ImportError:  # (older MindSpore)
-        from mindspore.common.api import _pynative_executor as executor
+    executor = _pynative_executor()
     outer = executor.requires_grad()
     try:
         yield
