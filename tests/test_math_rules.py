@@ -520,6 +520,19 @@ CASES = {
     "reverse": "tf.reverse(b3, [1])",
     "reverse_axes": "tf.reverse(b3, axis=(0, -1))",
     "embedding_lookup": "tf.nn.embedding_lookup(tf.transpose(f), labels3)",
+    # TFM302/TFM303 compat.v1.gather, TFM304 diag_part, TFM305 vectorized_map
+    "gather_v1_axis": "tf.compat.v1.gather(f, labels, axis=1)",
+    "gather_v1_positional": "tf.compat.v1.gather(f, labels, None, 'rows', 1)",
+    "gather_v1_list": "tf.compat.v1.gather(f, [2, 0])",
+    "diag_part_wide": "tf.linalg.diag_part(f)",
+    "diag_part_batch": "tf.linalg.diag_part(c3)",
+    "matrix_diag_part": "tf.compat.v1.matrix_diag_part(b3)",
+    "vectorized_map": "tf.vectorized_map(lambda t: t * 2.0 + tf.reduce_sum(t), f)",
+    "vectorized_map_tuple": "tf.vectorized_map(lambda p: p[0] * p[1] - p[1], (f, g))",
+    "map_fn": "tf.map_fn(lambda t: tf.reduce_max(t) - t, b3)",
+    "map_fn_tuple_result": "tf.map_fn(lambda p: (p[0] + 1.0, tf.reduce_sum(p[1])), (f, g), "
+                           "fn_output_signature=(tf.float32, tf.float32))[1]",
+    "map_fn_int": "tf.compat.v1.map_fn(lambda r: r * 2, i)",
 }
 
 # Differences the rules' notes state: case → (TF dtype, MindSpore dtype).

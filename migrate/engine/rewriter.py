@@ -15,6 +15,7 @@ from libcst.helpers import get_full_name_for_node
 
 from migrate import ops
 from migrate.engine.aliases import aliased, bound_name
+from migrate.ops.scope import hoisted_elements
 from migrate.engine.imports import aliases_of, attribute_objects, import_key, names_and_words
 from migrate.engine.plan import Action
 from migrate.engine.planner import Planner
@@ -32,6 +33,9 @@ class Rewriter(cst.CSTTransformer):
         self.context = context
         # Statements to splice out of their body, by id; the node is held so its id stays unique.
         self.unwrap: dict[int, cst.With] = {}
+        # Statements a dissolved `with` item computed (`tf.control_dependencies([check(x)])`), by the
+        # id of the `with` they go before (or into the place of, when it is unwrapped).
+        self.hoisted: dict[int, list[cst.SimpleStatementLine]] = {}
         self.removed: dict[int, tuple[cst.SimpleStatementLine, list[str]]] = {}
         self.orphans: dict[cst.CSTNode, list[str]] = {}  # comments a rewrite displaced, by original statement
         self.scheduled: set = set()  # imports already asked of AddImportsVisitor
@@ -259,13 +263,23 @@ class Rewriter(cst.CSTTransformer):
         keep = [new for old, new in zip(original.items, updated.items) if old not in self.plan.scope_items]
         if len(keep) == len(updated.items):
             return updated
-        for old in original.items:
+        hoisted = []
+        for old, new in zip(original.items, updated.items):
             if old in self.plan.scope_items:
                 self._removed(old)
+                rule = self.plan.scope_items[old].rule
+                if isinstance(new.item, cst.Call):
+                    hoisted += [cst.SimpleStatementLine(body=[cst.Expr(value=e)])
+                                for e in hoisted_elements(new.item, rule.params) or ()]
         if keep:
             keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
-            return updated.with_changes(items=keep)
-        self.unwrap[id(updated)] = updated
+            updated = updated.with_changes(items=keep)
+        else:
+            self.unwrap[id(updated)] = updated
+        if hoisted:
+            self.hoisted[id(updated)] = hoisted
+            for stmt in hoisted:  # (kept from a removed item: what they read is read still)
+                self.new_words |= names_and_words(stmt)[1]
         return updated
 
     def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine):
@@ -324,6 +338,10 @@ class Rewriter(cst.CSTTransformer):
         marked = updated.with_changes(leading_lines=[*updated.leading_lines, *(cst.EmptyLine(comment=cst.Comment(c)) for c in extra)])
         if id(updated) in self.removed:  # (a statement that leaves its block takes its marks to the next)
             self.removed[id(marked)] = (marked, self.removed.pop(id(updated))[1])
+        for table in (self.unwrap, self.hoisted):  # (and a dissolved `with` its marks to its first statement)
+            if id(updated) in table:
+                value = table.pop(id(updated))
+                table[id(marked)] = marked if table is self.unwrap else value
         return marked
 
     # -- bodies: statements removed or unwrapped are spliced here, keeping their comments --
@@ -341,11 +359,20 @@ class Rewriter(cst.CSTTransformer):
         return updated.with_changes(body=body, footer=footer)
 
     def _splice(self, body, footer):
-        if not any(id(s) in self.unwrap or id(s) in self.removed for s in body):
+        if not any(id(s) in self.unwrap or id(s) in self.removed or id(s) in self.hoisted for s in body):
             return body, footer
         out: list[cst.BaseStatement] = []
         carry: list[cst.EmptyLine] = []
         for stmt in body:
+            hoisted = self.hoisted.pop(id(stmt), [])
+            if hoisted:  # (before the `with`, with its leading lines; then the `with` or its body)
+                hoisted[0] = hoisted[0].with_changes(leading_lines=[*carry, *stmt.leading_lines])
+                carry = []
+                out += hoisted
+                unwrapped = self.unwrap.pop(id(stmt), None) is not None
+                stmt = stmt.with_changes(leading_lines=[])
+                if unwrapped:
+                    self.unwrap[id(stmt)] = stmt
             if id(stmt) in self.removed:
                 _, comments = self.removed.pop(id(stmt))
                 carry += [*stmt.leading_lines, *(cst.EmptyLine(comment=cst.Comment(c)) for c in comments)]

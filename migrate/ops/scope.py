@@ -28,28 +28,120 @@ class UnwrapScope(Operation):
     params = {
         "signature": Param(list, doc="TF parameters of a context manager taking arguments, e.g. ['name']; "
                                      "without it the call must take none"),
+        "hoists": Param(str, doc="the parameter whose list or tuple display may compute its elements (a call): "
+                                 "those become statements before the body, in order, where TF ran them eagerly"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
         if "signature" in params:
             argbind.check_signature(params["signature"])
+        if "hoists" in params and params["hoists"] not in [p[0] for p in argbind.parse_signature(params.get("signature", []))]:
+            raise ValueError(f"hoists: {params['hoists']!r} is not in the signature")
 
     def accepts(self, node, parent, params) -> bool:
         call = parent(node)
         if not (isinstance(call, cst.Call) and call.func is node):
             return False
-        if "signature" in params:
-            if argbind.bind(call, params["signature"]) is None:
-                return False
-            if any(m.findall(arg.value, _EFFECTS) for arg in call.args):
-                return False
-        elif call.args:
-            return False
         item = parent(call)
-        return isinstance(item, cst.WithItem) and item.asname is None and isinstance(parent(item), cst.With)
+        if not (isinstance(item, cst.WithItem) and isinstance(parent(item), cst.With)):
+            return False
+        if item.asname is not None and not _unread(item, parent):
+            return False
+        if "signature" not in params:
+            return not call.args
+        bound = argbind.bind(call, params["signature"])
+        if bound is None:
+            return False
+        hoisted = hoisted_elements(call, params)
+        if hoisted and parent(item).items[0] is not item:
+            return False  # (run before the whole `with`, they would run before the items to their left)
+        effects = [value for name, value in bound.items() if name != params.get("hoists") or hoisted is None]
+        return not any(m.findall(value, _EFFECTS) for value in effects)
 
     def refusal(self, params) -> str:
         if "signature" not in params:
             return super().refusal(params)
+        if "hoists" in params:
+            return (f"only `with <scope>(...):` with arguments that fit `({', '.join(params['signature'])})` and "
+                    f"take no `as` name dissolves, its `{params['hoists']}` a list or tuple display (computed "
+                    "elements become statements before the body) and first among the `with`'s items")
         return (f"only `with <scope>(...):` with arguments that fit `({', '.join(params['signature'])})`, "
-                "compute nothing (no call) and take no `as` name dissolves")
+                "compute nothing (no call) and bind no `as` name read later dissolves")
+
+
+class _Reads(cst.CSTVisitor):
+    """The occurrences of a name in a scope, in source order: whether each comes after the
+    ``with`` and whether it is inside a function or class nested in the scope."""
+
+    def __init__(self, name: str, with_node: cst.With, root: cst.CSTNode) -> None:
+        self.name, self.with_node, self.root = name, with_node, root
+        self.after = False
+        self.nested = 0
+        self.found: list[tuple[cst.Name, bool, bool]] = []
+
+    def visit_With(self, node: cst.With) -> None:
+        if node is self.with_node:
+            self.after = True
+
+    def _scope(self, node) -> None:
+        if node is not self.root:
+            self.nested += 1
+
+    def _unscope(self, node) -> None:
+        if node is not self.root:
+            self.nested -= 1
+
+    visit_FunctionDef = visit_Lambda = visit_ClassDef = _scope
+    leave_FunctionDef = leave_Lambda = leave_ClassDef = _unscope
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name:
+            self.found.append((node, self.after, self.nested > 0))
+
+
+def _unread(item: cst.WithItem, parent) -> bool:
+    """Whether the name ``item`` binds (``with tf.name_scope(...) as scope:``) is never read
+    after the ``with`` starts: so dissolving, which leaves it as it was, changes nothing. Reads
+    in the item's own arguments are dropped with it; reads before the ``with`` count only when
+    no loop brings them round again; a function or class nested in the scope must not read it."""
+    if not isinstance(item.asname.name, cst.Name):
+        return False
+    own = item.asname.name
+    with_node = parent(item)
+    node, looped = with_node, False
+    while True:
+        up = parent(node)
+        if up is None or isinstance(up, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            root = up or node
+            break
+        looped = looped or isinstance(up, (cst.For, cst.While))
+        node = up
+    reads = _Reads(own.value, with_node, root)
+    root.visit(reads)
+    for name, after, nested in reads.found:
+        up = parent(name)
+        if name is own or (isinstance(up, cst.Attribute) and up.attr is name) or (
+                isinstance(up, (cst.Arg, cst.Param)) and name in (getattr(up, "keyword", None), getattr(up, "name", None))):
+            continue
+        holder = name
+        while holder is not None and holder is not item.item:
+            holder = parent(holder)
+        if holder is item.item or not (after or looped or nested):
+            continue
+        return False
+    return True
+
+
+def hoisted_elements(call: cst.Call, params) -> list[cst.BaseExpression] | None:
+    """The elements of the ``hoists`` parameter's list or tuple display in ``call`` that compute
+    something (a call), in order: TF evaluates them before the block, so dissolving keeps them as
+    statements. ``None`` when the parameter is not a display (or the rule hoists nothing)."""
+    name = params.get("hoists")
+    if name is None:
+        return None
+    value = (argbind.bind(call, params["signature"]) or {}).get(name)
+    if value is None:
+        return []
+    if not isinstance(value, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in value.elements):
+        return None
+    return [e.value for e in value.elements if m.findall(e.value, _EFFECTS)]

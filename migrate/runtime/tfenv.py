@@ -16,6 +16,8 @@ import threading as _threading
 # `tf.__version__` in a converted program: the TensorFlow release migrate.runtime reproduces and is
 # tested against, so version checks written for TF (`tf.__version__.startswith("2.")`) still hold.
 TF_VERSION = "2.21.0"
+# `tf.version.GIT_VERSION`: that release's source revision, as its wheel reports it.
+TF_GIT_VERSION = "v2.21.0-rc1-5-ga481b10260d"
 
 _lock = _threading.Lock()
 _logger: _logging.Logger | None = None
@@ -84,6 +86,13 @@ def list_logical_devices(device_type=None) -> list:
     a program splits a device (which the converted program does not: TFF310)."""
     return [LogicalDevice(f"/device:{kind}:0", kind) for kind in _device_types()
             if device_type is None or kind == device_type]
+
+
+def get_memory_growth(device) -> bool:
+    """``tf.config.experimental.get_memory_growth``: ``True``. MindSpore's memory pool takes device
+    memory as it needs it (what TF's memory growth turns on), and ``set_memory_growth`` is
+    removed (TFF311), so a program that checks the setting finds it on."""
+    return True
 
 
 def get_visible_devices(device_type=None) -> list:

@@ -1,5 +1,5 @@
 """TF's norm clipping and split, pad, resize, norms, masks, image geometry, Python calls and eager
-control flow (while_loop, case), on MindSpore tensors.
+control flow (while_loop, case, map_fn), on MindSpore tensors.
 
 MindSpore's ``ops.clip_by_norm`` divides by ``norm + 1e-6`` and clips the norm of all its
 inputs together; TF's ``clip_by_norm`` clips one tensor (over ``axes``) by
@@ -201,6 +201,44 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         return value if hasattr(value, "asnumpy") else _tensor(tf_inferred(value))
 
     return map_structure(convert, loop_vars)
+
+
+def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False,
+           infer_shape=True, name=None, fn_output_signature=None):
+    """``tf.map_fn`` as TF 2 runs it eagerly: ``fn`` called on each slice of ``elems`` along its
+    first axis, in order, and what it returns stacked along a new first axis.
+
+    ``elems`` may be a structure of tensors of one length (``fn`` gets the structure of their
+    slices); ``fn``'s result may be a structure too, stacked leaf by leaf. Numbers ``fn``
+    returns become tensors with TF's dtypes. Gradients flow through the slices and the stack.
+    ``dtype``/``fn_output_signature`` only describe the result, which here is read from it;
+    with no element to call ``fn`` on, the result cannot be read, which is an error.
+    """
+    from . import tfnest
+    from .tensors import tf_inferred
+
+    ops = _ops()
+    leaves = [_tensor(leaf) for leaf in tfnest.flatten(elems)]
+    if not leaves:
+        raise ValueError("elems must be a Tensor or (possibly nested) sequence of Tensors. Got []")
+    count = leaves[0].shape[0] if leaves[0].ndim else None
+    if count is None or any(leaf.ndim == 0 or leaf.shape[0] != count for leaf in leaves):
+        raise ValueError("Elements in elems must be 1+ dimensional Tensors, all with the same first dimension; "
+                         f"got shapes {[tuple(leaf.shape) for leaf in leaves]}")
+    if count == 0:
+        raise ValueError("map_fn over 0 elements: the result's shape and dtype come from fn's results here, "
+                         "and there are none")
+    results = [fn(tfnest.pack_sequence_as(elems, [leaf[i] for leaf in leaves])) for i in range(count)]
+    flat = [tfnest.flatten(r) for r in results]
+    stacked = [ops.stack([v if hasattr(v, "asnumpy") else _tensor(tf_inferred(v)) for v in column])
+               for column in zip(*flat)]
+    return tfnest.pack_sequence_as(results[0], stacked)
+
+
+def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
+    """``tf.vectorized_map``: what TF's vectorized form computes, computed as ``map_fn`` does
+    (TF's own fallback): ``fn`` on each slice of ``elems``, the results stacked."""
+    return map_fn(fn, elems)
 
 
 def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
