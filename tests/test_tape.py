@@ -98,6 +98,28 @@ STEP_WATCH = textwrap.dedent("""
         return loss, grads
 """)
 
+# ... and with the target assigned on every branch of an `if` under the tape (a loss scaled or
+# not: NVIDIA's EfficientDet trainer): the closure returns it, as it returns what always runs.
+STEP_BRANCHES = textwrap.dedent("""
+    import tensorflow as tf
+
+    def train_step(inputs):
+        features, targets = inputs
+        with tf.GradientTape() as tape:
+            logits = model(features)
+            loss = total(loss_fn(targets, logits)) / GLOBAL_BATCH
+            if GLOBAL_BATCH > 8:
+                scaled = loss * 1024.0
+                note = "scaled"
+            elif GLOBAL_BATCH == 8:
+                scaled = loss * 3.0
+            else:
+                scaled = loss
+        grads = tape.gradient(scaled, model.trainable_variables)
+        seen.append(logits)
+        return loss, grads
+""")
+
 rng = np.random.default_rng(3)
 X = rng.normal(size=(6, 4)).astype(np.float32)
 Y = rng.normal(size=(6, 2)).astype(np.float32)
@@ -132,8 +154,8 @@ def test_step_converts_as_documented():
     assert [f.status for f in findings if f.rule == "TFD701"] == ["converted"]
 
 
-@pytest.fixture(scope="module", params=[STEP, STEP_INSIDE, STEP_BETWEEN, STEP_SOURCES, STEP_WATCH],
-                ids=["after", "inside", "between", "sources-between", "watched-inputs"])
+@pytest.fixture(scope="module", params=[STEP, STEP_INSIDE, STEP_BETWEEN, STEP_SOURCES, STEP_WATCH, STEP_BRANCHES],
+                ids=["after", "inside", "between", "sources-between", "watched-inputs", "target-on-every-branch"])
 def step_and_tf_numbers(request):
     return request.param, _tf_numbers(request.param)
 
@@ -212,6 +234,11 @@ def test_converted_step_runs_in_pynative_and_matches_tf(step_and_tf_numbers):
      "would run before the forward pass"),
     ("    with tf.GradientTape() as tape:\n        if c:\n            loss = f(x)\n    g = tape.gradient(loss, w)\n",
      "computed only on some paths"),
+    # (every branch must bind it: an `elif` chain without `else`, or one branch that does not)
+    ("    with tf.GradientTape() as tape:\n        if c:\n            loss = f(x)\n        elif d:\n            loss = g(x)\n"
+     "    g = tape.gradient(loss, w)\n", "computed only on some paths"),
+    ("    with tf.GradientTape() as tape:\n        if c:\n            loss = f(x)\n        else:\n            other = g(x)\n"
+     "    g = tape.gradient(loss, w)\n", "computed only on some paths"),
     ("    with tf.GradientTape() as tape:\n        loss = f(x)\n        return loss\n    g = tape.gradient(loss, w)\n",
      "holds `return`"),
     ("    with tf.GradientTape() as tape:\n        loss = f(x)\n    if c:\n        g = tape.gradient(loss, w)\n",

@@ -985,7 +985,8 @@ def _reimports(scope, name: str, assignments: list) -> bool:
 
 def _top_level_bindings(body: cst.IndentedBlock, dissolved=lambda statement: False) -> list[str]:
     """Names bound by simple statements directly in the body (always run), in source order;
-    a ``with`` the plan dissolves (``dissolved``) counts as the statements in it."""
+    a ``with`` the plan dissolves (``dissolved``) counts as the statements in it, and an
+    ``if``/``elif``/``else`` with an ``else`` as the names every branch binds."""
     names: list[str] = []
 
     def targets(node):
@@ -1001,6 +1002,17 @@ def _top_level_bindings(body: cst.IndentedBlock, dissolved=lambda statement: Fal
             elif isinstance(small, cst.AugAssign):
                 targets(small.target)
 
+    def block(suite) -> list[str]:
+        """What a branch's own statements always bind (its body run as one walk of its own)."""
+        mark = len(names)
+        if isinstance(suite, cst.IndentedBlock):
+            walk(suite.body)
+        else:
+            smalls(suite.body)
+        bound = names[mark:]
+        del names[mark:]
+        return bound
+
     def walk(statements):
         for statement in statements:
             if dissolved(statement):
@@ -1010,6 +1022,16 @@ def _top_level_bindings(body: cst.IndentedBlock, dissolved=lambda statement: Fal
                     smalls(statement.body.body)  # `with s.scope(): x = f()` on one line
             elif isinstance(statement, cst.SimpleStatementLine):
                 smalls(statement.body)
+            elif isinstance(statement, cst.If):
+                # `if ...: x = a` / `else: x = b`: a name every branch binds is bound on every path
+                branches, node = [], statement
+                while isinstance(node, cst.If):
+                    branches.append(block(node.body))
+                    node = node.orelse
+                if node is not None:
+                    branches.append(block(node.body))
+                    common = set.intersection(*map(set, branches))
+                    names.extend(name for name in branches[0] if name in common)
 
     walk(body.body)
     return list(dict.fromkeys(names))
