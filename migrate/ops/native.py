@@ -437,8 +437,8 @@ class NativePass:
         if not cells:
             return "the model has no layers"
         spatial = any(isinstance(made, _Spatial) for made in cells)
-        dense = None if spatial else [rule.params["layers"][dotted(layer.func)].get("kind", "dense") == "dense"
-                                      for layer in elements]
+        dense = None if spatial or len(cells) != len(elements) else [
+            rule.params["layers"][dotted(layer.func)].get("kind", "dense") == "dense" for layer in elements]
         self.building = None if spatial else cells
         uses = self._model_uses(name, binding, training, dense)
         loop_rules, compiles = self.loop_rules.pop(name, set()), self.compiles.pop(name, [])
@@ -629,15 +629,20 @@ class NativePass:
         if why is not None:
             return why
         activation = given(bound, "activation")
+        after = None  # an activation nn.Dense does not take by name: its cell, after the layer
         if activation is not None:
             act = _string(activation)
-            if act is None or act not in rule.params["activations"]:
-                return "the activation is not one of " + ", ".join(f"'{a}'" for a in rule.params["activations"])
-            if rule.params["activations"][act] is not None:
+            if act is None or (act not in rule.params["activations"] and act not in rule.params["activation_cells"]):
+                return "the activation is not one of " + ", ".join(
+                    f"'{a}'" for a in {**rule.params["activations"], **rule.params["activation_cells"]})
+            if act not in rule.params["activations"]:
+                after = _Any(_activation_cell(rule, act))
+            elif rule.params["activations"][act] is not None:
                 kwargs["activation"] = _quoted(rule.params["activations"][act])
         args = [cst.Arg(cst.Integer(str(width))), cst.Arg(units)]
         args += [cst.Arg(v, keyword=cst.Name(k), equal=_EQUAL) for k, v in kwargs.items()]
-        return _Flat(cst.Call(func=parse_expression(spec["to"]), args=args)), shape[:-1] + (int(units.value),)
+        dense = _Flat(cst.Call(func=parse_expression(spec["to"]), args=args))
+        return ([dense, after] if after is not None else dense), shape[:-1] + (int(units.value),)
 
     def _weights(self, rule, bound: dict, kwargs: dict, transpose, fans: tuple[int, int]) -> str | None:
         """The initializers and ``use_bias`` of a Dense or convolution into MindSpore's keywords

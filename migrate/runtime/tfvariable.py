@@ -13,13 +13,17 @@ theirs. A callable initial value is called, as TF calls it.
 
 Under data parallelism each process holds its own copy of every variable, as each TF
 replica holds its copy of a mirrored variable: an update every replica makes alike (a step
-counter's ``assign_add(1)``) leaves every copy equal and counts once per step. Variables
-TF aggregates across replicas (``aggregation=SUM/MEAN``, ``synchronization=ON_READ``) are
-not created here; the rules leave them for a person (TFD308).
+counter's ``assign_add(1)``) leaves every copy equal and counts once per step. So
+``aggregation=ONLY_FIRST_REPLICA`` or ``NONE`` and ``synchronization=AUTO``/``ON_WRITE``/
+``NONE`` (:class:`VariableAggregation`, :class:`VariableSynchronization`) are taken and
+kept on the variable, and change nothing. Variables TF aggregates across replicas
+(``aggregation=SUM/MEAN``, ``synchronization=ON_READ``) are not created here: the rules
+leave them for a person (TFD308), and passed here they are an error.
 """
 
 from __future__ import annotations
 
+import enum
 import itertools
 import threading
 import types
@@ -106,11 +110,36 @@ def _read_value(self):
     return ops.identity(self)
 
 
-def Variable(initial_value=None, trainable=None, name=None, dtype=None, shape=None):  # noqa: N802 - TF's name
-    """``tf.Variable(initial_value, trainable, name=, dtype=, shape=)`` → a ``mindspore.Parameter``."""
+class VariableAggregation(enum.Enum):
+    """``tf.VariableAggregation``: how TF combines the replicas' updates of a mirrored variable."""
+
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+
+
+class VariableSynchronization(enum.Enum):
+    """``tf.VariableSynchronization``: when TF makes a distributed variable's copies agree."""
+
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+def Variable(initial_value=None, trainable=None, name=None, dtype=None, shape=None,  # noqa: N802 - TF's name
+             synchronization=VariableSynchronization.AUTO, aggregation=VariableAggregation.NONE):
+    """``tf.Variable(initial_value, trainable, name=, dtype=, shape=)`` → a ``mindspore.Parameter``;
+    ``synchronization``/``aggregation`` as every process updating its own copy alike gives them."""
     ms = _ms()
     if initial_value is None:
         raise ValueError("The initial_value must be specified.")
+    if aggregation in (VariableAggregation.SUM, VariableAggregation.MEAN) or \
+            synchronization is VariableSynchronization.ON_READ:
+        raise NotImplementedError(f"a variable that TF aggregates across replicas ({synchronization}, {aggregation}) "
+                                  "is per process here: keep a plain variable and all-reduce its value where it is "
+                                  "read (spmd.reduce)")
     tensor = _initial(initial_value, dtype)
     if shape is not None:
         wanted = tuple(shape)
@@ -124,6 +153,7 @@ def Variable(initial_value=None, trainable=None, name=None, dtype=None, shape=No
     base = (name or "Variable").split(":")[0]
     parameter = ms.Parameter(tensor, name=_unique(base), requires_grad=differentiable)
     parameter.trainable = trainable
+    parameter.synchronization, parameter.aggregation = synchronization, aggregation
     parameter.assign = types.MethodType(_assign, parameter)
     parameter.assign_add = types.MethodType(_assign_add, parameter)
     parameter.assign_sub = types.MethodType(_assign_sub, parameter)

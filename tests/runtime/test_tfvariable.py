@@ -156,3 +156,22 @@ def test_the_global_step_is_one_counter_as_in_tf():
     ours: dict = {}
     exec(code, ours)  # noqa: S102 - the test's own program
     assert ours["result"] == (True, True, 1, False, True) and ours["a"].dtype == ms.int64
+
+
+def test_a_first_replica_counter_keeps_its_policy_and_counts():
+    step = tfvariable.Variable(0, trainable=False, dtype=ms.int64,
+                               aggregation=tfvariable.VariableAggregation.ONLY_FIRST_REPLICA,
+                               synchronization=tfvariable.VariableSynchronization.ON_WRITE)
+    for _ in range(3):
+        step.assign_add(1)
+    assert int(step.numpy()) == 3 and step.dtype == ms.int64
+    assert (step.aggregation, step.synchronization) == (tfvariable.VariableAggregation.ONLY_FIRST_REPLICA,
+                                                        tfvariable.VariableSynchronization.ON_WRITE)
+
+
+@pytest.mark.parametrize("policy", [{"aggregation": tfvariable.VariableAggregation.SUM},
+                                    {"aggregation": tfvariable.VariableAggregation.MEAN},
+                                    {"synchronization": tfvariable.VariableSynchronization.ON_READ}])
+def test_a_variable_tf_aggregates_across_replicas_is_refused(policy):
+    with pytest.raises(NotImplementedError, match="per process here"):
+        tfvariable.Variable(0.0, **policy)
