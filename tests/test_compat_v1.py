@@ -19,13 +19,34 @@ def convert(code: str) -> str:
     return result.converted.decode()
 
 
-def test_the_generated_module_is_current():
+@pytest.mark.parametrize("script, generated", [("compat_v1_names", "compat_v1.py"),
+                                               ("keras_backend_names", "keras_backend.py")])
+def test_the_generated_module_is_current(script, generated):
     pytest.importorskip("tensorflow")
-    spec = importlib.util.spec_from_file_location("compat_v1_names", ROOT / "scripts" / "compat_v1_names.py")
+    spec = importlib.util.spec_from_file_location(script, ROOT / "scripts" / f"{script}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    text = (ROOT / "migrate" / "engine" / "compat_v1.py").read_text(encoding="utf-8")
-    assert text == module.render(), "rules changed: run scripts/compat_v1_names.py --write"
+    text = (ROOT / "migrate" / "engine" / generated).read_text(encoding="utf-8")
+    assert text == module.render(), f"rules changed: run scripts/{script}.py --write"
+
+
+@pytest.mark.parametrize("code, converted", [
+    ("from tensorflow.keras import backend as K\n\ny = K.equal(a, b)\n", "ops.equal(a, b)"),
+    ("import tensorflow as tf\n\ny = tf.keras.backend.permute_dimensions(t, (0, 2, 1))\n", "ops.transpose(t, (0, 2, 1))"),
+    ("import keras\n\ny = keras.backend.stack([a, b], axis=1)\n", "ops.stack([a, b], 1)"),
+    ("from tensorflow.keras import backend as K\n\ny = K.gather(table, ids)\n", "ops.gather(table, ids, 0)"),
+])
+def test_a_keras_backend_helper_that_is_one_tf_call_converts_as_it(code, converted):
+    out = convert(code)
+    assert f"y = {converted}\n" in out and "backend" not in out, out
+
+
+def test_a_keras_backend_helper_that_does_more_is_not_its_tf_call():
+    """`K.mean` casts booleans first, `K.one_hot` passes `axis=-1`: not aliases of `tf.reduce_mean`/`tf.one_hot`."""
+    from migrate.engine.keras_backend import BACKEND_AS_TF
+
+    assert not {"mean", "one_hot", "update_add"} & set(BACKEND_AS_TF)
+    assert BACKEND_AS_TF["equal"] == "equal" and BACKEND_AS_TF["permute_dimensions"] == "transpose"
 
 
 @pytest.mark.parametrize("body", [

@@ -533,6 +533,16 @@ CASES = {
     "map_fn_tuple_result": "tf.map_fn(lambda p: (p[0] + 1.0, tf.reduce_sum(p[1])), (f, g), "
                            "fn_output_signature=(tf.float32, tf.float32))[1]",
     "map_fn_int": "tf.compat.v1.map_fn(lambda r: r * 2, i)",
+    # Keras's backend helpers that are one TF call (migrate/engine/keras_backend.py)
+    "k_equal": "tf.keras.backend.equal(i, j)",
+    "k_greater_equal": "tf.keras.backend.greater_equal(f, g)",
+    "k_permute": "tf.keras.backend.permute_dimensions(b3, (2, 0, 1))",
+    "k_stack": "tf.keras.backend.stack([f, g], axis=1)",
+    "k_gather": "tf.keras.backend.gather(f, labels % 3)",
+    "k_prod": "tf.keras.backend.prod(pos, 1, True)",
+    "k_cumsum": "tf.keras.backend.cumsum(f, 1)",
+    "k_round": "tf.keras.backend.round(half)",
+    "k_softplus": "tf.keras.backend.softplus(f)",
 }
 
 # Differences the rules' notes state: case → (TF dtype, MindSpore dtype).

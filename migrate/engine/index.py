@@ -8,6 +8,7 @@ import re
 from migrate import ops
 from migrate.engine.aliases import AddedImports
 from migrate.engine.compat_v1 import SAME_IN_V1, V1_AS_V2
+from migrate.engine.keras_backend import BACKEND_AS_TF
 from migrate.rules import Rule
 
 
@@ -34,6 +35,7 @@ NORMALIZE_PREFIXES = (
 
 
 _V1 = "tensorflow.compat.v1."
+_BACKEND = "tensorflow.keras.backend."
 
 
 def normalize(qualname: str) -> str:
@@ -46,7 +48,11 @@ def normalize(qualname: str) -> str:
             return "tensorflow." + V1_AS_V2[rest]
     for old, new in NORMALIZE_PREFIXES:
         if qualname.startswith(old) or qualname + "." == old:
-            return new + qualname[len(old):] if qualname.startswith(old) else new[:-1]
+            qualname = new + qualname[len(old):] if qualname.startswith(old) else new[:-1]
+            break
+    # Keras's backend helper that is one TF call converts as that call (see keras_backend.py).
+    if qualname.startswith(_BACKEND) and qualname[len(_BACKEND):] in BACKEND_AS_TF:
+        return "tensorflow." + BACKEND_AS_TF[qualname[len(_BACKEND):]]
     return qualname
 
 
