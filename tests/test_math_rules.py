@@ -543,6 +543,9 @@ CASES = {
     "k_cumsum": "tf.keras.backend.cumsum(f, 1)",
     "k_round": "tf.keras.backend.round(half)",
     "k_softplus": "tf.keras.backend.softplus(f)",
+    # TFM306 py_func, TFT121 dimension_value
+    "py_func": "tf.compat.v1.py_func(lambda a: a * 2.0 + 1.0, [f], tf.float32)",
+    "dimension_value": "tf.fill([2], tf.compat.dimension_value(f.shape[1]))",
 }
 
 # Differences the rules' notes state: case → (TF dtype, MindSpore dtype).
