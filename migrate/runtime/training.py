@@ -48,30 +48,6 @@ __all__ = ["compile", "fit", "evaluate", "predict"]
 _STATE = "_migrate_training"
 
 
-# Metrics whose update on several batches at once is their updates one batch after another: each
-# accumulates per-example values (or counts) over examples. A user's metric, or a mean of a
-# function of the whole batch, is updated batch by batch.
-_PER_EXAMPLE = ("Accuracy", "BinaryAccuracy", "CategoricalAccuracy", "SparseCategoricalAccuracy",
-                "SparseTopKCategoricalAccuracy", "TopKCategoricalAccuracy", "MeanSquaredError", "MeanAbsoluteError",
-                "RootMeanSquaredError", "BinaryCrossentropy", "CategoricalCrossentropy",
-                "SparseCategoricalCrossentropy", "TruePositives", "FalsePositives", "TrueNegatives",
-                "FalseNegatives", "Precision", "Recall", "AUC")
-_PENDING_STEPS = 32  # steps whose metric updates wait to be made as one
-_PENDING_VALUES = 1 << 22  # ... unless their labels and predictions hold more values than this
-
-
-def _per_example(metric) -> bool:
-    from .keras import confusion_metrics, metrics
-
-    cls = type(metric)
-    if cls.__module__ not in (metrics.__name__, confusion_metrics.__name__):
-        return False
-    if cls is metrics.MeanMetricWrapper:  # a built-in per-example function (`metrics=[sparse_categorical_accuracy]`)
-        fn = metric._fn
-        return getattr(fn, "__module__", None) == metrics.__name__ and fn.__name__.endswith(("accuracy", "error"))
-    return cls.__name__ in _PER_EXAMPLE
-
-
 class _Compiled:
     def __init__(self, network, optimizer, loss, metrics, loss_on_logits=False):
         from .keras import metrics as metrics_module
@@ -80,13 +56,8 @@ class _Compiled:
         self.loss_on_logits = loss_on_logits
         self.metric_specs = list(metrics) if isinstance(metrics, (list, tuple)) else ([] if metrics is None else [metrics])
         self.metrics = None  # resolved on the first batch (``"accuracy"`` depends on the shapes)
-        self.batched: list = []  # ... those of them updated on several steps at once
         self.loss_tracker = metrics_module.Mean(name="loss")
         self.train_step = self.eval_step = self.forward = self.empty_step = None
-        # Steps whose loss and metric updates are still to be made: (loss, count, y, predictions).
-        # Made one by one, the eager updates cost a step more host time than the compiled step
-        # itself; made as one every few steps they cost the same as one.
-        self.pending: list = []
 
     def all_metrics(self) -> list:
         return [self.loss_tracker, *(self.metrics or [])]
@@ -94,44 +65,19 @@ class _Compiled:
     def resolve(self, y, y_pred) -> None:
         if self.metrics is None:
             self.metrics = [_resolve_metric(spec, y, y_pred) for spec in self.metric_specs]
-            single = not isinstance(y, (tuple, list, dict)) and not isinstance(y_pred, (tuple, list, dict))
-            self.batched = [metric for metric in self.metrics if single and _per_example(metric)]
 
     def record(self, loss, count: int, y, y_pred) -> None:
-        """One step's loss (the mean over ``count`` examples) and predictions, for the metrics."""
+        """One step's loss (the mean over ``count`` examples) and predictions, for the metrics
+        (the built-in ones make several steps' updates as one: see ``keras.metrics``)."""
         self.resolve(y, y_pred)
+        self.loss_tracker.update_state(loss, sample_weight=float(count))
         for metric in self.metrics:
-            if not any(metric is b for b in self.batched):
-                metric.update_state(y, y_pred)
-        self.pending.append((loss, count, y, y_pred))
-        values = sum(int(np.prod(p[3].shape)) + int(np.prod(p[2].shape)) for p in self.pending)
-        if len(self.pending) >= _PENDING_STEPS or values >= _PENDING_VALUES:
-            self.flush()
-
-    def flush(self) -> None:
-        """The pending steps' updates, made as one: the loss's mean weighted by each step's examples
-        (Keras's ``Mean`` with the step's example count as weight), the metrics on the steps'
-        labels and predictions together (the same sums over the same examples)."""
-        if not self.pending:
-            return
-        from mindspore import ops
-
-        losses, counts, ys, predictions = zip(*self.pending)
-        self.pending = []
-        self.loss_tracker.update_state(ops.stack([loss.reshape(()) for loss in losses]),
-                                       sample_weight=ms.Tensor(np.asarray(counts, np.float32)))
-        if self.batched:
-            y = ys[0] if len(ys) == 1 else ops.concat(ys)
-            y_pred = predictions[0] if len(predictions) == 1 else ops.concat(predictions)
-            for metric in self.batched:
-                metric.update_state(y, y_pred)
+            metric.update_state(y, y_pred)
 
     def results(self) -> dict:
-        self.flush()
         return _logs_to_floats({metric.name: metric.result() for metric in self.all_metrics()})
 
     def reset(self) -> None:
-        self.pending = []
         for metric in self.all_metrics():
             metric.reset_state()
 

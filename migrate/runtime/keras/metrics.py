@@ -8,6 +8,15 @@ each process is a replica, so in a launched job `result()` — also a subclass's
 variables), computes the result from the sums, and puts the local state back: every
 process reports the global value, and every process must call `result()` (it is a
 collective). With one process it is a plain read.
+
+Updates are eager MindSpore ops, several per call: made step by step they can cost a step
+more host time than the step itself. So a built-in metric that accumulates per-example values
+(``Mean``, ``Sum``, the accuracy, error and crossentropy metrics) keeps each call's tensors and
+makes the updates of up to 32 calls as one, on the calls' tensors joined (concatenated along
+the examples, or stacked where each call gives one value): the same sums over the same
+examples. Anything that reads the state makes the waiting updates first (``result()``,
+``variables``, a checkpoint, ``metric.total``); ``reset_state()`` drops them. A call whose inputs cannot be
+joined with the waiting ones (another shape, a weight where they had none) makes those first.
 """
 
 from __future__ import annotations
@@ -29,9 +38,14 @@ def _ops():
     return ops
 
 
+_WAIT_CALLS = 32  # calls whose updates wait to be made as one
+_WAIT_VALUES = 1 << 22  # ... unless their inputs hold more values than this
+
+
 def _synchronized_result(result):
     @functools.wraps(result)
     def wrapper(self, *args, **kwargs):
+        self._flush()
         with self._synchronized():
             return result(self, *args, **kwargs)
 
@@ -94,7 +108,60 @@ class Metric(AutoConfig):
 
     @property
     def variables(self) -> list:
+        self._flush()
         return list(self._variables)
+
+    def _defer(self, update, args: tuple, sample_weight) -> bool:
+        """Keep a call's update (``update(self, *args, sample_weight=...)``, made on the calls'
+        inputs joined along their first axis, or stacked where they have none) to make with
+        the next calls'; False, after making what waits, where it cannot be joined with them."""
+        import mindspore as ms
+
+        joined = []
+        for value in (*args, sample_weight):
+            if value is None or isinstance(value, ms.Parameter):
+                joined.append(value)  # (a Parameter changes in place: it is read now, not later)
+            elif isinstance(value, ms.Tensor):
+                joined.append(value)
+            elif isinstance(value, (float, int, np.ndarray, np.generic)) and not isinstance(value, bool):
+                joined.append(ms.Tensor(np.array(value, copy=True)))
+            else:
+                joined.append(False)
+        if any(isinstance(v, (bool, ms.Parameter)) or (v is None and i < len(args)) for i, v in enumerate(joined)):
+            self._flush()
+            return False
+        *values, weight = joined
+        stacked = values[0].ndim == 0
+        if any((v.ndim == 0) != stacked for v in joined if v is not None) or (
+                not stacked and any(v.shape[0] != values[0].shape[0] for v in joined if v is not None)):
+            self._flush()
+            return False
+        key = (update, stacked, weight is None, *((v.dtype, tuple(v.shape[1:])) for v in joined if v is not None))
+        waiting = self.__dict__.get("_waiting")
+        if waiting is not None and waiting["key"] != key:
+            self._flush()
+            waiting = None
+        if waiting is None:
+            waiting = self.__dict__["_waiting"] = {"key": key, "calls": [], "size": 0}
+        waiting["calls"].append(joined)
+        waiting["size"] += sum(int(np.prod(v.shape)) for v in joined if v is not None)
+        if len(waiting["calls"]) >= _WAIT_CALLS or waiting["size"] >= _WAIT_VALUES:
+            self._flush()
+        return True
+
+    def _flush(self) -> None:
+        """Make the updates that wait, as one."""
+        waiting = self.__dict__.pop("_waiting", None)
+        if not waiting:
+            return
+        ops = _ops()
+        update, stacked = waiting["key"][0], waiting["key"][1]
+        calls = waiting["calls"]
+        join = ops.stack if stacked else ops.concat
+        columns = [None if column[0] is None else (column[0] if len(column) == 1 else join(list(column)))
+                   for column in zip(*calls)]
+        *values, weight = columns
+        update(self, *values, sample_weight=weight)
 
     def update_state(self, *args, **kwargs):
         raise NotImplementedError
@@ -105,6 +172,7 @@ class Metric(AutoConfig):
     def reset_state(self):
         import mindspore as ms
 
+        self.__dict__.pop("_waiting", None)
         for variable in self._variables:
             variable.set_data(ms.Tensor(np.zeros(variable.shape, dtype=variable.asnumpy().dtype)))
 
@@ -184,12 +252,35 @@ def _mean(x, axis=None):
     return _ops().mean(x, axis)
 
 
+class _State:
+    """A deferring metric's state variable (``total``, ``count``): reading it, as a subclass's
+    ``result()`` or a program does, makes the waiting updates first."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.key = f"_state_{name}"
+
+    def __get__(self, metric, owner=None):
+        if metric is None:
+            return self
+        metric._flush()
+        return metric.__dict__[self.key]
+
+    def __set__(self, metric, value) -> None:
+        metric.__dict__[self.key] = value
+
+
 class Sum(Metric):
+    total = _State()
+
     def __init__(self, name="sum", dtype=None):
         super().__init__(name=name, dtype=dtype)
         self.total = self.add_variable(name="total")
 
     def update_state(self, values, sample_weight=None):
+        if not self._defer(Sum._update, (values,), sample_weight):
+            self._update(values, sample_weight=sample_weight)
+
+    def _update(self, values, sample_weight=None):
         values, _ = reduce_to_samplewise_values(values, sample_weight, _sum)
         _assign_add(self.total, _ops().sum(values))
 
@@ -200,12 +291,19 @@ class Sum(Metric):
 class Mean(Metric):
     """Weighted mean: total += sum(values * weights), count += sum(weights) (or the number of values)."""
 
+    total = _State()
+    count = _State()
+
     def __init__(self, name="mean", dtype=None):
         super().__init__(name=name, dtype=dtype)
         self.total = self.add_variable(name="total")
         self.count = self.add_variable(name="count")
 
     def update_state(self, values, sample_weight=None):
+        if not self._defer(Mean._update, (values,), sample_weight):
+            self._update(values, sample_weight=sample_weight)
+
+    def _update(self, values, sample_weight=None):
         values, sample_weight = reduce_to_samplewise_values(values, sample_weight, _mean)
         _assign_add(self.total, _ops().sum(values))
         if sample_weight is not None:
@@ -227,8 +325,13 @@ class MeanMetricWrapper(Mean):
         self._fn_kwargs = kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        if not (self._fn in _PER_EXAMPLE and self._defer(MeanMetricWrapper._update_wrapped, (y_true, y_pred),
+                                                          sample_weight)):
+            self._update_wrapped(y_true, y_pred, sample_weight=sample_weight)
+
+    def _update_wrapped(self, y_true, y_pred, sample_weight=None):
         values = self._fn(y_true, y_pred, **self._fn_kwargs)
-        return super().update_state(values, sample_weight=sample_weight)
+        Mean._update(self, values, sample_weight=sample_weight)
 
 
 # --- accuracy functions (Keras 3) ------------------------------------------------------------
@@ -389,6 +492,12 @@ _BY_NAME = {
     "false_positives": FalsePositives, "true_negatives": TrueNegatives, "false_negatives": FalseNegatives,
 }
 _CLASSES = {cls.__name__: cls for cls in set(_BY_NAME.values())}
+# Functions of (y_true, y_pred) giving one value per example: a mean of them over several calls'
+# examples joined is their mean call by call (a user's function may reduce over the batch).
+_PER_EXAMPLE = frozenset({accuracy, binary_accuracy, categorical_accuracy, sparse_categorical_accuracy,
+                          sparse_top_k_categorical_accuracy, top_k_categorical_accuracy, mean_squared_error,
+                          mean_absolute_error, binary_crossentropy, categorical_crossentropy,
+                          sparse_categorical_crossentropy})
 
 
 def get(identifier):
