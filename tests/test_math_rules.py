@@ -533,6 +533,7 @@ CASES = {
     "map_fn_tuple_result": "tf.map_fn(lambda p: (p[0] + 1.0, tf.reduce_sum(p[1])), (f, g), "
                            "fn_output_signature=(tf.float32, tf.float32))[1]",
     "map_fn_int": "tf.compat.v1.map_fn(lambda r: r * 2, i)",
+    "map_fn_number_signature": "tf.map_fn(lambda r: 1, f, fn_output_signature=tf.float32)",
     # Keras's backend helpers that are one TF call (migrate/engine/keras_backend.py)
     "k_equal": "tf.keras.backend.equal(i, j)",
     "k_greater_equal": "tf.keras.backend.greater_equal(f, g)",
@@ -543,6 +544,7 @@ CASES = {
     "k_cumsum": "tf.keras.backend.cumsum(f, 1)",
     "k_round": "tf.keras.backend.round(half)",
     "k_softplus": "tf.keras.backend.softplus(f)",
+    "k_l2_normalize": "tf.keras.backend.l2_normalize(f, axis=1)",
     # TFM306 py_func, TFT121 dimension_value
     "py_func": "tf.compat.v1.py_func(lambda a: a * 2.0 + 1.0, [f], tf.float32)",
     "dimension_value": "tf.fill([2], tf.compat.dimension_value(f.shape[1]))",

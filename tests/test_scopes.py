@@ -95,3 +95,22 @@ def test_an_as_name_dissolves_only_when_nothing_reads_it_later():
     assert manual == [10, 17, 22, 29], code
     assert "with tf.name_scope('level_%d' % level) as scope:\n            y = g" not in code.split("def warm")[0]
     assert "    print(s.upper)\n    return x\n" in code
+
+
+def test_a_computed_assignment_expression_keeps_its_parentheses_as_a_statement():
+    code, _ = convert("import tensorflow as tf\n\n"
+                      "with tf.control_dependencies([ok := tf.debugging.assert_positive(x)]):\n    y = 1\n")
+    assert "\n(ok := tfdebug.assert_positive(x))\ny = 1\n" in code
+    compile(code, "case.py", "exec")
+
+
+@pytest.mark.parametrize("code", [
+    "def build():\n    global scope\n    with tf.name_scope('n') as scope:\n        return 1\n",
+    "def outer():\n    s = None\n    def inner():\n        nonlocal s\n        with tf.name_scope('n') as s:\n"
+    "            return 1\n    inner()\n    return s\n",
+    "class A:\n    with tf.name_scope('n') as scope:\n        x = 1\n",
+])
+def test_an_as_name_of_another_scope_is_not_dissolved(code):
+    out, findings = convert("import tensorflow as tf\n\n" + code)
+    assert "tf.name_scope('n') as" in out
+    assert [f.rule for f in findings if f.status == "manual"] == ["TFF320"]

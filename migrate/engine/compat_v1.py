@@ -220,6 +220,7 @@ SAME_IN_V1 = frozenset({
     "linalg.diag_part",
     "linalg.einsum",
     "linalg.global_norm",
+    "linalg.l2_normalize",
     "linalg.matmul",
     "linalg.tensordot",
     "linspace",

@@ -269,7 +269,7 @@ class Rewriter(cst.CSTTransformer):
                 self._removed(old)
                 rule = self.plan.scope_items[old].rule
                 if isinstance(new.item, cst.Call):
-                    hoisted += [cst.SimpleStatementLine(body=[cst.Expr(value=e)])
+                    hoisted += [cst.SimpleStatementLine(body=[cst.Expr(value=_statement_value(e))])
                                 for e in hoisted_elements(new.item, rule.params) or ()]
         if keep:
             keep[-1] = keep[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
@@ -406,6 +406,14 @@ class Rewriter(cst.CSTTransformer):
 
 
 _REWRITER_VISITS, _REWRITER_LEAVES = _libcst_speed.methods_of(Rewriter)
+
+
+def _statement_value(value: cst.BaseExpression) -> cst.BaseExpression:
+    """An element of a list as an expression statement: an assignment expression needs its
+    parentheses there (``(y := check(x))``)."""
+    if isinstance(value, cst.NamedExpr) and not value.lpar:
+        return value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return value
 
 
 _OPERATORS = (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.BooleanOperation, cst.Await)

@@ -116,6 +116,11 @@ def _unread(item: cst.WithItem, parent) -> bool:
             break
         looped = looped or isinstance(up, (cst.For, cst.While))
         node = up
+    if isinstance(root, cst.ClassDef):
+        return False  # (a class body's name is an attribute of the class: read as `A.scope`)
+    declared = m.findall(root, m.Global() | m.Nonlocal())
+    if any(n.name.value == own.value for d in declared for n in d.names):
+        return False  # (the name lives in another scope, which may read it)
     reads = _Reads(own.value, with_node, root)
     root.visit(reads)
     for name, after, nested in reads.found:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import collections
 
+import numpy as np
+
 
 def _ops():
     from mindspore import ops
@@ -211,8 +213,9 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
     ``elems`` may be a structure of tensors of one length (``fn`` gets the structure of their
     slices); ``fn``'s result may be a structure too, stacked leaf by leaf. Numbers ``fn``
     returns become tensors with TF's dtypes. Gradients flow through the slices and the stack.
-    ``dtype``/``fn_output_signature`` only describe the result, which here is read from it;
-    with no element to call ``fn`` on, the result cannot be read, which is an error.
+    ``dtype``/``fn_output_signature`` only describe the result, which here is read from it (a
+    Python number ``fn`` returns takes the declared dtype); with no element to call ``fn`` on,
+    the result cannot be read, which is an error.
     """
     from . import tfnest
     from .tensors import tf_inferred
@@ -230,8 +233,22 @@ def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap
                          "and there are none")
     results = [fn(tfnest.pack_sequence_as(elems, [leaf[i] for leaf in leaves])) for i in range(count)]
     flat = [tfnest.flatten(r) for r in results]
-    stacked = [ops.stack([v if hasattr(v, "asnumpy") else _tensor(tf_inferred(v)) for v in column])
-               for column in zip(*flat)]
+    signature = fn_output_signature if fn_output_signature is not None else dtype
+    dtypes = tfnest.flatten(signature) if signature is not None else []
+    if len(dtypes) != len(flat[0]):
+        dtypes = [None] * len(flat[0])
+
+    def tensor(value, dtype):
+        """A Python number ``fn`` returned, as a tensor of the declared dtype (else TF's inferred one)."""
+        if hasattr(value, "asnumpy"):
+            return value
+        import mindspore as ms
+
+        if isinstance(dtype, ms.dtype.Type):
+            return ms.Tensor(np.asarray(value), dtype)
+        return _tensor(tf_inferred(value))
+
+    stacked = [ops.stack([tensor(v, dtypes[j]) for v in column]) for j, column in enumerate(zip(*flat))]
     return tfnest.pack_sequence_as(results[0], stacked)
 
 

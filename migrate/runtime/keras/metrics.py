@@ -111,31 +111,40 @@ class Metric(AutoConfig):
         self._flush()
         return list(self._variables)
 
-    def _defer(self, update, args: tuple, sample_weight) -> bool:
+    def _defer(self, update, args: tuple, sample_weight, batched: bool = False) -> bool:
         """Keep a call's update (``update(self, *args, sample_weight=...)``, made on the calls'
-        inputs joined along their first axis, or stacked where they have none) to make with
-        the next calls'; False, after making what waits, where it cannot be joined with them."""
+        inputs joined along their first axis, or stacked where each is one value) to make with
+        the next calls'; False, after making what waits, where it cannot be joined with them.
+        ``batched``: the inputs must have a batch axis and a feature axis (a function of
+        ``(y_true, y_pred)`` reduces the last axis: over 1-D inputs it is one value per call).
+        What is kept is a copy (a view of a variable, or a tensor changed in place after the
+        call, counts as it was at the call)."""
         import mindspore as ms
 
-        joined = []
+        kept = []
         for value in (*args, sample_weight):
-            if value is None or isinstance(value, ms.Parameter):
-                joined.append(value)  # (a Parameter changes in place: it is read now, not later)
-            elif isinstance(value, ms.Tensor):
-                joined.append(value)
+            if value is None:
+                kept.append(None)
+            elif isinstance(value, ms.Tensor) and getattr(value, "_keras_logits", None) is None:
+                kept.append(value)  # (a Parameter too: copied below, as every tensor is)
             elif isinstance(value, (float, int, np.ndarray, np.generic)) and not isinstance(value, bool):
-                joined.append(ms.Tensor(np.array(value, copy=True)))
+                kept.append(ms.Tensor(np.array(value, copy=True)))
             else:
-                joined.append(False)
-        if any(isinstance(v, (bool, ms.Parameter)) or (v is None and i < len(args)) for i, v in enumerate(joined)):
+                kept.append(False)  # (a list, a tensor carrying its logits for a crossentropy...)
+        *values, weight = kept
+        first = values[0] if values else None
+        fits = all(v is not False and v is not None for v in values) and weight is not False and first is not None
+        if fits:
+            stacked = first.ndim == 0 and not batched
+            if stacked:  # one value per call, and a scalar weight
+                fits = all(v.ndim == 0 for v in values) and (weight is None or weight.ndim == 0)
+            else:  # a batch axis in every input, and a weight per example
+                fits = all(v.ndim >= (2 if batched and i == len(values) - 1 else 1) and v.shape[0] == first.shape[0]
+                           for i, v in enumerate(values)) and (weight is None or tuple(weight.shape) == (first.shape[0],))
+        if not fits:
             self._flush()
             return False
-        *values, weight = joined
-        stacked = values[0].ndim == 0
-        if any((v.ndim == 0) != stacked for v in joined if v is not None) or (
-                not stacked and any(v.shape[0] != values[0].shape[0] for v in joined if v is not None)):
-            self._flush()
-            return False
+        joined = [v if v is None else v.copy() for v in kept]
         key = (update, stacked, weight is None, *((v.dtype, tuple(v.shape[1:])) for v in joined if v is not None))
         waiting = self.__dict__.get("_waiting")
         if waiting is not None and waiting["key"] != key:
@@ -150,7 +159,8 @@ class Metric(AutoConfig):
         return True
 
     def _flush(self) -> None:
-        """Make the updates that wait, as one."""
+        """Make the updates that wait, as one. Should that fail, they are made call by call, so
+        that the calls before a bad one count and the bad one raises, as it would have."""
         waiting = self.__dict__.pop("_waiting", None)
         if not waiting:
             return
@@ -161,13 +171,13 @@ class Metric(AutoConfig):
         columns = [None if column[0] is None else (column[0] if len(column) == 1 else join(list(column)))
                    for column in zip(*calls)]
         *values, weight = columns
-        update(self, *values, sample_weight=weight)
-
-    def update_state(self, *args, **kwargs):
-        raise NotImplementedError
-
-    def result(self):
-        raise NotImplementedError
+        try:
+            update(self, *values, sample_weight=weight)
+        except Exception:
+            if len(calls) == 1:
+                raise
+            for *call_values, call_weight in calls:  # (the bad call raises here; alone, each may go through)
+                update(self, *call_values, sample_weight=call_weight)
 
     def reset_state(self):
         import mindspore as ms
@@ -263,7 +273,10 @@ class _State:
         if metric is None:
             return self
         metric._flush()
-        return metric.__dict__[self.key]
+        try:
+            return metric.__dict__[self.key]
+        except KeyError:
+            raise AttributeError(self.key[len("_state_"):]) from None
 
     def __set__(self, metric, value) -> None:
         metric.__dict__[self.key] = value
@@ -326,7 +339,7 @@ class MeanMetricWrapper(Mean):
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         if not (self._fn in _PER_EXAMPLE and self._defer(MeanMetricWrapper._update_wrapped, (y_true, y_pred),
-                                                          sample_weight)):
+                                                          sample_weight, batched=True)):
             self._update_wrapped(y_true, y_pred, sample_weight=sample_weight)
 
     def _update_wrapped(self, y_true, y_pred, sample_weight=None):

@@ -21,7 +21,7 @@ def step_by_step(monkeypatch):
     """A factory of metrics whose updates are made at once (the reference)."""
     def make(factory):
         metric = factory()
-        monkeypatch.setattr(metric, "_defer", lambda update, args, sample_weight: False, raising=False)
+        monkeypatch.setattr(metric, "_defer", lambda update, args, sample_weight, batched=False: False, raising=False)
         return metric
     return make
 
@@ -108,3 +108,49 @@ def test_reading_a_state_variable_makes_the_waiting_updates_first():
     for value in (1.0, 2.0, 6.0):
         metric.update_state(ms.Tensor(np.float32(value)))
     assert (float(metric.count), float(metric.total)) == (3.0, 9.0)
+
+
+def test_one_value_per_call_is_not_joined_into_one_value():
+    """Over 1-D inputs a per-example function (mean over the last axis) gives one value per call:
+    such calls are updated one by one, not joined into one long row."""
+    rng = np.random.default_rng(5)
+    ours = mk.metrics.MeanSquaredError()
+    values = []
+    for n in [4] * 32 + [1]:
+        y, p = rng.normal(size=n).astype(np.float32), rng.normal(size=n).astype(np.float32)
+        ours.update_state(ms.Tensor(y), ms.Tensor(p))
+        values.append(float(np.mean((y - p) ** 2)))
+    assert float(ours.count) == 33.0 and float(ours.result()) == pytest.approx(np.mean(values), rel=1e-5)
+
+
+def test_predictions_that_carry_their_logits_are_not_joined():
+    """A softmax output carries its logits for the crossentropy metrics (as Keras reads them): joined,
+    the logits would be lost and the crossentropy read from clipped probabilities."""
+    ours = mk.metrics.CategoricalCrossentropy()
+    reference = []
+    for _ in range(3):
+        probs = mk.activations.softmax(ms.Tensor(np.array([[40.0, 0.0, 0.0], [0.0, 1.0, 0.0]], np.float32)))
+        labels = ms.Tensor(np.array([[0, 1, 0], [0, 1, 0]], np.float32))
+        ours.update_state(labels, probs)
+        reference.append(mk.metrics.CategoricalCrossentropy()(labels, probs))
+    assert float(ours.result()) == pytest.approx(float(np.mean([float(r) for r in reference])), rel=1e-5)
+
+
+def test_a_view_of_a_variable_counts_as_it_was_at_the_call():
+    p = ms.Parameter(ms.Tensor(np.ones(3, np.float32)), name="p")
+    metric = mk.metrics.Mean()
+    for _ in range(3):
+        metric.update_state(p.reshape(-1))
+        ms.ops.assign_add(p, ms.Tensor(np.ones(3, np.float32)))
+    assert float(metric.result()) == 2.0
+
+
+def test_a_bad_call_raises_and_the_calls_before_it_count():
+    metric = mk.metrics.Sum()
+    for value in (1.0, 2.0):
+        metric.update_state(ms.Tensor(np.full((2, 3), value, np.float32)))
+    with pytest.raises(Exception):
+        metric.update_state(ms.Tensor(np.ones((2, 3), np.float32)), sample_weight=ms.Tensor(np.ones((2, 5), np.float32)))
+        metric.result()
+    assert float(metric.result()) == 18.0
+    assert getattr(mk.metrics.Mean.__new__(mk.metrics.Mean), "total", "absent") == "absent"
