@@ -35,6 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
 
+from compat_v1_names import _get  # noqa: E402
 from migrate.rules import load_rules  # noqa: E402
 
 TARGET = REPO / "migrate" / "engine" / "keras_backend.py"
@@ -49,13 +50,6 @@ when its body is that op's call on its parameters in order, with the op's defaul
 
 BACKEND_AS_TF = {{
 '''
-
-
-def _get(root, dotted: str):
-    obj = root
-    for part in dotted.split("."):
-        obj = getattr(obj, part)
-    return obj
 
 
 def compute() -> tuple[str, str, dict[str, str]]:
@@ -104,8 +98,6 @@ def compute() -> tuple[str, str, dict[str, str]]:
                 default = ast.literal_eval(defaults[name]) if isinstance(defaults[name], ast.Constant) else object()
                 if op_param.default is inspect.Parameter.empty or op_param.default != default:
                     ok = False
-            elif name in [p.name for j, p in enumerate(op_params) if j != i]:
-                ok = False
         if len(keywords) != sum(1 for i in range(len(params)) if passed[i] is None):
             ok = False  # (a keyword that is not one of its parameters, passed on)
         if any(p.default is inspect.Parameter.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)

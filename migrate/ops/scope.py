@@ -63,7 +63,7 @@ class UnwrapScope(Operation):
             return super().refusal(params)
         if "hoists" in params:
             return (f"only `with <scope>(...):` with arguments that fit `({', '.join(params['signature'])})` and "
-                    f"take no `as` name dissolves, its `{params['hoists']}` a list or tuple display (computed "
+                    f"bind no `as` name read later dissolves, its `{params['hoists']}` a list or tuple display (computed "
                     "elements become statements before the body) and first among the `with`'s items")
         return (f"only `with <scope>(...):` with arguments that fit `({', '.join(params['signature'])})`, "
                 "compute nothing (no call) and bind no `as` name read later dissolves")

@@ -12,6 +12,7 @@ TensorFlow is never imported here unless a value's type lives in a
 
 from __future__ import annotations
 
+import collections.abc
 import numbers
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -48,6 +49,24 @@ def value_kind(value) -> str:
         f"{type(value).__qualname__}: use a MindSpore Tensor, a numpy array, a Python number, "
         "a tf.Tensor, or tuples/lists/dicts of these"
     )
+
+
+def host_array(value) -> np.ndarray:
+    """``value`` as a NumPy array, as TF's tests' ``_GetNdArray`` makes one (Python floats stay
+    float64; a ragged list becomes an array of objects): a MindSpore tensor or Parameter, a
+    runtime variable or a tf.Tensor (``numpy()``), an array, a number or a list."""
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "asnumpy"):  # a MindSpore Tensor or Parameter
+        return value.asnumpy()
+    if hasattr(value, "numpy") and callable(value.numpy):  # a runtime variable, a tf.Tensor
+        return np.asarray(value.numpy())
+    try:
+        return np.array(value)
+    except ValueError:
+        if any(isinstance(x, collections.abc.Sequence) for x in value):
+            return np.array(value, dtype=object)
+        raise
 
 
 def to_numpy(value) -> np.ndarray:

@@ -19,6 +19,8 @@ import types as _types
 
 import numpy as _np
 
+from .tensors import host_array as _array
+
 __all__ = [
     "Assert", "InvalidArgumentError", "assert_all_finite", "assert_equal", "assert_greater",
     "assert_greater_equal", "assert_integer", "assert_less", "assert_less_equal", "assert_near",
@@ -31,22 +33,17 @@ class InvalidArgumentError(Exception):
     """What a failed value check raises (TF's ``tf.errors.InvalidArgumentError``)."""
 
 
-def _array(value) -> _np.ndarray:
-    if isinstance(value, _np.ndarray):
-        return value
-    if hasattr(value, "asnumpy"):  # a MindSpore Tensor or Parameter
-        return value.asnumpy()
-    if hasattr(value, "numpy") and callable(value.numpy):  # a runtime variable
-        return _np.asarray(value.numpy())
-    return _np.asarray(value)
-
-
 def _first(values: _np.ndarray, summarize: int) -> str:
     return str(values.reshape(-1)[:summarize])
 
 
 def _prefix(message) -> str:
     return f"{message}\n" if message else ""
+
+
+def _sentence(message) -> str:
+    """A message as TF puts it before a static check's text: ``"message.  "``."""
+    return f"{message}.  " if message else ""
 
 
 def _compare(symbol: str, test, x, y, message, summarize) -> None:
@@ -75,7 +72,7 @@ def _sign(name: str, symbol: str, test):
             return
         n = 3 if summarize is None else int(summarize)
         shown = [str(v) for v in a.reshape(-1)[:n]]
-        raise InvalidArgumentError(f"{message + '.  ' if message else ''}\nCondition x {symbol} 0 did not hold element-wise:\n"
+        raise InvalidArgumentError(f"{_sentence(message)}\nCondition x {symbol} 0 did not hold element-wise:\n"
                                    f"x (shape={a.shape} dtype={a.dtype}) = \n{shown}")
     check.__name__ = check.__qualname__ = name
     return check
@@ -135,8 +132,7 @@ def _rank(x, rank, at_least: bool, message) -> None:
     shape = _np.shape(_array(x))
     if len(shape) == rank or (at_least and len(shape) > rank):
         return
-    prefix = f"{message}.  " if message else ""
-    raise ValueError(f"{prefix}Tensor  must have rank{' at least' if at_least else ''} {int(rank)}.  "
+    raise ValueError(f"{_sentence(message)}Tensor  must have rank{' at least' if at_least else ''} {int(rank)}.  "
                      f"Received rank {len(shape)}, shape {shape}")
 
 
@@ -154,7 +150,7 @@ def assert_scalar(tensor, message=None, name=None) -> None:
     """``tf.debugging.assert_scalar``: ``ValueError`` unless ``tensor`` has rank 0."""
     shape = _np.shape(_array(tensor))
     if shape:
-        raise ValueError(f"{message + '.  ' if message else ''}Expected scalar shape, saw shape: {shape}.")
+        raise ValueError(f"{_sentence(message)}Expected scalar shape, saw shape: {shape}.")
 
 
 def _dtype_name(value) -> str:
@@ -172,15 +168,13 @@ def assert_type(tensor, tf_type, message=None, name=None) -> None:
         got = ms.dtype.pytype_to_dtype(_array(tensor).dtype)
     want = tf_type if isinstance(tf_type, ms.dtype.Type) else ms.dtype.pytype_to_dtype(_np.dtype(tf_type))
     if got != want:
-        prefix = f"{message}.  " if message else ""
-        raise TypeError(f"{prefix}tensor must be of type {want}; got {got}")
+        raise TypeError(f"{_sentence(message)}tensor must be of type {want}; got {got}")
 
 
 def assert_integer(x, message=None, name=None) -> None:
     """``tf.debugging.assert_integer``: ``TypeError`` unless ``x`` holds integers."""
     if not _np.issubdtype(_array(x).dtype, _np.integer):
-        prefix = f"{message}.  " if message else ""
-        raise TypeError(f"{prefix}Expected integer type; got {_dtype_name(x)}")
+        raise TypeError(f"{_sentence(message)}Expected integer type; got {_dtype_name(x)}")
 
 
 def check_numerics(tensor, message, name=None):
@@ -188,12 +182,10 @@ def check_numerics(tensor, message, name=None):
     values = _array(tensor)
     if _np.issubdtype(values.dtype, _np.floating) or values.dtype.kind == "V":  # (bfloat16 reads back as void)
         values = values.astype(_np.float32) if values.dtype.kind == "V" else values
-        for what, bad in (("Inf and NaN", None), ("NaN", _np.isnan), ("Inf", _np.isinf)):
-            if bad is None:
-                if _np.isnan(values).any() and _np.isinf(values).any():
-                    raise InvalidArgumentError(f"{message} : Tensor had {what} values")
-            elif bad(values).any():
-                raise InvalidArgumentError(f"{message} : Tensor had {what} values")
+        nan, inf = bool(_np.isnan(values).any()), bool(_np.isinf(values).any())
+        if nan or inf:
+            what = "Inf and NaN" if nan and inf else "NaN" if nan else "Inf"
+            raise InvalidArgumentError(f"{message} : Tensor had {what} values")
     return tensor
 
 

@@ -39,6 +39,8 @@ import unittest as _unittest
 
 import numpy as _np
 
+from .tensors import host_array as _array
+
 try:  # TF's TestCase is absl's; absl is not a dependency of converted code.
     from absl.testing import absltest as _absltest
     from absl.testing import parameterized as _parameterized
@@ -49,23 +51,6 @@ except ImportError:  # pragma: no cover - depends on the machine
 DEFAULT_SEED = 87654321
 
 _log = _logging.getLogger("tensorflow")
-
-
-def _array(value) -> _np.ndarray:
-    """``value`` as a NumPy array, as TF's ``_GetNdArray`` makes one (Python floats stay float64;
-    a ragged list becomes an array of objects)."""
-    if isinstance(value, _np.ndarray):
-        return value
-    if hasattr(value, "asnumpy"):  # a MindSpore Tensor or Parameter
-        return value.asnumpy()
-    if hasattr(value, "numpy") and callable(value.numpy):  # a runtime variable, a tf.Tensor
-        return _np.asarray(value.numpy())
-    try:
-        return _np.array(value)
-    except ValueError:
-        if any(isinstance(x, _abc.Sequence) for x in value):
-            return _np.array(value, dtype=object)
-        raise
 
 
 def _evaluate(value):

@@ -66,14 +66,6 @@ class _Compiled:
         if self.metrics is None:
             self.metrics = [_resolve_metric(spec, y, y_pred) for spec in self.metric_specs]
 
-    def record(self, loss, count: int, y, y_pred) -> None:
-        """One step's loss (the mean over ``count`` examples) and predictions, for the metrics
-        (the built-in ones make several steps' updates as one: see ``keras.metrics``)."""
-        self.resolve(y, y_pred)
-        self.loss_tracker.update_state(loss, sample_weight=float(count))
-        for metric in self.metrics:
-            metric.update_state(y, y_pred)
-
     def results(self) -> dict:
         return _logs_to_floats({metric.name: metric.result() for metric in self.all_metrics()})
 
@@ -233,7 +225,10 @@ def _run(state: _Compiled, batch, step):
     if weights is not None:
         raise ValueError("sample weights are not supported by the native loop (the shim's `fit` takes them)")
     loss, logits = step(x, y)
-    state.record(loss, count, y, logits)
+    state.resolve(y, logits)
+    state.loss_tracker.update_state(loss, sample_weight=float(count))
+    for metric in state.metrics:
+        metric.update_state(y, logits)
     return count
 
 

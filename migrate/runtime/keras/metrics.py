@@ -132,8 +132,8 @@ class Metric(AutoConfig):
             else:
                 kept.append(False)  # (a list, a tensor carrying its logits for a crossentropy...)
         *values, weight = kept
-        first = values[0] if values else None
-        fits = all(v is not False and v is not None for v in values) and weight is not False and first is not None
+        first = values[0]
+        fits = all(v is not False and v is not None for v in values) and weight is not False
         if fits:
             stacked = first.ndim == 0 and not batched
             if stacked:  # one value per call, and a scalar weight
