@@ -44,19 +44,32 @@ class NotRegularFile(OSError):
         self.strerror = f"not a regular file: {kind_of(mode)}"
 
 
+def _open_nonblocking(path: str, flags: int) -> int:
+    return os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+
+
 def open_regular(path: str):
     """A regular file, open for reading in binary. Opened without blocking (a named pipe would
     wait for a writer forever) and checked on the open descriptor, so nothing swapped in after
-    discovery is read."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    discovery is read.
+
+    The file object owns the descriptor from the moment it exists (``open`` with an opener),
+    and only the object closes it: a Ctrl-C landing between a bare ``os.open`` and the object
+    that takes it over would otherwise close the descriptor twice, and the second close can
+    hit a file another part of the run has just opened under the same number (or raise
+    ``EBADF`` in place of the interrupt)."""
     try:
-        mode = os.fstat(fd).st_mode
+        handle = open(path, "rb", opener=_open_nonblocking)  # noqa: SIM115 - returned to the caller
+    except IsADirectoryError:  # (io's own check, made before ours)
+        raise NotRegularFile(stat.S_IFDIR) from None
+    try:
+        mode = os.fstat(handle.fileno()).st_mode
         if not stat.S_ISREG(mode):
             raise NotRegularFile(mode)
-        return os.fdopen(fd, "rb")
     except BaseException:
-        os.close(fd)
+        handle.close()
         raise
+    return handle
 
 
 def read_source(path: str) -> bytes:

@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import stat
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,7 +25,7 @@ from hypothesis import strategies as st
 
 from migrate import cli
 from migrate.engine import paths, runner
-from migrate.safe_io import display, read_source
+from migrate.safe_io import display, open_regular, read_source
 from tests.cli_helpers import PLAIN_SOURCE, TF_SOURCE, run_migrate, snapshot, temp_files, write
 
 CONVERTED_HEAD = "import mindspore as ms"
@@ -201,6 +202,46 @@ def test_reading_refuses_a_pipe_swapped_in_after_discovery(tmp_path):
     with pytest.raises(OSError, match="not a regular file: a named pipe"):
         read_source(str(tmp_path / "x.py"))
     assert time.monotonic() - started < 5
+
+
+def test_ctrl_c_anywhere_in_opening_a_file_is_an_interrupt_and_closes_nothing_twice(tmp_path):
+    """A KeyboardInterrupt raised at every step of opening and checking a source, in turn (a
+    trace function raises it, as a signal handler would between two bytecodes). It must come
+    out as the interrupt: never as an error about the file (a descriptor closed twice gave
+    EBADF in its place, which a run reported as a failed file and went on), and a descriptor
+    the file object took over is never closed by anyone else."""
+    path = tmp_path / "x.py"
+    path.write_bytes(b"x = 1\n")
+    outcomes = set()
+    for n in range(1, 400):
+        seen = 0
+
+        def trace(frame, event, arg):
+            nonlocal seen
+            frame.f_trace_opcodes = True
+            seen += 1
+            if seen == n:
+                raise KeyboardInterrupt
+            return trace
+
+        witness = os.open(os.devnull, os.O_RDONLY)  # the number a stale close would hit next
+        try:
+            sys.settrace(trace)
+            try:
+                handle = open_regular(str(path))
+            finally:
+                sys.settrace(None)
+        except KeyboardInterrupt:
+            outcomes.add("interrupted")
+        else:
+            outcomes.add("opened")
+            assert handle.read() == b"x = 1\n"
+            handle.close()
+            break
+        finally:
+            os.fstat(witness)  # still open: nobody closed a number they did not own
+            os.close(witness)
+    assert outcomes == {"interrupted", "opened"}
 
 
 NOT_UTF8 = os.fsdecode(b"\xff\xfe.py")
