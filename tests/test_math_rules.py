@@ -548,6 +548,16 @@ CASES = {
     # TFM306 py_func, TFT121 dimension_value
     "py_func": "tf.compat.v1.py_func(lambda a: a * 2.0 + 1.0, [f], tf.float32)",
     "dimension_value": "tf.fill([2], tf.compat.dimension_value(f.shape[1]))",
+    # TFM307 functions handed on, TFM308 dynamic_stitch, TFK198 TF 1's piecewise_constant
+    "square_reference": "tf.map_fn(tf.math.square, f)",
+    "abs_reference": "tf.vectorized_map(tf.abs, i)",
+    "dynamic_stitch": "tf.dynamic_stitch([labels, tf.constant([5, 4])], [f[:, 0], g[:2, 1]])",
+    "dynamic_stitch_rows": "tf.dynamic_stitch([tf.constant([0, 1]), tf.constant([1])], [f[:2], g[:1]])",
+    # (in a graph, where schedules run, it is the value: eager TF 2 returns a function of it)
+    "piecewise_constant": "tf.function(lambda: tf.compat.v1.train.piecewise_constant(tf.reduce_sum(pos), [2.0, 80.0], "
+                          "[0.1, 0.01, 0.001]))()",
+    "piecewise_constant_last": "tf.function(lambda: tf.compat.v1.train.piecewise_constant(tf.reduce_sum(pos), [2.0, 8.0], "
+                               "[0.1, 0.01, 0.001]))()",
 }
 
 # Differences the rules' notes state: case → (TF dtype, MindSpore dtype).

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import libcst as cst
+import libcst.matchers as m
 
 from migrate.ops import args as argbind
 from migrate.ops.base import Operation, Param, binds_tightly, parenthesized, template_expression
@@ -169,14 +170,52 @@ class RemoveCall(Operation):
     name = "remove_call"
     target = "call"
     removes_statement = True
-    params = {"reason": Param(str, required=True, doc="why the call is not needed any more")}
+    params = {
+        "reason": Param(str, required=True, doc="why the call is not needed any more"),
+        "signature": Param(list, doc="TF parameters, for `keys`"),
+        "keys": Param(dict, doc="parameter → the string keys its dict display may hold for the call to be removed "
+                                "(any other key, a value that calls something, or another expression leaves it)"),
+    }
+
+    def check(self, params: dict[str, Any]) -> None:
+        if "keys" in params:
+            if "signature" not in params:
+                raise ValueError("keys: give the signature that names its parameters")
+            argbind.check_signature(params["signature"])
+            names = [p[0] for p in argbind.parse_signature(params["signature"])]
+            for key, allowed in params["keys"].items():
+                if key not in names:
+                    raise ValueError(f"keys: {key!r} is not in the signature")
+                if not isinstance(allowed, list) or not all(isinstance(k, str) for k in allowed):
+                    raise ValueError(f"keys: {key!r} takes a list of strings")
 
     def accepts(self, node, parent, params) -> bool:
         call = call_of(node, parent)
-        return call is not None and isinstance(parent(call), cst.Expr) and alone_on_its_line(parent(call), parent)
+        if not (call is not None and isinstance(parent(call), cst.Expr) and alone_on_its_line(parent(call), parent)):
+            return False
+        if "keys" not in params:
+            return True
+        bound = argbind.bind(call, params["signature"])
+        return bound is not None and all(_dict_of(bound.get(name), allowed) for name, allowed in params["keys"].items())
 
     def refusal(self, params) -> str:
+        if "keys" in params:
+            names = " and ".join(f"`{name}`" for name in params["keys"])
+            return (f"only a call standing alone on its line, with {names} a dict display of the keys the rule lists "
+                    "(values that call nothing), is removed")
         return "only a call standing alone on its line is removed; this one's result is used or it shares its line"
 
     def dropped(self, call, params) -> list[cst.Arg]:
         return list(call.args)
+
+
+def _dict_of(value, allowed: list[str]) -> bool:
+    """A dict display whose keys are string literals among ``allowed`` and whose values call nothing."""
+    if not isinstance(value, cst.Dict):
+        return False
+    for element in value.elements:
+        if not (isinstance(element, cst.DictElement) and isinstance(element.key, cst.SimpleString)):
+            return False
+        if element.key.evaluated_value not in allowed or m.findall(element.value, m.Call() | m.Await() | m.NamedExpr()):
+            return False
+    return True

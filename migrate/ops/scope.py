@@ -17,7 +17,15 @@ from migrate.ops import args as argbind
 from migrate.ops.base import Operation, Param
 
 # What computing an argument may not do, for the argument to be dropped with its `with`.
-_EFFECTS = m.Call() | m.Await() | m.Yield() | m.NamedExpr()
+_EFFECTS = m.Await() | m.Yield() | m.NamedExpr()
+# ...save formatting a string literal (`tf.device("/gpu:{}".format(rank))`), which has none.
+_FORMAT = m.Call(func=m.Attribute(value=m.SimpleString() | m.ConcatenatedString(), attr=m.Name("format")))
+
+
+def _computes(value: cst.CSTNode) -> bool:
+    """Whether computing ``value`` may have an effect: a call (other than a string literal's
+    ``format``, whose arguments are checked in turn), an ``await``, a ``yield`` or a walrus."""
+    return bool(m.findall(value, _EFFECTS)) or any(not m.matches(call, _FORMAT) for call in m.findall(value, m.Call()))
 
 
 class UnwrapScope(Operation):
@@ -56,7 +64,7 @@ class UnwrapScope(Operation):
         if hoisted and parent(item).items[0] is not item:
             return False  # (run before the whole `with`, they would run before the items to their left)
         effects = [value for name, value in bound.items() if name != params.get("hoists") or hoisted is None]
-        return not any(m.findall(value, _EFFECTS) for value in effects)
+        return not any(_computes(value) for value in effects)
 
     def refusal(self, params) -> str:
         if "signature" not in params:
@@ -66,7 +74,7 @@ class UnwrapScope(Operation):
                     f"bind no `as` name read later dissolves, its `{params['hoists']}` a list or tuple display (computed "
                     "elements become statements before the body) and first among the `with`'s items")
         return (f"only `with <scope>(...):` with arguments that fit `({', '.join(params['signature'])})`, "
-                "compute nothing (no call) and bind no `as` name read later dissolves")
+                "compute nothing (no call but a string literal's `format`) and bind no `as` name read later dissolves")
 
 
 class _Reads(cst.CSTVisitor):
@@ -149,4 +157,4 @@ def hoisted_elements(call: cst.Call, params) -> list[cst.BaseExpression] | None:
         return []
     if not isinstance(value, (cst.List, cst.Tuple)) or any(isinstance(e, cst.StarredElement) for e in value.elements):
         return None
-    return [e.value for e in value.elements if m.findall(e.value, _EFFECTS)]
+    return [e.value for e in value.elements if _computes(e.value)]

@@ -42,6 +42,7 @@ from typing import Any, Callable, Iterable, Iterator
 import numpy as np
 
 from .tensors import is_namedtuple, numpy_dtype, tf_inferred
+from .tferrors import InvalidArgumentError
 from .tfshape import TensorShape
 
 __all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "AutoShardPolicy", "Dataset", "Options",
@@ -332,7 +333,7 @@ class Dataset:
         found = sorted(os.fsencode(path) for pattern in patterns  # (TF's MatchingFiles lists hidden files too)
                        for path in _glob.glob(pattern, include_hidden=True))
         if not found:
-            raise ValueError(f"No files matched pattern: {', '.join(patterns)}")
+            raise InvalidArgumentError(f"No files matched pattern: {', '.join(patterns)}")
         names = np.empty(len(found), dtype=object)
         names[:] = found
         files = Dataset.from_tensor_slices(names)

@@ -20,6 +20,7 @@ import types as _types
 import numpy as _np
 
 from .tensors import host_array as _array
+from .tferrors import InvalidArgumentError  # what a failed value check raises, as in TF
 
 __all__ = [
     "Assert", "InvalidArgumentError", "assert_all_finite", "assert_equal", "assert_greater",
@@ -27,10 +28,6 @@ __all__ = [
     "assert_negative", "assert_non_negative", "assert_non_positive", "assert_none_equal", "assert_positive",
     "assert_rank", "assert_rank_at_least", "assert_scalar", "assert_type", "check_numerics", "v1",
 ]
-
-
-class InvalidArgumentError(Exception):
-    """What a failed value check raises (TF's ``tf.errors.InvalidArgumentError``)."""
 
 
 def _first(values: _np.ndarray, summarize: int) -> str:

@@ -88,6 +88,45 @@ def list_logical_devices(device_type=None) -> list:
             if device_type is None or kind == device_type]
 
 
+class DeviceAttributes(_collections.namedtuple(
+        "DeviceAttributes", ["name", "device_type", "memory_limit", "incarnation", "physical_device_desc"])):
+    """What TF's ``device_lib.list_local_devices()`` lists for a device (its ``DeviceAttributes``
+    proto): ``name`` like ``"/device:CPU:0"``, ``device_type``, ``memory_limit`` in bytes (0 where
+    unknown), ``incarnation`` and ``physical_device_desc``."""
+
+
+def list_local_devices(session_config=None) -> list:
+    """``tensorflow.python.client.device_lib.list_local_devices``: this process's devices, as
+    :func:`list_logical_devices` names them, with their attributes. ``memory_limit`` is the
+    MindSpore memory pool's limit (``ms.runtime.set_memory(max_size=...)``) on an accelerator and
+    TF's 256 MiB on the CPU; ``incarnation`` is 0 (a TF runtime's random id)."""
+    import mindspore as ms
+
+    devices = []
+    for kind in _device_types():
+        limit = 268435456
+        if kind != "CPU":
+            try:
+                limit = _bytes(ms.get_context("max_device_memory"))
+            except (ValueError, KeyError, RuntimeError):  # (a MindSpore without that setting)
+                limit = 0
+        devices.append(DeviceAttributes(f"/device:{kind}:0", kind, limit, 0,
+                                        "" if kind == "CPU" else f"device: 0, name: {ms.get_context('device_target')}"))
+    return devices
+
+
+def _bytes(size: str) -> int:
+    """``"1024GB"`` (MindSpore's way of giving a memory size) in bytes; 0 where it cannot be read."""
+    units = {"GB": 1 << 30, "MB": 1 << 20, "KB": 1 << 10}
+    for unit, factor in units.items():
+        if isinstance(size, str) and size.upper().endswith(unit):
+            try:
+                return int(float(size[:-len(unit)]) * factor)
+            except ValueError:
+                return 0
+    return 0
+
+
 def get_memory_growth(device) -> bool:
     """``tf.config.experimental.get_memory_growth``: ``True``. MindSpore's memory pool takes device
     memory as it needs it (what TF's memory growth turns on), and ``set_memory_growth`` is

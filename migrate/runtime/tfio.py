@@ -31,6 +31,7 @@ import numpy as np
 
 # Numbers as a MindSpore tensor; bytes stay NumPy (MindSpore has no string tensor), as in tfdata.
 from .tensors import to_numpy
+from .tferrors import InvalidArgumentError
 from .tfdata import _to_tensor as _tensor
 
 from ._example_proto import (  # noqa: F401 - tf.train.Example and its parts, re-exported
@@ -425,7 +426,7 @@ def _parse_one(serialized, features: dict) -> dict[str, np.ndarray]:
         absent = got is None or (got[0] == "none" and not got[1])
         if not isinstance(spec, FixedLenFeature):
             if not absent and got[0] != "none" and got[0] != spec.kind:
-                raise ValueError(f"Feature: {key}. Data types don't match. Expected type: {spec.kind}, "
+                raise InvalidArgumentError(f"Feature: {key}. Data types don't match. Expected type: {spec.kind}, "
                                  f"Actual type: {got[0]}")
             values = [] if absent else got[1]
             out[key] = _array(spec.kind, values, (len(values),))
@@ -442,7 +443,7 @@ def _parse_one(serialized, features: dict) -> dict[str, np.ndarray]:
             continue
         kind, values = got
         if kind != spec.kind:
-            raise ValueError(f"Feature: {key}. Data types don't match. Expected type: {spec.kind}, Actual type: {kind}")
+            raise InvalidArgumentError(f"Feature: {key}. Data types don't match. Expected type: {spec.kind}, Actual type: {kind}")
         if len(values) != size:
             raise ValueError(f"Key: {key}.  Can't parse serialized Example: expected {size} values, got {len(values)}")
         out[key] = _array(kind, values, spec.shape)

@@ -14,6 +14,8 @@ import collections
 
 import numpy as np
 
+from .tferrors import InvalidArgumentError
+
 
 def _ops():
     from mindspore import ops
@@ -262,7 +264,7 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
     """``tf.case`` as TF runs it eagerly: the function of the first true predicate, else ``default``.
 
     With ``exclusive=True`` more than one true predicate is an error, as in TF; so is no true
-    predicate without a ``default`` (TF's InvalidArgumentError; a ValueError here).
+    predicate without a ``default`` (TF's InvalidArgumentError, :class:`tferrors.InvalidArgumentError`).
     """
     if isinstance(pred_fn_pairs, dict):
         pred_fn_pairs = list(pred_fn_pairs.items())
@@ -272,7 +274,7 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
             raise TypeError("fn for pred %s must be callable." % getattr(pred, "name", pred))
     truths = [bool(pred) for pred, _ in pairs]
     if exclusive and sum(truths) > 1:
-        raise ValueError(f"More than one condition evaluated as True but exclusive=True. Conditions: "
+        raise InvalidArgumentError(f"More than one condition evaluated as True but exclusive=True. Conditions: "
                          f"{[str(p) for p, _ in pairs]}, Values: {truths}")
     for truth, (_, fn) in zip(truths, pairs):
         if truth:
@@ -280,7 +282,7 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
     if default is not None:
         return default()
     # TF (eager) asserts that some predicate holds when there is no default.
-    raise ValueError(f"Input error: None of conditions evaluated as True: {truths}")
+    raise InvalidArgumentError(f"Input error: None of conditions evaluated as True: {truths}")
 
 
 def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
@@ -1043,6 +1045,42 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     batch_dims = int(batch_dims)
     axis = batch_dims if axis is None else int(axis)
     return _ops().gather(params, indices, axis, batch_dims=batch_dims)
+
+
+def dynamic_stitch(indices, data, name=None):
+    """``tf.dynamic_stitch``: ``merged[indices[m][i, ...]] = data[m][i, ..., :]``, the merged tensor
+    as long as the largest index plus one. Where an index occurs twice the later value wins (the
+    later list entry, then the later position), as in TF; an index no entry names reads as zeros.
+    The indices are read on the host; the values are gathered on the device, so gradients flow to
+    ``data`` as TF's do."""
+    from .tensors import host_array
+
+    ops, ms = _ops(), _ms()
+    if len(indices) != len(data):
+        raise ValueError(f"dynamic_stitch takes as many data tensors as index tensors: {len(indices)} and {len(data)}")
+    flat, pieces, tail = [], [], None
+    for where_to, values in zip(indices, data):
+        where_to = host_array(where_to).astype(np.int64)
+        values = values if isinstance(values, ms.Tensor) else constant(values)  # (TF's dtypes for Python numbers)
+        shape = tuple(values.shape)
+        if shape[:where_to.ndim] != where_to.shape:
+            raise InvalidArgumentError(f"data shape {list(shape)} does not start with indices shape "
+                                       f"{list(where_to.shape)}")
+        if tail is None:
+            tail = shape[where_to.ndim:]
+        elif shape[where_to.ndim:] != tail:
+            raise InvalidArgumentError(f"the data tensors' shapes past their indices differ: {list(tail)} and "
+                                       f"{list(shape[where_to.ndim:])}")
+        flat.append(where_to.reshape(-1))
+        pieces.append(values.reshape((where_to.size,) + tail))
+    flat = np.concatenate(flat) if flat else np.zeros(0, np.int64)
+    if flat.size and flat.min() < 0:
+        raise InvalidArgumentError(f"indices must be non-negative: {int(flat.min())}")
+    size = int(flat.max()) + 1 if flat.size else 0
+    source = np.full(size, flat.size, dtype=np.int32)  # (one past the values: a row of zeros)
+    source[flat] = np.arange(flat.size, dtype=np.int32)  # a repeated index: the last assignment stays
+    stacked = ops.concat(pieces + [ops.zeros((1,) + tail, pieces[0].dtype)], 0)
+    return ops.gather(stacked, ms.Tensor(source), 0)
 
 
 def where_v1(condition, x=None, y=None, name=None):

@@ -151,3 +151,16 @@ def test_device_lists_are_tfs_on_this_cpu_machine():
         assert tfenv.get_visible_devices(device_type) == tf.config.get_visible_devices(device_type)
     assert repr(tfenv.list_physical_devices()) == repr(tf.config.list_physical_devices())
     assert tfenv.list_physical_devices()[0].device_type == "CPU"
+
+
+def test_local_devices_are_device_libs_on_this_cpu_machine():
+    pytest.importorskip("tensorflow")
+    from tensorflow.python.client import device_lib
+
+    from migrate.runtime import tfenv
+
+    theirs = device_lib.list_local_devices()
+    ours = tfenv.list_local_devices()
+    fields = ("name", "device_type", "memory_limit", "physical_device_desc")
+    assert [tuple(getattr(d, f) for f in fields) for d in ours] == [tuple(getattr(d, f) for f in fields) for d in theirs]
+    assert sum(1 for d in ours if d.device_type == "GPU") == 0

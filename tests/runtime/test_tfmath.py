@@ -161,3 +161,25 @@ def test_confusion_matrix_refuses_what_tf_refuses():
             tf.math.confusion_matrix(labels, [0, 1], **kwargs)
         with pytest.raises(ValueError):
             tfmath.confusion_matrix(labels, [0, 1], **kwargs)
+
+
+def test_dynamic_stitch_refuses_what_tf_refuses():
+    from migrate.runtime import tferrors, tfmath
+
+    with pytest.raises(tferrors.InvalidArgumentError, match=r"data shape \[1\] does not start with indices shape \[2\]"):
+        tfmath.dynamic_stitch([[0, 1]], [[5.0]])
+    with pytest.raises(tferrors.InvalidArgumentError, match="non-negative"):
+        tfmath.dynamic_stitch([[0, -1]], [[5.0, 6.0]])
+    with pytest.raises(ValueError, match="as many data tensors as index tensors"):
+        tfmath.dynamic_stitch([[0], [1]], [[5.0]])
+
+
+def test_tf_errors_are_caught_as_tf_catches_them(tmp_path):
+    """`except tf.errors.InvalidArgumentError` converted: what the runtime raises where TF raises it."""
+    from migrate.runtime import tfdata, tferrors, tfmath
+
+    with pytest.raises(tferrors.InvalidArgumentError, match="No files matched pattern"):
+        tfdata.Dataset.list_files(str(tmp_path / "*.jpg"))
+    with pytest.raises(tferrors.OpError, match="None of conditions evaluated as True"):
+        tfmath.case([(False, lambda: 1)])
+    assert issubclass(tferrors.InvalidArgumentError, ValueError)  # (MindSpore's own argument errors)
