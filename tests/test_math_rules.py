@@ -553,6 +553,11 @@ CASES = {
     "abs_reference": "tf.vectorized_map(tf.abs, i)",
     "dynamic_stitch": "tf.dynamic_stitch([labels, tf.constant([5, 4])], [f[:, 0], g[:2, 1]])",
     "dynamic_stitch_rows": "tf.dynamic_stitch([tf.constant([0, 1]), tf.constant([1])], [f[:2], g[:1]])",
+    "scatter_nd_lists": "tf.scatter_nd(indices=[[1]], updates=[f], shape=tf.concat([[2], tf.shape(f)], axis=0))",
+    "scatter_nd_number_lists": "tf.scatter_nd([[0], [2], [0]], [1.5, 2.0, 3.0], [4])",
+    "concat_packed": "tf.concat([[2, 3], tf.shape(f), [7]], axis=0)",
+    "stack_packed": "tf.stack([f[0], [1.0, 2.0, 3.0, 4.0], g[1]], axis=1)",
+    "stack_scalars": "tf.stack([tf.reduce_sum(f), 0.5])",
     # (in a graph, where schedules run, it is the value: eager TF 2 returns a function of it)
     "piecewise_constant": "tf.function(lambda: tf.compat.v1.train.piecewise_constant(tf.reduce_sum(pos), [2.0, 80.0], "
                           "[0.1, 0.01, 0.001]))()",
@@ -571,6 +576,7 @@ DTYPE_DIFFERENCES = {
     "range_start_end_step": ("int32", "int64"),
     "range_delta_kw": ("int32", "int64"),
     "divide_int": ("float64", "float32"),
+    "concat_packed": ("int32", "int64"),  # (tf.shape's: see "shape")
 }
 
 TF_SCRIPT = """

@@ -34,6 +34,8 @@ SIGNED = [(rule, name) for rule in load_rules() if "signature" in rule.params fo
 SAME_MEANING = {
     ("TFD107", "device_assignment"): "experimental_device_assignment",  # experimental.TPUStrategy's name of it
     ("TFF321", "device_name_or_function"): "device_name",  # tf.compat.v1.device's name of it (the scope dissolves)
+    ("TFG805", "dirname"): "path",  # TF 1's gfile names of the path
+    ("TFG805", "filename"): "path",
 }
 
 SCRIPT = r"""

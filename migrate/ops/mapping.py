@@ -62,6 +62,9 @@ class MapCall(Operation):
         "displays": Param(list, doc="parameters the call must write as a list or tuple display for this rule to apply (another rule takes the rest)"),
         "tensors": Param(list, doc="parameters MindSpore takes only as tensors: a list or tuple display there leaves the call as it is"),
         "numbers": Param(list, doc="parameters the call must pass as a number literal (`-1`, `0.5`) for this rule to apply"),
+        "packed_elements": Param(dict, doc="parameter → true: the rule applies only when the call writes it as a list "
+                                           "or tuple display holding a number or a display among its elements (which "
+                                           "TF packs into a tensor: `[[2], tf.shape(x)]`); false: only when it does not"),
         "int_literals": Param(dict, doc="{value: param, dtype: param, to: expression}: when the call gives no dtype and "
                                         "the value is int literals that fit in int32 (a number, or list/tuple displays of "
                                         "them), the dtype TF infers for them, written out"),
@@ -71,7 +74,7 @@ class MapCall(Operation):
         argbind.check_signature(params["signature"])
         names = [p[0] for p in argbind.parse_signature(params["signature"])]
         for key in [*params.get("omit_unpassed", []), *params.get("literals", {}), *params.get("ignored", {}), *params.get("displays", []),
-                    *params.get("tensors", []), *params.get("numbers", [])]:
+                    *params.get("tensors", []), *params.get("numbers", []), *params.get("packed_elements", {})]:
             if key not in names:
                 raise ValueError(f"parameter {key!r} is not in the signature")
         ints = params.get("int_literals")
@@ -127,7 +130,8 @@ class MapCall(Operation):
         displays = (cst.List, cst.Tuple)
         return all(isinstance(bound.get(key), displays) for key in params.get("displays", [])) and not any(
             isinstance(bound.get(key), displays) for key in params.get("tensors", [])) and all(
-            _number(bound.get(key)) for key in params.get("numbers", []))
+            _number(bound.get(key)) for key in params.get("numbers", [])) and all(
+            _packs_literals(bound.get(key)) == want for key, want in params.get("packed_elements", {}).items())
 
     def refusal(self, params) -> str:
         if "unfit" in params:
@@ -166,6 +170,14 @@ def _number(node) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         node = node.expression
     return isinstance(node, (cst.Integer, cst.Float))
+
+
+def _packs_literals(node) -> bool:
+    """A list or tuple display with a number or another display among its elements: TF packs
+    those into tensors, where MindSpore's list-taking ops want tensors already."""
+    return isinstance(node, (cst.List, cst.Tuple)) and any(
+        isinstance(e, cst.Element) and (_number(e.value) or isinstance(e.value, (cst.List, cst.Tuple)))
+        for e in node.elements)
 
 
 def _int32_literals(node) -> bool:

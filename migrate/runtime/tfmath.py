@@ -1083,6 +1083,57 @@ def dynamic_stitch(indices, data, name=None):
     return ops.gather(stacked, ms.Tensor(source), 0)
 
 
+def packed(value):
+    """``value`` as TF's ops take a list argument: a list or tuple holding tensors is stacked
+    (``tf.stack``, so gradients reach the tensors), one of Python numbers becomes a tensor of
+    TF's dtype for them (float32, int32), a tensor or array is taken as it is."""
+    ms = _ms()
+    if isinstance(value, ms.Tensor):
+        return value
+    if isinstance(value, (list, tuple)) and _holds_tensor(value):
+        parts = [packed(v) for v in value]
+        dtype = next(p.dtype for p in parts if _holds_tensor([p]))
+        return _ops().stack([p if p.dtype == dtype else p.astype(dtype) for p in parts])
+    return constant(value)
+
+
+def _holds_tensor(value) -> bool:
+    ms = _ms()
+    return any(isinstance(v, ms.Tensor) or (isinstance(v, (list, tuple)) and _holds_tensor(v)) for v in value)
+
+
+def _joined(values) -> list:
+    """TF's conversion of the values a join takes: tensors as they are, each number or list a
+    tensor in the dtype of the first tensor among them (TF's for Python numbers without one)."""
+    ms = _ms()
+    dtype = next((v.dtype for v in values if isinstance(v, ms.Tensor)), None)
+    out = []
+    for value in values:
+        value = packed(value)
+        out.append(value if dtype is None or value.dtype == dtype else value.astype(dtype))
+    return out
+
+
+def concat(values, axis=0, name=None):
+    """``tf.concat`` of a list holding numbers or lists beside tensors (see :func:`_joined`)."""
+    return _ops().concat(_joined(values), int(axis))
+
+
+def stack(values, axis=0, name=None):
+    """``tf.stack`` of a list holding numbers or lists beside tensors (see :func:`_joined`)."""
+    return _ops().stack(_joined(values), int(axis))
+
+
+def scatter_nd(indices, updates, shape, name=None):
+    """``tf.scatter_nd`` with ``indices`` or ``updates`` written as lists (``updates=[tensor]``):
+    each :func:`packed` as TF packs it, then MindSpore's ``ops.scatter_nd`` (updates at one
+    index summed, as in TF)."""
+    from .tensors import host_array
+
+    shape = tuple(int(d) for d in host_array(shape).reshape(-1))
+    return _ops().scatter_nd(packed(indices), packed(updates), shape)
+
+
 def where_v1(condition, x=None, y=None, name=None):
     """TF 1's ``tf.compat.v1.where``: without ``x`` and ``y``, the coordinates of the true elements
     (int64, as TF 2's); with them, ``x`` where ``condition`` holds and ``y`` elsewhere, a rank-1
