@@ -180,6 +180,7 @@ SAME_IN_V1 = frozenset({
     "image.adjust_contrast",
     "image.adjust_hue",
     "image.adjust_saturation",
+    "image.central_crop",
     "image.convert_image_dtype",
     "image.crop_to_bounding_box",
     "image.decode_image",

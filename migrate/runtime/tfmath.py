@@ -581,6 +581,21 @@ def crop_to_bounding_box(image, offset_height, offset_width, target_height, targ
     return x[..., oh:oh + th, ow:ow + tw, :]
 
 
+def central_crop(image, central_fraction):
+    """``tf.image.central_crop``: the central ``central_fraction`` of the height and the width,
+    the start row ``int((h - h * fraction) / 2)`` and as many rows cut at the end, as TF computes
+    them; a fraction of 1 gives the image itself."""
+    fraction = float(central_fraction)
+    if fraction <= 0.0 or fraction > 1.0:
+        raise ValueError("central_fraction must be within (0, 1]")
+    x, height, width = _hw(image)
+    if fraction == 1.0:
+        return x
+    top = int((float(height) - float(height) * fraction) / 2)
+    left = int((float(width) - float(width) * fraction) / 2)
+    return x[..., top:height - top, left:width - left, :]
+
+
 def resize_with_pad(image, target_height, target_width, method="bilinear", antialias=False):
     """``tf.image.resize_with_pad``: resized to fit inside the target, keeping its aspect ratio (TF's
     float32 arithmetic for the size and the offsets), then padded with zeros to the target."""

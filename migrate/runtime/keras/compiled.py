@@ -55,7 +55,7 @@ _TRACEABLE = (
     "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D", "Identity",
     "InputLayer", "LayerNormalization", "LeakyReLU", "MaxPooling1D", "MaxPooling2D", "Maximum", "Minimum",
     "Multiply", "Permute", "ReLU", "RepeatVector", "Rescaling", "Reshape", "SeparableConv2D", "Softmax",
-    "Subtract", "TensorOperation", "UpSampling2D", "ZeroPadding2D", "Embedding",
+    "Subtract", "TensorOperation", "UpSampling1D", "UpSampling2D", "UpSampling3D", "ZeroPadding2D", "Embedding",
 )
 
 

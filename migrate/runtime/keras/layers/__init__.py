@@ -4,7 +4,8 @@ from ..symbolic import Input
 from .augmentation import RandomFlip, RandomRotation, RandomZoom
 from .base import Layer
 from .convolution import (Conv1D, Conv2D, Conv2DTranspose, Convolution1D, Convolution2D, Convolution2DTranspose,
-                          DepthwiseConv2D, SeparableConv2D, SeparableConvolution2D, UpSampling2D)
+                          DepthwiseConv2D, SeparableConv2D, SeparableConvolution2D, UpSampling1D, UpSampling2D,
+                          UpSampling3D)
 from .core import (Activation, AlphaDropout, Dense, Dropout, Embedding, Flatten, Identity, InputLayer, Lambda, LeakyReLU, Permute,
                    PReLU, ReLU, Rescaling, Resizing, ZeroPadding2D, RepeatVector, Reshape, Softmax, SpatialDropout1D, SpatialDropout2D,
                    TensorOperation)
@@ -22,7 +23,7 @@ __all__ = [
     "ZeroPadding2D", "SpatialDropout1D", "SpatialDropout2D",
     "Flatten", "Reshape", "Permute", "RepeatVector", "Embedding", "Lambda", "Identity", "ReLU", "LeakyReLU", "PReLU",
     "Softmax", "Conv1D", "Conv2D", "Convolution1D", "Convolution2D", "Conv2DTranspose", "Convolution2DTranspose", "DepthwiseConv2D", "SeparableConv2D", "SeparableConvolution2D",
-    "UpSampling2D", "MaxPooling1D", "MaxPooling2D",
+    "UpSampling1D", "UpSampling2D", "UpSampling3D", "MaxPooling1D", "MaxPooling2D",
     "AveragePooling1D", "AveragePooling2D", "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
     "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D",
     "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "BatchNormalization",

@@ -302,3 +302,38 @@ class UpSampling2D(Layer):
     def get_config(self):
         return {**super().get_config(), "size": self.size, "data_format": self.data_format,
                 "interpolation": self.interpolation}
+
+
+class UpSampling1D(Layer):
+    """Keras's UpSampling1D: each step of `(batch, steps, features)` repeated `size` times."""
+
+    def __init__(self, size=2, **kwargs):
+        super().__init__(**kwargs)
+        self.size = int(size)
+
+    def call(self, inputs):
+        return _ops().repeat_interleave(inputs, self.size, 1)
+
+    def get_config(self):
+        return {**super().get_config(), "size": self.size}
+
+
+class UpSampling3D(Layer):
+    """Keras's UpSampling3D: each voxel repeated `size` times along depth, height and width,
+    NDHWC (or NCDHW with `data_format="channels_first"`)."""
+
+    def __init__(self, size=(2, 2, 2), data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.size = normalize_tuple(size, 3, "size")
+        self.data_format = data_format or "channels_last"
+
+    def call(self, inputs):
+        ops = _ops()
+        first = 1 if self.data_format == "channels_last" else 2
+        x = inputs
+        for axis, times in enumerate(self.size, start=first):
+            x = ops.repeat_interleave(x, times, axis)
+        return x
+
+    def get_config(self):
+        return {**super().get_config(), "size": self.size, "data_format": self.data_format}

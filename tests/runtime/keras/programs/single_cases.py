@@ -73,6 +73,10 @@ def case_layers(B):
     conv("conv2d_transpose_valid_s2_k4", K.layers.Conv2DTranspose(2, 4, strides=(2, 1), use_bias=False), img, 68)
     out["upsampling_nearest"] = layer_output(B, K.layers.UpSampling2D((2, 3)), img)
     out["upsampling_bilinear"] = layer_output(B, K.layers.UpSampling2D(2, interpolation="bilinear"), img)
+    out["upsampling_1d"] = layer_output(B, K.layers.UpSampling1D(3), seq)
+    out["upsampling_3d"] = layer_output(B, K.layers.UpSampling3D((2, 1, 3)), normal(5, (2, 2, 3, 2, 2)))
+    out["upsampling_3d_factor_array"] = layer_output(B, K.layers.UpSampling3D(np.array([1, 2, 2], dtype=np.uint8)),
+                                                     normal(6, (1, 2, 2, 2, 1)))
     conv("conv1d_same_s2", K.layers.Conv1D(2, 4, strides=2, padding="same", use_bias=False), seq, 70)
     conv("depthwise_same", K.layers.DepthwiseConv2D(3, padding="same"), img, 71)
     conv("depthwise_m2_s2", K.layers.DepthwiseConv2D((3, 2), strides=2, depth_multiplier=2, activation="relu"), img, 72)
