@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+import random as python_random
+
 import numpy as np
 
 _DEFAULT_SEED = 1337
@@ -102,9 +104,19 @@ class Identity(Initializer):
         return (self.gain * np.eye(*shape)).astype(_dtype(dtype))
 
 
+def draw_default_seed() -> int:
+    """What Keras 3 does where an unseeded random object is made (an initializer, a dropout's or a
+    random layer's seed generator): draw a seed from Python's ``random``. The weights here come
+    from this module's own generator; the draw is made so that Python's ``random`` is where
+    Keras leaves it (``fit``'s batch order of a ``PyDataset``, a program's own ``random`` calls)."""
+    return python_random.randint(1, int(1e9))
+
+
 class RandomInitializer(Initializer):
     def __init__(self, seed=None):
         self.seed = seed
+        if seed is None:
+            draw_default_seed()
 
     def get_config(self):
         return {"seed": self.seed}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import random
 import shutil
@@ -63,6 +64,48 @@ def normalize(x, axis=-1, order=2):
 
 _CUSTOM_OBJECTS: dict[str, object] = {}
 _NAMES: dict[object, str] = {}
+
+
+class PyDataset:
+    """Keras 3's ``keras.utils.PyDataset`` (``keras.utils.Sequence`` in Keras 2): batches by index.
+
+    A subclass gives ``__getitem__(index)`` (a batch: ``x``, ``(x, y)`` or ``(x, y, sample_weight)``)
+    and ``__len__`` (or a ``num_batches`` property: ``None`` for an endless dataset). ``fit`` reads
+    the batches by index each epoch, in an order ``random.shuffle`` mixes when ``shuffle=True`` (its
+    default), as Keras does, and calls ``on_epoch_begin``/``on_epoch_end`` around each epoch. The
+    worker arguments are kept: batches are read in the training process, one after the other."""
+
+    def __init__(self, workers=1, use_multiprocessing=False, max_queue_size=10):
+        self.workers, self.use_multiprocessing, self.max_queue_size = workers, use_multiprocessing, max_queue_size
+
+    def __getitem__(self, index):
+        raise NotImplementedError
+
+    @property
+    def num_batches(self):
+        """How many batches (``len(self)``); ``None``: endless."""
+        if hasattr(self, "__len__"):
+            return len(self)
+        raise NotImplementedError("You need to implement the `num_batches` property:\n\n"
+                                  "@property\ndef num_batches(self):\n  return ...")
+
+    def __iter__(self):
+        try:
+            count = self.num_batches
+        except NotImplementedError:
+            count = None
+        indices = range(count) if count is not None else itertools.count()
+        for index in indices:
+            yield self[index]
+
+    def on_epoch_begin(self):
+        """Called at the beginning of every epoch."""
+
+    def on_epoch_end(self):
+        """Called at the end of every epoch."""
+
+
+Sequence = PyDataset  # (Keras 2's name; `tf.keras.utils.Sequence` is PyDataset in TF 2.21)
 
 
 def register_keras_serializable(package: str = "Custom", name: str | None = None):

@@ -7,6 +7,7 @@ nearest and bilinear interpolation, float32), checked against it."""
 
 from __future__ import annotations
 
+from .. import initializers
 from .base import Layer
 
 _MODES = ("horizontal", "vertical", "horizontal_and_vertical")
@@ -40,6 +41,8 @@ class RandomFlip(_RandomImage):
         if data_format not in (None, "channels_last"):
             raise NotImplementedError("RandomFlip: channels-last images (Keras's default) only")
         self.mode, self.seed = mode, seed
+        if seed is None:
+            initializers.draw_default_seed()  # (Keras's SeedGenerator for the layer)
 
     def _changed(self, x):
         from mindspore import ops
@@ -163,6 +166,8 @@ class _Affine(_RandomImage):
         super().__init__(**kwargs)
         _checked(self, fill_mode, interpolation, data_format)
         self.fill_mode, self.interpolation, self.seed, self.fill_value = fill_mode, interpolation, seed, fill_value
+        if seed is None:
+            initializers.draw_default_seed()  # (Keras's SeedGenerator for the layer)
 
     def _changed(self, x):
         import mindspore as ms

@@ -183,6 +183,8 @@ class Dropout(Layer):
             raise ValueError(f"Invalid value received for argument `rate`. Expected a float value between 0 and 1. "
                              f"Received: rate={rate}")
         self.rate, self.noise_shape, self.seed = float(rate), noise_shape, seed
+        if rate > 0 and seed is None:
+            initializers.draw_default_seed()  # (Keras's SeedGenerator for the layer)
 
     def call(self, inputs, training=None):
         if not training or self.rate == 0.0:

@@ -17,6 +17,8 @@ contiguous chunks of ceil(n / replicas) examples, the last replicas get fewer or
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .. import initializers
@@ -84,12 +86,29 @@ def batch_size_of(batch) -> int:
 class DataAdapter:
     """Global batches `(x, y, sample_weight)` (host numpy arrays) for each epoch."""
 
-    def __init__(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False, steps_per_epoch=None):
+    def __init__(self, x, y=None, sample_weight=None, batch_size=None, shuffle=False, steps_per_epoch=None,
+                 peek: bool = True):
         if y is None and sample_weight is None and isinstance(x, tuple) and len(x) in (2, 3) and all(
                 _is_array_data(part) for part in x if part is not None):
             x, y, sample_weight = unpack_x_y_sample_weight(x)
         self.steps_per_epoch = steps_per_epoch
         self._shuffle = shuffle
+        from ..utils import PyDataset
+
+        if isinstance(x, PyDataset):
+            if batch_size is not None:
+                raise ValueError("The `batch_size` argument must not be specified when using a PyDataset as input: "
+                                 "it generates batches.")
+            self._kind = "py_dataset"
+            self._source = x
+            self._class_weight = None
+            # Keras's TF backend reads the first batches once to learn their structure
+            # (NUM_BATCHES_FOR_TENSOR_SPEC): a batch's reading may draw random numbers, so
+            # it is read here too, at the same time, and dropped.
+            count = x.num_batches
+            for index in range(2 if count is None else min(2, count)) if peek else ():
+                x[index]
+            return
         if _is_array_data(x) and not _is_dataset(x):
             self._kind = "arrays"
             self._arrays = (map_structure(_host, x), map_structure(_host, y), map_structure(_host, sample_weight))
@@ -103,6 +122,12 @@ class DataAdapter:
             self._source = x
             self._iterator = None
         self._class_weight = None
+
+    def settle(self) -> None:
+        """Before ``fit``'s and ``evaluate``'s first epoch Keras's TF backend ends an epoch of a
+        PyDataset once (``on_epoch_end``), which a dataset that reshuffles there notices."""
+        if self._kind == "py_dataset":
+            self._source.on_epoch_end()
 
     def apply_class_weight(self, class_weight: dict) -> None:
         """Keras's `class_weight`: each training example weighs `class_weight[its class]` (1 if absent)."""
@@ -128,13 +153,35 @@ class DataAdapter:
         if self._kind == "arrays":
             batches = -(-self._length // self._batch_size)
             return min(batches, self.steps_per_epoch) if self.steps_per_epoch else batches
+        if self._kind == "py_dataset" and self._source.num_batches is not None:
+            batches = self._source.num_batches
+            return min(batches, self.steps_per_epoch) if self.steps_per_epoch else batches
         return self.steps_per_epoch
 
     def epoch(self, epoch: int = 0):
         if self._kind == "arrays":
             yield from self._array_batches(epoch)
+        elif self._kind == "py_dataset":
+            yield from self._py_dataset_batches()
         else:
             yield from self._iterable_batches()
+
+    def _py_dataset_batches(self):
+        """A PyDataset's batches by index, as Keras 3's PyDatasetAdapter reads them: the order
+        mixed by Python's ``random.shuffle`` when shuffling, ``on_epoch_begin``/``on_epoch_end``
+        around the epoch (the end also when the loop stops early)."""
+        import random
+
+        source = self._source
+        count = source.num_batches
+        indices = itertools.count() if count is None else list(range(count))
+        if self._shuffle and count is not None:
+            random.shuffle(indices)
+        source.on_epoch_begin()
+        try:
+            yield from self._standardized(source[i] for i in indices)
+        finally:
+            source.on_epoch_end()
 
     def _array_batches(self, epoch):
         x, y, w = self._arrays
@@ -160,7 +207,11 @@ class DataAdapter:
         return iter(source)
 
     def _iterable_batches(self):
-        elements = self._elements()
+        yield from self._standardized(self._elements())
+
+    def _standardized(self, elements):
+        """Each element as host ``(x, y, sample_weight)``, up to ``steps_per_epoch`` of them."""
+        elements = iter(elements)
         step = 0
         while not self.steps_per_epoch or step < self.steps_per_epoch:
             try:

@@ -279,6 +279,7 @@ class Trainer:
             validation_data = adapter.validation_split(validation_split)
         if class_weight is not None:
             adapter.apply_class_weight(class_weight)  # the training examples only, after the split, as Keras
+        adapter.settle()
         rank = _world().rank
         verbose = 1 if verbose == "auto" else verbose
         callback_list = CallbackList(callbacks, model=self, params={"epochs": epochs, "steps": adapter.num_batches,
@@ -329,7 +330,11 @@ class Trainer:
         """Loss and metrics over the data (example-weighted means across batches and replicas).
         Callbacks get Keras's test hooks (``fit`` passes its own, for validation)."""
         self._assert_compiled("evaluate")
-        adapter = DataAdapter(x, y, sample_weight, batch_size, False, steps)
+        # (validation in `fit` reads a PyDataset's first batches and ends an epoch of it once in
+        # Keras, when it first validates; here not at all)
+        adapter = DataAdapter(x, y, sample_weight, batch_size, False, steps, peek=not _in_fit)
+        if not _in_fit:
+            adapter.settle()
         hooks = _callbacks if _callbacks is not None else (
             CallbackList(callbacks, model=self, add_history=False) if callbacks else None)
         self.reset_metrics()
