@@ -22,6 +22,7 @@ def explain(rule) -> str:
     newline; the command prints a blank line after each rule."""
     lines = [f"{rule.id} {rule.name} ({rule.area}, {rule.status})", "", f"  {rule.summary}", "", "  Matches:"]
     lines += [f"    {m}" for m in rule.match + rule.match_strings]
+    lines += [f"    <any expression>{t}" for t in rule.match_tails]
     for fact, names in getattr(rule, "facts", {}).items():  # what the engine may know of these APIs
         lines += ["", f"  Declares {fact}:", *(f"    {n}" for n in names)]
     lines += ["", f"  MindSpore: {rule.maps_to}", "", "  Difference:", textwrap.indent(rule.difference, "    ")]

@@ -25,6 +25,8 @@ from migrate.safe_io import read_source
 ID_PATTERN = re.compile(r"^[A-Z]{2,5}\d{3}$")
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 QUALNAME_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*(\.\*)?$")
+# The end of an attribute chain on any receiver: `.shape.as_list()`, `.get_shape().ndims`.
+TAIL_PATTERN = re.compile(r"^(\.[A-Za-z_][A-Za-z0-9_]*(\(\))?)+$")
 IMPORT_PATTERN = re.compile(
     r"^(?:import (?P<module>[\w.]+)(?: as (?P<asname>\w+))?"
     r"|from (?P<from>[\w.]+) import (?P<obj>\w+)(?: as (?P<objas>\w+))?)$"
@@ -89,6 +91,9 @@ class Rule:
     returns: str | None = None
     path: str = ""
     match_strings: tuple[str, ...] = field(default=())
+    # Attribute chains matched at the end of any expression (`x.shape.as_list()`): what TF's
+    # tensors answer and MindSpore's do not, whatever made the tensor (see migrate.ops.tails).
+    match_tails: tuple[str, ...] = field(default=())
     # fact -> the matched names it holds of (``keras_model: [tensorflow.keras.Sequential]``)
     facts: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # The rule file's own bytes, hashed with its place (area/name): what the result cache keys on.
@@ -110,6 +115,7 @@ _FIELDS: dict[str, tuple[type | tuple[type, ...], bool]] = {
     "summary": (str, True),
     "match": (list, False),
     "match_strings": (list, False),
+    "match_tails": (list, False),
     "operation": (str, True),
     "params": (dict, False),
     "imports": (list, False),
@@ -164,14 +170,27 @@ def parse_rule(data: Any, path: Path, area: str) -> Rule:
         raise RuleError(path, "summary", "must be one line")
     match = _check_str_list(path, "match", data.get("match", []), QUALNAME_PATTERN)
     match_strings = _check_str_list(path, "match_strings", data.get("match_strings", []))
-    if not match and not match_strings:
-        raise RuleError(path, "match", "a rule must match at least one API (match) or literal (match_strings)")
+    match_tails = tuple(data.get("match_tails", []))
+    for i, tail in enumerate(match_tails):
+        if not isinstance(tail, str) or not TAIL_PATTERN.match(tail) or (len(tail.split(".")) < 3 and not tail.endswith("()")):
+            raise RuleError(path, f"match_tails[{i}]", f"{tail!r} must be an attribute chain of two names or more, "
+                                                       "each maybe called without arguments ('.shape.as_list()'), "
+                                                       "or one name called ('.get_shape()')")
+    if not match and not match_strings and not match_tails:
+        raise RuleError(path, "match", "a rule must match at least one API (match), literal (match_strings) or "
+                                       "attribute chain (match_tails)")
     if data["status"] not in STATUSES:
         raise RuleError(path, "status", f"must be one of {', '.join(STATUSES)}")
 
     op = ops.REGISTRY.get(data["operation"])
     if op is None:
         raise RuleError(path, "operation", f"unknown operation {data['operation']!r} (known: {', '.join(sorted(ops.REGISTRY))})")
+    if getattr(op, "tails", False) != bool(match_tails) or (match_tails and (match or match_strings)):
+        raise RuleError(path, "match_tails", "attribute chains (match_tails) go with a tail operation "
+                                             "(tail_template, tail_call_template), alone, and only there")
+    if match_tails and any(t.endswith("()") != (op.target == "call") for t in match_tails):
+        raise RuleError(path, "match_tails", f"{op.name} takes chains that end "
+                                             f"{'in a call' if op.target == 'call' else 'in a name'}, every one")
     params = data.get("params", {}) or {}
     try:
         op.validate_params(params)
@@ -229,6 +248,7 @@ def parse_rule(data: Any, path: Path, area: str) -> Rule:
         returns=data.get("returns"),
         path=str(path),
         match_strings=match_strings,
+        match_tails=match_tails,
         facts=facts,
     )
 

@@ -113,7 +113,7 @@ def test_rules_page_fences_hold_backticks():
 
     class Rule:
         id, name, area, status, summary = "TFX001", "fenced", "area", "info", "s"
-        match, match_strings, maps_to, difference, links = ("a.b",), (), "m", "d", ()
+        match, match_strings, match_tails, maps_to, difference, links = ("a.b",), (), (), "m", "d", ()
         examples = (Example(),)
 
     page = rules_page([Rule()])

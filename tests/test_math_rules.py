@@ -555,6 +555,10 @@ CASES = {
     "dynamic_stitch_rows": "tf.dynamic_stitch([tf.constant([0, 1]), tf.constant([1])], [f[:2], g[:1]])",
     "scatter_nd_lists": "tf.scatter_nd(indices=[[1]], updates=[f], shape=tf.concat([[2], tf.shape(f)], axis=0))",
     "scatter_nd_number_lists": "tf.scatter_nd([[0], [2], [0]], [1.5, 2.0, 3.0], [4])",
+    # TFT130-TFT132: a tensor's shape asked as TF's TensorShape
+    "shape_as_list": "tf.reshape(b3, [b3.shape.as_list()[0] * b3.get_shape().as_list()[1], -1])",
+    "get_shape_item": "tf.reshape(x4, [-1, x4.get_shape()[-1]])",
+    "shape_ndims": "tf.fill([b3.shape.ndims, x4.get_shape().ndims], 1.5)",
     "central_crop_batch": "tf.image.central_crop(x4, 0.5)",
     "central_crop_odd": "tf.image.central_crop(imgf, 0.7)",
     "central_crop_ratio": "tf.concat([x4, tf.image.central_crop(x4, x4.shape[1] / x4.shape[1])], axis=-1)",

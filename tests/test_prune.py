@@ -140,6 +140,10 @@ def test_findings_keep_their_original_lines(index):
     "a = 1; b = tf.reduce_sum([1.0])\nc = 2\n",
     # an import only an irrelevant statement reads stays imported when the rewritten one drops it
     "import numpy as np\nx = tf.reduce_sum(np.ones(3))\ny = np.zeros(2)\n",
+    # chains matched on any receiver (TFT130-TFT132), in statements with no TF name, one over
+    # two lines, and one whose call takes an argument (not a match)
+    "def width(x):\n    return x.shape.as_list()[-1]\n\ndef rank(layer, x):\n    return (layer(x)\n"
+    "            .get_shape().ndims)\n\nn = width(1).shape.as_list(2)\n",
     # a decorated function, a class, an elif chain, try/except, match
     "@staticmethod\ndef f():\n    pass\n\nif 1:\n    a = 1\nelif 2:\n    b = tf.reduce_sum([1.0])\nelse:\n    c = 3\n"
     "try:\n    d = 1\nexcept ValueError as e:\n    f = tf.reduce_max([2.0])\nmatch d:\n    case 1:\n        g = 0\n",

@@ -9,6 +9,8 @@ from migrate import ops
 from migrate.engine.aliases import AddedImports
 from migrate.engine.compat_v1 import SAME_IN_V1, V1_AS_V2
 from migrate.engine.keras_backend import BACKEND_AS_TF
+from migrate.ops.tails import match_cst, parse_tail
+from migrate.ops.tails import words as tail_words_of
 from migrate.rules import Rule
 
 
@@ -35,6 +37,8 @@ NORMALIZE_PREFIXES = (
 
 
 _V1 = "tensorflow.compat.v1."
+# What a tail's uses are called in findings and reports: the questions are TF tensors'.
+TAIL_API = "tensorflow.Tensor"
 _BACKEND = "tensorflow.keras.backend."
 
 
@@ -68,6 +72,8 @@ class RuleIndex:
         self.prefixes: list[tuple[str, Rule]] = []
         self._by_prefix: dict[str, list[Rule]] = {}
         self.strings: dict[str, Rule] = {}
+        # Attribute chains matched on any receiver, longest first (see migrate.ops.tails).
+        self.tails: list[tuple[tuple[tuple[str, bool], ...], str, Rule]] = []
         self.returns: dict[str, str] = {}
         facts: dict[str, set[str]] = {}
         # The native tier's lowerings (migrate.ops.native) match nothing in TF code: they run
@@ -92,6 +98,10 @@ class RuleIndex:
                 self._by_prefix.setdefault(prefix, []).append(rule)
             for literal in rule.match_strings:
                 self.strings.setdefault(literal, rule)
+            for tail in rule.match_tails:
+                self.tails.append((parse_tail(tail), tail, rule))
+        self.tails.sort(key=lambda t: -len(t[0]))
+        self.tail_words: frozenset[str] = frozenset(tail_words_of(t for _, t, _ in self.tails))
         # What rules declare the APIs they match to be (see migrate.engine.facts).
         self.fact_names: dict[str, frozenset[str]] = {fact: frozenset(names) for fact, names in facts.items()}
         self.prefixes.sort(key=lambda p: -len(p[0]))
@@ -104,6 +114,7 @@ class RuleIndex:
         # Methods of tracked objects need no word of their own: their constructor has one.
         instance_types = tuple(t + "." for t in set(self.returns.values()))
         needles = {name.rsplit(".", 1)[-1] for name in list(self.exact) + [p for p, _ in self.prefixes] if not name.startswith(instance_types)}
+        needles |= self.tail_words
         # A prefix rule covering a whole namespace (`tensorflow.*`) also covers its other spellings (`keras.*`).
         needles |= {old.rstrip(".").rsplit(".", 1)[-1] for old, new in NORMALIZE_PREFIXES if any(new.startswith(p + ".") for p, _ in self.prefixes)}
         self._needles = re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, needles)))) if needles else None
@@ -122,6 +133,17 @@ class RuleIndex:
         if any(s in code for s in self.strings):
             return True
         return bool(self._roots and self._needles and self._roots.search(code) and self._needles.search(code))
+
+    def tail_of(self, node, parent) -> tuple[Rule, str, object, object] | None:
+        """The longest tail ``node`` (an attribute) ends: (rule, the API's name for reports,
+        the node the rewrite replaces, the receiver), else None."""
+        if node.attr.value not in self.tail_words:
+            return None
+        for parsed, tail, rule in self.tails:
+            found = match_cst(node, parsed, parent)
+            if found is not None:
+                return rule, TAIL_API + tail.replace("()", ""), found[0], found[1]
+        return None
 
     def use_of(self, qualname: str) -> tuple[str, Rule | None]:
         """What a use of ``qualname`` gets, as far as its name alone decides: ``("nothing", None)``

@@ -54,6 +54,10 @@ class Collector(cst.CSTVisitor):
                     self.p.hint_words.update(WORD.findall(node.value))
                 if kind is cst.SimpleString and _may_match_string(node, self.p.index.strings):
                     self.p.strings.append(node)
+        if type(node) is cst.Attribute and node.attr.value in self.p.index.tail_words:
+            found = self.p.index.tail_of(node, self.p.parent)
+            if found is not None:
+                self.p.tails[node] = found
         name = self._visits.get(type(node))  # CSTVisitor.on_visit, looking up only methods it has
         return name is None or getattr(self, name)(node) is not False
 
@@ -138,6 +142,10 @@ class Assigner(cst.CSTVisitor):
         return self._reference(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
+        tail = self.p.tails.get(node)
+        if tail is not None and not self.kept_depth and self._tail(node, *tail):
+            self._visit(tail[3])  # the receiver is converted as it would be anywhere
+            return False
         if not self._reference(node):
             use = self.p.use_actions.get(node)
             if use is not None and not ops.REGISTRY[use[0].operation].static:
@@ -145,6 +153,17 @@ class Assigner(cst.CSTVisitor):
             return False
         self._visit(node.value)  # the attribute's own name is not a reference
         return False
+
+    def _tail(self, node: cst.Attribute, rule: Rule, api: str, target: cst.CSTNode, receiver) -> bool:
+        """Plan a chain a rule matches on any receiver (``x.shape.as_list()``); False when the
+        receiver is a name or attribute some rule matches whole (its own rule decides)."""
+        p = self.p
+        if p.resolve(receiver, instances=False) is not None or p.use_actions.get(receiver) is not None:
+            return False
+        action = Action(rule, target, node, api, "", status=rule.status)
+        if p.add(action):
+            p.finding(action, ops.REGISTRY[rule.operation].describe(rule.params, api))
+        return True
 
     def _visit(self, node: cst.CSTNode) -> None:
         if self.work is None or node in self.work:

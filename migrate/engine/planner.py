@@ -43,6 +43,9 @@ class Planner:
         self.names_by_value: dict[str, list[cst.Name]] = {}
         self.hint_words: set[str] = set()
         self.strings: list[cst.SimpleString] = []  # with a table: the string literals a rule may match
+        # Attributes ending a chain a rule matches on any receiver (migrate.ops.tails):
+        # attribute -> (rule, api, the node replaced, the receiver).
+        self.tails: dict[cst.Attribute, tuple] = {}
         self.bound_targets: dict[str, cst.Name] = {}  # with a table: `name = …` targets by name
         self.parents: dict[cst.CSTNode, cst.CSTNode] = {}  # filled by the first pass (Collector)
         self._positions = None
@@ -405,7 +408,7 @@ class Planner:
         table = self.table
         if table is None:
             return None
-        starts: list[cst.CSTNode] = [*self.strings, *self.use_actions, *self.plan.statements]
+        starts: list[cst.CSTNode] = [*self.strings, *self.tails, *self.use_actions, *self.plan.statements]
         for value in {*table.quals, *table.aliases, *table.relevant}:
             starts += self.names_by_value.get(value, ())
         work: set[cst.CSTNode] = set()

@@ -56,6 +56,7 @@ from migrate.engine.tfvalues import KeptCalls, find_kept_calls
 from migrate.engine.index import TYPE_HINT_CALLS, WORD, normalize
 from migrate.engine.rewriter import one_line_per_rule
 from migrate.engine.suppression import is_suppressed, suppressed_lines
+from migrate.ops.tails import ends_ast
 
 PLACEHOLDER = "__migrate_pruned_"
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -279,6 +280,7 @@ class _Pruner:
     def __init__(self, text: str, lines: list[str], tree: ast.Module, index) -> None:
         self.text, self.lines, self.tree, self.index = text, lines, tree, index
         roots, strings = index.roots, set(index.strings)
+        tail_words, tails = index.tail_words, [parsed for parsed, _, _ in index.tails]
         self.words = [set(WORD.findall(line)) for line in lines]
         self.imported: set[str] = set()  # every name an import binds
         self.relevant: set[str] = set()
@@ -286,7 +288,7 @@ class _Pruner:
         self.quals: dict[str, set[str]] = {}
         self.types: dict[str, set[str]] = {}
         self.assigns: list[tuple[list[str], ast.expr]] = []
-        self.pinned: set[int] = set()  # lines that hold a string a rule matches
+        self.pinned: set[int] = set()  # lines that hold a string a rule matches, or a chain's last name
         self.tape = False
         self.bindings: Counter[str] = Counter()  # how often each name is bound anywhere in the file
         self.with_names: set[str] = set()  # made relevant only as `with … as` names
@@ -315,6 +317,10 @@ class _Pruner:
                     first_use[node.id] = node.lineno
                 if not isinstance(node.ctx, ast.Load):
                     self.bindings[node.id] += 1
+                continue
+            if kind is ast.Attribute:
+                if node.attr in tail_words and ends_ast(node, tails):  # a chain a rule matches on any receiver
+                    self.pinned.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
                 continue
             if kind not in _NOTED:
                 continue

@@ -15,6 +15,7 @@ from migrate.ops.names import AttributeTemplate, Flag, Rename
 from migrate.ops.native import LowerNative
 from migrate.ops.scope import UnwrapScope
 from migrate.ops.strategy import ConstructStrategy
+from migrate.ops.tails import TailCallTemplate, TailTemplate
 from migrate.ops.unmapped import FlagUnmapped
 from migrate.ops.tape import GradientTapeToValueAndGrad
 
@@ -36,6 +37,8 @@ REGISTRY: dict[str, Operation] = {
         GradientTapeToValueAndGrad(),
         KeepCall(),
         LowerNative(),
+        TailTemplate(),
+        TailCallTemplate(),
     )
 }
 

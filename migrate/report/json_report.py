@@ -45,7 +45,7 @@ def rule_dict(rule, count: int) -> dict:
         "summary": rule.summary,
         "maps_to": rule.maps_to,
         "difference": rule.difference,
-        "match": list(rule.match) + list(rule.match_strings),
+        "match": list(rule.match) + list(rule.match_strings) + [f"<any>{t}" for t in rule.match_tails],
         "links": list(rule.links),
         "occurrences": count,
     }

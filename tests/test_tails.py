@@ -1,0 +1,73 @@
+"""Chains a rule matches on any receiver (`x.shape.as_list()`, `x.get_shape()`, `x.shape.ndims`):
+what they become, where they are left alone, and what a rule file may say about them."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from migrate.rules import RuleError, parse_rule
+from tests.helpers import convert
+
+
+def converted(code: str) -> str:
+    return convert(textwrap.dedent(code))[0]
+
+
+def test_every_receiver_is_rewritten_and_converted_inside():
+    out = converted("""\
+        import tensorflow as tf
+
+        def f(x, layer, self):
+            a = x.shape.as_list()
+            b = layer(x).get_shape().as_list()[-1]
+            c = tf.reshape(x, [-1]).shape.ndims
+            d = self.kernel.get_shape()[0]
+            return a, b, c, d
+        """)
+    assert "a = list(x.shape)" in out
+    assert "b = list(layer(x).shape)[-1]" in out
+    assert "c = len(ops.reshape(x, [-1]).shape)" in out
+    assert "d = self.kernel.shape[0]" in out
+    assert "tensorflow" not in out
+
+
+@pytest.mark.parametrize("code", [
+    "import tensorflow as tf\nn = x.shape.as_list(1)\n",  # a call with an argument: not TF's method
+    "import tensorflow as tf\nn = x.shape.as_list\n",  # not called
+    "import tensorflow as tf\nn = x.shape_as_list()\n",
+    "import numpy as np\nn = x.shape.as_list()\n",  # a file that does not use TensorFlow
+])
+def test_what_is_left_alone(code):
+    assert converted(code) == code
+
+
+def test_the_argument_of_a_call_that_stays_tensorflow_stays_as_written():
+    out = converted("""\
+        import tensorflow as tf
+
+        v = tf.Variable(x.shape.as_list(), constraint=clip)
+        """)
+    assert "x.shape.as_list()" in out
+
+
+def _rule(tmp_path, **fields):
+    data = {"id": "TFT999", "name": "tail", "summary": "s", "operation": "tail_call_template",
+            "params": {"template": "list({receiver}.shape)"}, "difference": "d", "maps_to": "m",
+            "status": "converted", "examples": [{"before": "a", "after": "b"}], **fields}
+    return parse_rule(data, tmp_path / "TFT999-tail.yaml", "tensors")
+
+
+def test_a_rule_file_says_its_chains_plainly(tmp_path):
+    assert _rule(tmp_path, match_tails=[".shape.as_list()"]).match_tails == (".shape.as_list()",)
+    with pytest.raises(RuleError, match="attribute chain of two names or more"):
+        _rule(tmp_path, match_tails=[".as_list"])
+    with pytest.raises(RuleError, match="attribute chain"):
+        _rule(tmp_path, match_tails=["shape.as_list()"])
+    with pytest.raises(RuleError, match="takes chains that end in a call, every one"):
+        _rule(tmp_path, match_tails=[".shape.as_list()", ".shape.ndims"])
+    with pytest.raises(RuleError, match="go with a tail operation"):
+        _rule(tmp_path, match_tails=[".shape.as_list()"], operation="rename", params={"to": "x"})
+    with pytest.raises(RuleError, match="go with a tail operation"):
+        _rule(tmp_path, match=["tensorflow.shape"])
