@@ -53,11 +53,11 @@ def open_regular(path: str):
     wait for a writer forever) and checked on the open descriptor, so nothing swapped in after
     discovery is read.
 
-    The file object owns the descriptor from the moment it exists (``open`` with an opener),
-    and only the object closes it: a Ctrl-C landing between a bare ``os.open`` and the object
-    that takes it over would otherwise close the descriptor twice, and the second close can
-    hit a file another part of the run has just opened under the same number (or raise
-    ``EBADF`` in place of the interrupt)."""
+    Only the file object ever closes the descriptor (``open`` with an opener): a cleanup
+    closing it too after a Ctrl-C would close it twice, and the second close can hit a file
+    another part of the run has just opened under the same number (or raise ``EBADF`` in
+    place of the interrupt). A Ctrl-C between the opener's ``os.open`` and its return can
+    still leave the descriptor open, in a run that is ending."""
     try:
         handle = open(path, "rb", opener=_open_nonblocking)  # noqa: SIM115 - returned to the caller
     except IsADirectoryError:  # (io's own check, made before ours)

@@ -635,3 +635,14 @@ def test_an_unread_tensorflow_import_goes_unless_the_file_has_an_export_list(ind
     assert "import tensorflow" not in assert_same(source.encode(), index).converted.decode()
     exported = source + '__all__ = ["tf", "m"]\n'
     assert "import tensorflow as tf\n" in assert_same(exported.encode(), index).converted.decode()
+
+
+@pytest.mark.parametrize("body", [
+    # the only work left for libcst is a chain matched on any receiver
+    "def summarize(x):\n    width = x.shape.as_list()[-1]\n    tf.summary.audio('a', x, 16000)\n    return width\n",
+    # a definition of a chain's name, set aside alone, decides as the whole file does
+    "class Box:\n    def get_shape(self):\n        return (1, 2)\n\nb = Box().get_shape()\n",
+])
+def test_chains_on_any_receiver_agree_pruned_and_whole(body, index):
+    text = "import tensorflow as tf\n\n" + body + "".join(f"v{i} = {i}\n" for i in range(45))
+    assert_same(text.encode(), index)

@@ -71,3 +71,18 @@ def test_a_rule_file_says_its_chains_plainly(tmp_path):
         _rule(tmp_path, match_tails=[".shape.as_list()"], operation="rename", params={"to": "x"})
     with pytest.raises(RuleError, match="go with a tail operation"):
         _rule(tmp_path, match=["tensorflow.shape"])
+
+
+@pytest.mark.parametrize("code", [
+    "import tensorflow as tf\nx.shape.ndims = 3\n",  # written to, not read
+    "import tensorflow as tf\ndel y.shape.rank\n",
+    "import tensorflow as tf\nz.shape.ndims += 1\n",
+    "import tensorflow as tf\nfor m.shape.ndims in range(2):\n    pass\n",
+    "import tensorflow as tf\na, b.shape.rank = 1, 2\n",
+    "import tensorflow as tf\nr: int = 0\n[0 for q.shape.ndims in range(2)]\n",
+    "# a port of a tensorflow model\nimport torch\nrank = grid.shape.ndims\n",  # no TF import
+    # a file whose own objects answer the chain
+    "import tensorflow as tf\n\nclass Box:\n    def get_shape(self):\n        return (1, 2)\n\nb = Box().get_shape()\n",
+])
+def test_what_is_written_or_defined_here_is_left_alone(code):
+    assert converted(code) == code

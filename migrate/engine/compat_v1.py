@@ -160,7 +160,6 @@ SAME_IN_V1 = frozenset({
     "einsum",
     "equal",
     "errors.InvalidArgumentError",
-    "errors.OpError",
     "errors.OutOfRangeError",
     "exp",
     "expand_dims",
@@ -426,7 +425,6 @@ SAME_IN_V1 = frozenset({
 # object, or the same wrapped function): it converts as `tf.Y`.
 V1_AS_V2 = {
     "FixedLenFeature": "io.FixedLenFeature",
-    "OpError": "errors.OpError",
     "VarLenFeature": "io.VarLenFeature",
     "ceil": "math.ceil",
     "check_numerics": "debugging.check_numerics",

@@ -160,6 +160,8 @@ class Assigner(cst.CSTVisitor):
         p = self.p
         if p.resolve(receiver, instances=False) is not None or p.use_actions.get(receiver) is not None:
             return False
+        if not p.imports_tensorflow or _stored(target, p.parent) or p.defines_any(rule.match_tails):
+            return True  # nothing to ask of TF's tensors here; the chain stays as written
         action = Action(rule, target, node, api, "", status=rule.status)
         if p.add(action):
             p.finding(action, ops.REGISTRY[rule.operation].describe(rule.params, api))
@@ -266,6 +268,21 @@ class Assigner(cst.CSTVisitor):
         if id(node) in self.kept_open:  # (only those entered: a walk may skip a node and still leave it)
             self.kept_open.discard(id(node))
             self.kept_depth -= 1
+
+
+def _stored(node: cst.CSTNode, parent) -> bool:
+    """Whether ``node`` is written to, not read: an assignment's, a ``for``'s, a ``with … as``'s
+    or a comprehension's target (inside a tuple or list of them too), or ``del``'s."""
+    up = parent(node)
+    while isinstance(up, (cst.Element, cst.StarredElement, cst.Tuple, cst.List)) and not isinstance(node, cst.Element):
+        node, up = up, parent(up)
+        if isinstance(node, (cst.Element, cst.StarredElement)):
+            node, up = up, parent(up)
+    if isinstance(up, (cst.AssignTarget, cst.Del, cst.AsName)):
+        return True
+    if isinstance(up, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)):
+        return up.target is node
+    return False
 
 
 def _without_rename(rule: Rule) -> Rule:

@@ -20,7 +20,30 @@ from migrate.engine.passes import Assigner, Collector, Declares
 from migrate.engine.plan import Action, Plan
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 from migrate.engine.tfvalues import NO_KEPT_CALLS
+from migrate.ops.tails import parse_tail
 from migrate.rules import Rule
+
+
+def _import_root(node) -> str:
+    """The first name of the module an import statement imports (``tensorflow`` of
+    ``from tensorflow.keras import layers``); "" for a relative import."""
+    if isinstance(node, cst.ImportFrom):
+        if node.relative or node.module is None:
+            return ""
+        module = node.module
+    else:
+        module = node.names[0].name
+    while isinstance(module, cst.Attribute):
+        module = module.value
+    return module.value if isinstance(module, cst.Name) else ""
+
+
+class _Definitions(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found: list[cst.FunctionDef] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.found.append(node)
 
 
 class Planner:
@@ -155,6 +178,27 @@ class Planner:
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self.parents.get(node)
+
+    @property
+    def imports_tensorflow(self) -> bool:
+        """Whether the file imports a module a rule matches (TensorFlow, Keras, Horovod): where
+        a chain matched on any receiver (migrate.ops.tails) may be asked of TF's tensors."""
+        found = self.memo.get("imports_tensorflow")
+        if found is None:
+            roots = self.index.roots
+            found = self.memo["imports_tensorflow"] = any(
+                _import_root(node) in roots for node in self.imports)
+        return found
+
+    def defines_any(self, tails) -> bool:
+        """Whether the file defines a function or method named as a name of ``tails`` other than
+        ``shape`` (``def get_shape(self)``): its own objects may answer the chain otherwise."""
+        defined = self.memo.get("defined_functions")
+        if defined is None:  # (the pruner keeps such definitions: pruned and whole agree)
+            definitions = _Definitions()
+            self.module.visit(definitions)
+            defined = self.memo["defined_functions"] = {node.name.value for node in definitions.found}
+        return any(name in defined for tail in tails for name, _ in parse_tail(tail) if name != "shape")
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

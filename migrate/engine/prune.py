@@ -281,6 +281,7 @@ class _Pruner:
         self.text, self.lines, self.tree, self.index = text, lines, tree, index
         roots, strings = index.roots, set(index.strings)
         tail_words, tails = index.tail_words, [parsed for parsed, _, _ in index.tails]
+        tail_names = {name for parsed in tails for name, _ in parsed} - {"shape"}
         self.words = [set(WORD.findall(line)) for line in lines]
         self.imported: set[str] = set()  # every name an import binds
         self.relevant: set[str] = set()
@@ -345,6 +346,8 @@ class _Pruner:
                 self.bindings[node.arg] += 1
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.bindings[node.name] += 1
+                if node.name in tail_names and not isinstance(node, ast.ClassDef):
+                    self.pinned.add(node.lineno)  # the planner asks whether the file defines it
             elif isinstance(node, (ast.Global, ast.Nonlocal)):
                 self.bindings.update(node.names)
             elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
@@ -594,9 +597,11 @@ class _Pruner:
 
         Everything the planner acts on starts at a name that may stand for something a
         rule matches (every such name is relevant, see :meth:`grow`) or at a string a rule
-        matches. When the kept statements hold neither (their imports hold no names: libcst
-        never plans an import), libcst would give the pruned text back as it is."""
+        matches, or at a chain a rule matches on any receiver. When the kept statements hold
+        none (their imports hold no names: libcst never plans an import), libcst would give the
+        pruned text back as it is."""
         relevant, strings, cut = self.relevant, self.index.strings, {id(stmt) for stmt in self.cut}
+        tail_words, tails = self.index.tail_words, [parsed for parsed, _, _ in self.index.tails]
         stack: list[ast.AST] = list(self.tree.body)
         while stack:
             node = stack.pop()
@@ -605,6 +610,8 @@ class _Pruner:
             if isinstance(node, ast.Name):
                 if node.id in relevant:
                     return True
+            elif isinstance(node, ast.Attribute) and node.attr in tail_words and ends_ast(node, tails):
+                return True  # a chain a rule matches on any receiver
             elif isinstance(node, ast.Constant):
                 if isinstance(node.value, str) and _holds_any(node.value, strings):
                     return True

@@ -97,9 +97,9 @@ class DeviceAttributes(_collections.namedtuple(
 
 def list_local_devices(session_config=None) -> list:
     """``tensorflow.python.client.device_lib.list_local_devices``: this process's devices, as
-    :func:`list_logical_devices` names them, with their attributes. ``memory_limit`` is the
-    MindSpore memory pool's limit (``ms.runtime.set_memory(max_size=...)``) on an accelerator and
-    TF's 256 MiB on the CPU; ``incarnation`` is 0 (a TF runtime's random id)."""
+    :func:`list_logical_devices` names them, with their attributes. ``memory_limit`` is MindSpore's
+    ``max_device_memory`` context setting on an accelerator (0 where it cannot be read) and TF's
+    256 MiB on the CPU; ``incarnation`` is 0 (a TF runtime's random id)."""
     import mindspore as ms
 
     devices = []

@@ -1093,7 +1093,9 @@ def dynamic_stitch(indices, data, name=None):
         raise InvalidArgumentError(f"indices must be non-negative: {int(flat.min())}")
     size = int(flat.max()) + 1 if flat.size else 0
     source = np.full(size, flat.size, dtype=np.int32)  # (one past the values: a row of zeros)
-    source[flat] = np.arange(flat.size, dtype=np.int32)  # a repeated index: the last assignment stays
+    # Each index's last occurrence (NumPy does not say which of repeated assignments stays).
+    indices, first_from_end = np.unique(flat[::-1], return_index=True)
+    source[indices] = (flat.size - 1 - first_from_end).astype(np.int32)
     stacked = ops.concat(pieces + [ops.zeros((1,) + tail, pieces[0].dtype)], 0)
     return ops.gather(stacked, ms.Tensor(source), 0)
 

@@ -96,12 +96,14 @@ class DataAdapter:
         from ..utils import PyDataset
 
         if isinstance(x, PyDataset):
-            if batch_size is not None:
-                raise ValueError("The `batch_size` argument must not be specified when using a PyDataset as input: "
-                                 "it generates batches.")
-            self._kind = "py_dataset"
+            for given, name, what in ((y, "y", "the targets"), (sample_weight, "sample_weights", "the sample weights")):
+                if given is not None:
+                    raise ValueError(f"When providing `x` as a PyDataset, `{name}` should not be passed. Instead, "
+                                     f"{what} should be included as part of the PyDataset.")
+            self._kind = "py_dataset"  # (a batch_size is ignored, as Keras ignores it: the dataset batches)
             self._source = x
             self._class_weight = None
+            self._indices, self._seen = None, 0  # what `steps_per_epoch` carries from one epoch to the next
             # Keras's TF backend reads the first batches once to learn their structure
             # (NUM_BATCHES_FOR_TENSOR_SPEC): a batch's reading may draw random numbers, so
             # it is read here too, at the same time, and dropped.
@@ -167,21 +169,43 @@ class DataAdapter:
             yield from self._iterable_batches()
 
     def _py_dataset_batches(self):
-        """A PyDataset's batches by index, as Keras 3's PyDatasetAdapter reads them: the order
-        mixed by Python's ``random.shuffle`` when shuffling, ``on_epoch_begin``/``on_epoch_end``
-        around the epoch (the end also when the loop stops early)."""
-        import random
-
+        """A PyDataset's batches by index, as Keras 3 reads them (its PyDatasetAdapter and
+        EpochIterator): each pass over the indices mixed by Python's ``random.shuffle`` when
+        shuffling (drawn when the pass reads its first batch); with ``steps_per_epoch`` one pass
+        goes on from epoch to epoch and a new one starts once every batch was read; without,
+        each epoch is one pass; ``on_epoch_begin``/``on_epoch_end`` around the epoch (the end
+        also when the loop stops early)."""
         source = self._source
         count = source.num_batches
+        steps = self.steps_per_epoch or count
+        source.on_epoch_begin()
+        try:
+            if steps is None:  # endless and no steps given: until the loop stops
+                yield from self._standardized(source[i] for i in itertools.count())
+                return
+            if self._indices is None or not self.steps_per_epoch:
+                self._indices, self._seen = self._pass(count), 0
+            for _ in range(steps):
+                if count and self._seen >= count:
+                    break
+                self._seen += 1
+                index = next(self._indices, None)
+                if index is None:
+                    break
+                yield from self._standardized([source[index]])
+            if count and self._seen >= count:
+                self._indices, self._seen = self._pass(count), 0
+        finally:
+            source.on_epoch_end()
+
+    def _pass(self, count):
+        """The indices of one pass over a PyDataset, shuffled when its first is asked for."""
+        import random
+
         indices = itertools.count() if count is None else list(range(count))
         if self._shuffle and count is not None:
             random.shuffle(indices)
-        source.on_epoch_begin()
-        try:
-            yield from self._standardized(source[i] for i in indices)
-        finally:
-            source.on_epoch_end()
+        yield from indices
 
     def _array_batches(self, epoch):
         x, y, w = self._arrays

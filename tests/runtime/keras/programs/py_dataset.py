@@ -26,9 +26,9 @@ log = []
 
 
 class Examples(K.utils.Sequence):
-    def __init__(self, batch_size=8, **kwargs):
+    def __init__(self, batch_size=8, reshuffle=True, **kwargs):
         super().__init__(**kwargs)
-        self.batch_size = batch_size
+        self.batch_size, self.reshuffle = batch_size, reshuffle
         self.order = np.arange(len(X))
 
     def __len__(self):
@@ -44,7 +44,8 @@ class Examples(K.utils.Sequence):
 
     def on_epoch_end(self):
         log.append("end")
-        np.random.shuffle(self.order)
+        if self.reshuffle:
+            np.random.shuffle(self.order)
 
 
 K.utils.set_random_seed(3)  # Python's random (fit's batch order), numpy's (the reshuffles)
@@ -57,6 +58,14 @@ out["fit"] = {"loss": [float(v) for v in history.history["loss"]], "calls": list
 log.clear()
 out["fit_in_order"] = {"loss": float(model.fit(Examples(), shuffle=False, verbose=0).history["loss"][0]),
                        "calls": list(log)}
+log.clear()
+# one pass goes on across epochs (TF reads a batch ahead there, across the epoch's end: a dataset
+# that reshuffles in on_epoch_end would give that batch another content)
+history = model.fit(Examples(reshuffle=False), epochs=3, steps_per_epoch=3, verbose=0)
+out["steps_per_epoch"] = {"loss": [float(v) for v in history.history["loss"]], "calls": list(log)}
+log.clear()
+history = model.fit(X, Y, batch_size=8, epochs=1, shuffle=False, validation_data=Examples(), verbose=0)
+out["validation"] = {"loss": float(history.history["loss"][0]), "val_loss": float(history.history["val_loss"][0])}
 log.clear()
 out["evaluate"] = {"loss": float(model.evaluate(Examples(), verbose=0)), "calls": list(log)}
 log.clear()
