@@ -86,3 +86,19 @@ def test_a_rule_file_says_its_chains_plainly(tmp_path):
 ])
 def test_what_is_written_or_defined_here_is_left_alone(code):
     assert converted(code) == code
+
+
+def test_code_that_would_not_parse_is_never_written(monkeypatch):
+    """The last check of every conversion: a rewrite whose output Python cannot read (here a
+    tail rewritten where it is written to, as the check for it was missing once) fails the
+    file, which stays as it was."""
+    from migrate.engine import passes
+    from migrate.engine.runner import RuleSelection, convert_source, rule_index
+
+    monkeypatch.setattr(passes, "_stored", lambda node, parent: False)
+    data = b"import tensorflow as tf\nx.shape.ndims = 3\n"
+    result = convert_source(data, rule_index(RuleSelection()), "t.py")
+    assert result.status == "failed"
+    assert result.error.startswith("engine error: the converted code does not parse (line 1, column 1: cannot assign")
+    assert result.error.endswith("; file left as it was")
+    assert result.converted in (None, b"", data)  # (nothing to write)

@@ -221,6 +221,14 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", option
         else:
             result = TransformSuccess(code=code, warning_messages=result.warning_messages)
             findings = sorted(findings + notes)
+    if result.code != body:
+        # The last check before anything is written: a rewrite that gave code Python cannot
+        # read (an engine error) leaves the file as it was, and the run says so.
+        _, unreadable = python_ast(result.code + tail, path)
+        if unreadable is not None:
+            return FileResult(path, "failed", original=data, error=(
+                f"engine error: the converted code does not parse ({unreadable.removeprefix('cannot parse: ')}); "
+                "file left as it was"))
     try:
         converted = (result.code + tail).encode(encoding)
     except UnicodeEncodeError as exc:
