@@ -245,6 +245,17 @@ def reduce_to_samplewise_values(values, sample_weight, reduce_fn):
         weight_ndim, values_ndim = sample_weight.ndim, values.ndim
         if values_ndim > weight_ndim:
             values = reduce_fn(values, axis=tuple(range(weight_ndim, values_ndim)))
+        # Checked here, before any state changes: MindSpore's broadcast is a view whose shapes are
+        # checked when it is computed, which can be after the update was queued (the error then
+        # came out of a later `result()`, the state already spoiled).
+        target = tuple(values.shape)
+        try:
+            fits = np.broadcast_shapes(tuple(sample_weight.shape), target) == target
+        except ValueError:
+            fits = False
+        if not fits:
+            raise ValueError(f"`sample_weight` of shape {tuple(sample_weight.shape)} cannot be broadcast to the "
+                             f"values' shape {target}")
         sample_weight = _ops().broadcast_to(sample_weight, values.shape)
         values = values * sample_weight
         if weight_ndim > 1:
