@@ -101,6 +101,7 @@ class RuleIndex:
             for tail in rule.match_tails:
                 self.tails.append((parse_tail(tail), tail, rule))
         self.tails.sort(key=lambda t: -len(t[0]))
+        self.tail_chains = [parsed for parsed, _, _ in self.tails]
         self.tail_words: frozenset[str] = frozenset(tail_words_of(t for _, t, _ in self.tails))
         # What rules declare the APIs they match to be (see migrate.engine.facts).
         self.fact_names: dict[str, frozenset[str]] = {fact: frozenset(names) for fact, names in facts.items()}

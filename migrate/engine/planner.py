@@ -20,7 +20,7 @@ from migrate.engine.passes import Assigner, Collector, Declares
 from migrate.engine.plan import Action, Plan
 from migrate.engine.suppression import is_suppressed, suppressed_lines
 from migrate.engine.tfvalues import NO_KEPT_CALLS
-from migrate.ops.tails import parse_tail
+from migrate.ops.tails import owned_names, parse_tail
 from migrate.rules import Rule
 
 
@@ -191,14 +191,14 @@ class Planner:
         return found
 
     def defines_any(self, tails) -> bool:
-        """Whether the file defines a function or method named as a name of ``tails`` other than
-        ``shape`` (``def get_shape(self)``): its own objects may answer the chain otherwise."""
+        """Whether the file defines a function or method named as a name of ``tails`` its own
+        objects may answer (``def get_shape(self)``, see ``owned_names``)."""
         defined = self.memo.get("defined_functions")
         if defined is None:  # (the pruner keeps such definitions: pruned and whole agree)
             definitions = _Definitions()
             self.module.visit(definitions)
             defined = self.memo["defined_functions"] = {node.name.value for node in definitions.found}
-        return any(name in defined for tail in tails for name, _ in parse_tail(tail) if name != "shape")
+        return not defined.isdisjoint(owned_names(map(parse_tail, tails)))
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)

@@ -56,7 +56,7 @@ from migrate.engine.tfvalues import KeptCalls, find_kept_calls
 from migrate.engine.index import TYPE_HINT_CALLS, WORD, normalize
 from migrate.engine.rewriter import one_line_per_rule
 from migrate.engine.suppression import is_suppressed, suppressed_lines
-from migrate.ops.tails import ends_ast
+from migrate.ops.tails import ends_ast, owned_names
 
 PLACEHOLDER = "__migrate_pruned_"
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
@@ -280,8 +280,8 @@ class _Pruner:
     def __init__(self, text: str, lines: list[str], tree: ast.Module, index) -> None:
         self.text, self.lines, self.tree, self.index = text, lines, tree, index
         roots, strings = index.roots, set(index.strings)
-        tail_words, tails = index.tail_words, [parsed for parsed, _, _ in index.tails]
-        tail_names = {name for parsed in tails for name, _ in parsed} - {"shape"}
+        tail_words, tails = index.tail_words, index.tail_chains
+        tail_names = owned_names(tails)
         self.words = [set(WORD.findall(line)) for line in lines]
         self.imported: set[str] = set()  # every name an import binds
         self.relevant: set[str] = set()
@@ -601,7 +601,7 @@ class _Pruner:
         none (their imports hold no names: libcst never plans an import), libcst would give the
         pruned text back as it is."""
         relevant, strings, cut = self.relevant, self.index.strings, {id(stmt) for stmt in self.cut}
-        tail_words, tails = self.index.tail_words, [parsed for parsed, _, _ in self.index.tails]
+        tail_words, tails = self.index.tail_words, self.index.tail_chains
         stack: list[ast.AST] = list(self.tree.body)
         while stack:
             node = stack.pop()

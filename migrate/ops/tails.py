@@ -34,21 +34,11 @@ def last_word(tail: str) -> str:
     return parse_tail(tail)[-1][0]
 
 
-def match_cst(node: cst.Attribute, tail: tuple[tuple[str, bool], ...], parent) -> tuple[cst.CSTNode, cst.BaseExpression] | None:
-    """Whether ``node`` (an attribute) ends an expression with ``tail``: then (the node the
-    rewrite replaces: ``node`` or the call of it; the receiver), else None. The call of the last
-    name, and every call inside, take no arguments."""
-    name, called = tail[-1]
-    if node.attr.value != name:
-        return None
-    target: cst.CSTNode = node
-    if called:
-        call = parent(node)
-        if not (isinstance(call, cst.Call) and call.func is node and not call.args):
-            return None
-        target = call
-    value: cst.BaseExpression = node.value
-    for name, called in reversed(tail[:-1]):
+def _down(node: cst.CSTNode, tail: tuple[tuple[str, bool], ...]) -> cst.BaseExpression | None:
+    """The receiver when ``node`` (the call of the last name, or its attribute) ends with
+    ``tail``, walking down from it; else None. Every call in the chain takes no arguments."""
+    value = node
+    for name, called in reversed(tail):
         if called:
             if not (isinstance(value, cst.Call) and not value.args):
                 return None
@@ -56,7 +46,17 @@ def match_cst(node: cst.Attribute, tail: tuple[tuple[str, bool], ...], parent) -
         if not (isinstance(value, cst.Attribute) and value.attr.value == name):
             return None
         value = value.value
-    return target, value
+    return value
+
+
+def match_cst(node: cst.Attribute, tail: tuple[tuple[str, bool], ...], parent) -> tuple[cst.CSTNode, cst.BaseExpression] | None:
+    """Whether ``node`` (an attribute) ends an expression with ``tail``: then (the node the
+    rewrite replaces: ``node`` or the call of it; the receiver), else None."""
+    target = parent(node) if tail[-1][1] else node
+    if tail[-1][1] and not (isinstance(target, cst.Call) and target.func is node):
+        return None
+    receiver = _down(target, tail)
+    return None if receiver is None else (target, receiver)
 
 
 def ends_ast(node, tails) -> bool:
@@ -82,20 +82,18 @@ def ends_ast(node, tails) -> bool:
 
 def receiver_in(node: cst.CSTNode, tails) -> cst.BaseExpression | None:
     """The receiver of ``node`` (a call or an attribute, as rewritten) under the first of
-    ``tails`` (longest first) whose chain it ends with, walking down from ``node``; else None."""
-    for tail in sorted(tails, key=lambda t: -len(parse_tail(t))):
-        value = node
-        for name, called in reversed(parse_tail(tail)):
-            if called:
-                if not (isinstance(value, cst.Call) and not value.args):
-                    break
-                value = value.func
-            if not (isinstance(value, cst.Attribute) and value.attr.value == name):
-                break
-            value = value.value
-        else:
-            return value
+    ``tails`` (longest first) whose chain it ends with; else None."""
+    for tail in sorted(map(parse_tail, tails), key=len, reverse=True):
+        receiver = _down(node, tail)
+        if receiver is not None:
+            return receiver
     return None
+
+
+def owned_names(tails) -> set[str]:
+    """The names of parsed ``tails`` a file's own objects may answer (a ``def get_shape``), which
+    then leaves the chains alone: all but ``shape``, which every array has."""
+    return {name for tail in tails for name, _ in tail} - {"shape"}
 
 
 def words(tails) -> set[str]:
@@ -127,6 +125,3 @@ class TailCallTemplate(TailTemplate):
     name = "tail_call_template"
     target = "call"
     # its rule's `match_tails` each end in a call without arguments
-
-    def dropped(self, call, params) -> list[cst.Arg]:
-        return []
