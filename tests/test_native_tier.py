@@ -188,7 +188,8 @@ def test_a_model_built_by_add_statements_is_one_cell_list():
 
 def test_a_loop_argument_the_native_loop_does_not_take_keeps_the_shim_and_says_why():
     for extra, why in [
-        ("model.fit(x, y, callbacks=[tf.keras.callbacks.EarlyStopping()])\n", "`model.fit` is given `callbacks`"),
+        ("model.fit(x, y, callbacks=[Mine()])\n", "`model.fit` is given callbacks the native loop does not serve: "
+                                                  "`Mine` is not one of the built-in callbacks it serves"),
         ("model.fit(x, y, 32, 1, 0, [])\n", "more positional arguments than the native loop reads"),
         ("model.evaluate(x, y, sample_weight=w)\n", "`model.evaluate` is given `sample_weight`"),
     ]:
@@ -196,6 +197,47 @@ def test_a_loop_argument_the_native_loop_does_not_take_keeps_the_shim_and_says_w
         assert "mk.Sequential([" in out and "model.compile(optimizer=mk.optimizers.SGD(0.1)" in out
         [model] = notes(findings, "TFL100")
         assert why in model.message, model.message
+
+
+def test_kerass_built_in_callbacks_run_in_the_native_loop_and_weights_files_are_its_own():
+    out, findings = convert(FIT.replace("OPTIMIZER", "tf.keras.optimizers.SGD(0.1, momentum=0.9)") + textwrap.dedent('''\
+        stop = tf.keras.callbacks.EarlyStopping(patience=2, restore_best_weights=True)
+        callbacks = [tf.keras.callbacks.LearningRateScheduler(lambda epoch, lr: lr * 0.9), stop,
+                     tf.keras.callbacks.ModelCheckpoint("best.weights.h5", save_best_only=True, save_weights_only=True)]
+        model.fit(x, y, validation_data=(x, y), callbacks=callbacks)
+        print(stop.stopped_epoch)
+        model.load_weights("best.weights.h5")
+        model.evaluate(x, y, callbacks=[tf.keras.callbacks.CSVLogger("log.csv")])
+        model.save_weights("last.weights.h5")
+        '''))
+    assert "mk.Sequential" not in out and "nn.SequentialCell([" in out
+    assert "training.fit(model, x, y, validation_data=(x, y), callbacks=callbacks)" in out
+    assert 'training.load_weights(model, "best.weights.h5")' in out
+    assert 'training.save_weights(model, "last.weights.h5")' in out
+    assert 'training.evaluate(model, x, y, callbacks=[mk.callbacks.CSVLogger("log.csv")])' in out
+    assert "mk.callbacks.EarlyStopping(patience=2, restore_best_weights=True)" in out
+    assert not [f for f in findings if f.rule == "TFL100" and f.status != "converted"]
+
+
+@pytest.mark.parametrize("extra,why", [
+    ("model.fit(x, y, callbacks=[tf.keras.callbacks.ModelCheckpoint('m.keras')])\n",
+     "`mk.callbacks.ModelCheckpoint` is not given `save_weights_only=True`"),
+    ("model.fit(x, y, callbacks=[tf.keras.callbacks.TensorBoard('logs')])\n",
+     "`mk.callbacks.TensorBoard` is not one of the built-in callbacks it serves"),
+    ("cbs = [tf.keras.callbacks.EarlyStopping()]\ncbs.append(Mine())\nmodel.fit(x, y, callbacks=cbs)\n",
+     "`cbs` has other uses"),
+    ("def f():\n    cbs = [tf.keras.callbacks.EarlyStopping()]\n    model.fit(x, y, callbacks=cbs)\n",
+     "`cbs` is not bound once at module level"),
+    ("stop = tf.keras.callbacks.EarlyStopping()\nstop.set_model(other)\nmodel.fit(x, y, callbacks=[stop])\n",
+     "`stop` has other uses"),
+    ("model.fit(x, y, callbacks=make_callbacks())\n", "they are not a list display"),
+    ("status = model.load_weights('w.weights.h5')\n", "the result of `model.load_weights` is used"),
+])
+def test_callbacks_and_weight_files_the_native_loop_cannot_prove_keep_the_shim(extra, why):
+    out, findings = convert(FIT.replace("OPTIMIZER", "tf.keras.optimizers.SGD(0.1)") + extra)
+    assert "mk.Sequential([" in out and "training." not in out
+    [model] = notes(findings, "TFL100")
+    assert why in model.message, model.message
 
 
 @pytest.mark.parametrize("optimizer,why", [

@@ -84,6 +84,9 @@ class LowerNative(Operation):
         "metric_names": Param(list, doc="fit: the metric strings the loop resolves as Keras does"),
         "loss_names": Param(dict, doc="fit: loss string -> the shim's constructor it stands for"),
         "softmax_losses": Param(dict, doc="fit: loss string taking probabilities -> the logits loss the loop computes before the model's softmax"),
+        "callbacks": Param(dict, doc="fit: the shim's callback spellings the native loop serves -> {signature, "
+                                     "require: {parameter: the literal it must be}}"),
+        "statements": Param(list, doc="fit: methods lowered only as statements (Keras returns what the native loop does not)"),
         "loop_only": Param(bool, doc="loss: lowered only inside the native loop (which aligns ranks as Keras does)"),
     }
 
@@ -824,7 +827,7 @@ class NativePass:
             if isinstance(up, cst.Attribute) and up.value is read and up.attr.value in ("trainable_variables", "trainable_weights"):
                 nodes[up] = lambda new, name=name: template_expression("{m}.trainable_params()", m=cst.Name(name))
                 continue
-            if isinstance(up, cst.Attribute) and up.value is read and up.attr.value in _LOOP_METHODS:
+            if isinstance(up, cst.Attribute) and up.value is read and up.attr.value in self.loop_methods:
                 use = self.parent.get(up)
                 made = self._loop_use(name, up.attr.value, use) if isinstance(use, cst.Call) and use.func is up else None
                 if isinstance(made, str):
@@ -842,6 +845,12 @@ class NativePass:
             return f"`{name}` is called both training and not, and its {_MODAL} depend on it (a Cell's mode is set once)"
         return nodes, modal and modes == {True}
 
+    @functools.cached_property
+    def loop_methods(self) -> frozenset[str]:
+        """The model's methods the native loop's rule lowers (``compile`` and its ``methods``)."""
+        rule = next(iter(self.rules.get("fit", ())), None)
+        return frozenset(("compile", *rule.params["methods"])) if rule is not None else frozenset()
+
     def _loop_use(self, name: str, method: str, use: cst.Call):
         """``model.compile/fit/evaluate/predict(...)`` as ``training.<method>(model, ...)`` (TFL160):
         the replacement, or why the model keeps the shim (None: no rule lowers Keras's loop)."""
@@ -856,16 +865,83 @@ class NativePass:
         if method == "compile":
             return self._compile_use(rule, name, use)
         signature = rule.params["methods"][method]
-        if argbind.bind(use, signature) is None:
+        bound = argbind.bind(use, signature)
+        if bound is None:
             passed = [a.keyword.value for a in use.args if a.keyword is not None]
             other = next((k for k in passed if k not in {p.split("=")[0] for p in signature}), None)
             return (f"`{name}.{method}` is given `{other}`, which the native loop does not take" if other
                     else f"`{name}.{method}` is given arguments the native loop does not take")
         if sum(a.keyword is None for a in use.args) > rule.params["positional"][method]:
             return f"`{name}.{method}` is given more positional arguments than the native loop reads in Keras's order"
+        if method in rule.params.get("statements", ()) and not isinstance(self.parent.get(use), cst.Expr):
+            return f"the result of `{name}.{method}` is used (Keras returns an object the native loop does not)"
+        callbacks = given(bound, "callbacks")
+        if callbacks is not None:
+            why = self._callbacks(rule, callbacks)
+            if why is not None:
+                return f"`{name}.{method}` is given callbacks the native loop does not serve: {why}"
         self.loop_rules.setdefault(name, set()).add(rule.id)
         return lambda new: new.with_changes(func=parse_expression(f"{module}.{method}"),
                                             args=[_first_arg(cst.Name(name), new, new.args), *new.args])
+
+    def _callbacks(self, rule, value: cst.BaseExpression) -> str | None:
+        """Why callbacks passed to the native loop keep the shim, or None. They must be a list
+        display (or a module-level name bound once to one, read only as a loop's argument) of
+        Keras's built-in callbacks the rule names, constructed in it or by a name bound once to
+        one: those ask of a model only what the loop's view of a MindSpore cell answers."""
+        known = rule.params.get("callbacks", {})
+        if isinstance(value, cst.Name):
+            value = self._bound_once_to(value, lambda read: self._loop_argument(read))
+            if isinstance(value, str):
+                return value
+        if not isinstance(value, (cst.List, cst.Tuple)) or any(not isinstance(e, cst.Element) for e in value.elements):
+            return "they are not a list display"
+        for element in value.elements:
+            call = element.value
+            if isinstance(call, cst.Name):
+                call = self._bound_once_to(call, lambda read: self._callback_read(read))
+                if isinstance(call, str):
+                    return call
+            if not isinstance(call, cst.Call):
+                return "a callback is not constructed in the list or by a name bound once"
+            spec = known.get(dotted(call.func))
+            if spec is None:
+                return f"`{dotted(call.func)}` is not one of the built-in callbacks it serves"
+            bound = argbind.bind(call, spec["signature"])
+            if bound is None:
+                return f"`{dotted(call.func)}` is given arguments the native loop does not take"
+            for key, literal in spec.get("require", {}).items():
+                if not bound[key].deep_equals(parse_expression(literal)):
+                    return f"`{dotted(call.func)}` is not given `{key}={literal}`"
+        return None
+
+    def _bound_once_to(self, name: cst.Name, read_ok) -> cst.BaseExpression | str:
+        """The value of a module-level ``name = value`` that binds ``name`` once, where every
+        other read of it passes ``read_ok``; else why not."""
+        binding = next((node for node in self.names.get(name.value, ()) if self.binds(node)), None)
+        if binding is None or self._local(name) or not self.bound_once(name.value, binding):
+            return f"`{name.value}` is not bound once at module level"
+        statement = self.parent.get(self.parent.get(binding))
+        top = self.module.body[self.top_index(binding)] if binding in self.parent else None
+        if not (isinstance(statement, cst.Assign) and _module_assign_any(top) == name.value and top.body[0] is statement):
+            return f"`{name.value}` is not bound once at module level"
+        if any(not read_ok(read) for read in self.names[name.value] if read is not binding):
+            return f"`{name.value}` has other uses"
+        return statement.value
+
+    def _loop_argument(self, read: cst.Name) -> bool:
+        """``read`` is an argument of a model's ``fit``/``evaluate`` call."""
+        arg = self.parent.get(read)
+        call = self.parent.get(arg)
+        return (isinstance(arg, cst.Arg) and arg.value is read and isinstance(call, cst.Call)
+                and isinstance(call.func, cst.Attribute) and call.func.attr.value in ("fit", "evaluate"))
+
+    def _callback_read(self, read: cst.Name) -> bool:
+        """``read`` is a list's element or an attribute read other than the callback's model."""
+        up = self.parent.get(read)
+        if isinstance(up, cst.Element):
+            return True
+        return isinstance(up, cst.Attribute) and up.value is read and up.attr.value not in ("model", "set_model")
 
     def _compile_use(self, rule, name: str, use: cst.Call):
         bound = argbind.bind(use, rule.params["compile"])
@@ -1416,9 +1492,6 @@ class NativePass:
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
 
 
-_LOOP_METHODS = ("compile", "fit", "evaluate", "predict")
-
-
 def _first_arg(value: cst.BaseExpression, call: cst.Call, args) -> cst.Arg:
     """``value`` as a call's new first argument: on a line of its own where the arguments start on
     a new line (each then has its own), else followed by ``, ``."""
@@ -1750,10 +1823,23 @@ def _graph_unsafe(module: cst.Module, params: dict, compiled: set[str]) -> str |
                 return f"it imports `*` from `{base}`"
             for alias in node.names:
                 origins[alias.evaluated_alias or alias.evaluated_name] = f"{base}.{alias.evaluated_name}"
+    def within(path: str) -> bool:
+        return any(path == m or path.startswith(m + ".") for m in safe)
+
+    def reached(read: cst.Name, origin: str) -> str:
+        """What a read names through the attributes after it: ``mk.callbacks.EarlyStopping``'s
+        ``mk`` reaches ``migrate.runtime.keras.callbacks.EarlyStopping``."""
+        path, node = origin, read
+        while isinstance(walk.parent.get(node), cst.Attribute) and walk.parent[node].value is node:
+            node = walk.parent[node]
+            path += "." + node.attr.value
+        return path
+
     for name, origin in sorted(origins.items()):
-        top = origin.split(".")[0]
+        if origin.split(".")[0] in sys.stdlib_module_names or within(origin):
+            continue
         reads = [n for n in walk.names.get(name, ()) if not isinstance(walk.parent.get(n), (cst.ImportAlias, cst.AsName))]
-        if reads and top not in sys.stdlib_module_names and not any(origin == m or origin.startswith(m + ".") for m in safe):
+        if any(not within(reached(read, origin)) for read in reads):
             return f"the module reads `{name}` (`{origin}`), whose objects may need PyNative"
     gradients = set(params.get("graph_gradients", ()))
     for node, up in walk.parent.items():

@@ -43,7 +43,7 @@ from .keras.callbacks import CallbackList
 from .keras.models.data_adapter import DataAdapter, local_share, to_device
 from .keras.models.training import _logs_to_floats, _resolve_metric, _validation_args
 
-__all__ = ["compile", "fit", "evaluate", "predict"]
+__all__ = ["compile", "fit", "evaluate", "predict", "save_weights", "load_weights"]
 
 _STATE = "_migrate_training"
 
@@ -58,6 +58,7 @@ class _Compiled:
         self.metrics = None  # resolved on the first batch (``"accuracy"`` depends on the shapes)
         self.loss_tracker = metrics_module.Mean(name="loss")
         self.train_step = self.eval_step = self.forward = self.empty_step = None
+        self.view = _KerasView(network, self)
 
     def all_metrics(self) -> list:
         return [self.loss_tracker, *(self.metrics or [])]
@@ -232,10 +233,12 @@ def _run(state: _Compiled, batch, step):
     return count
 
 
-def fit(network, x=None, y=None, batch_size=None, epochs=1, verbose="auto", validation_split=0.0,
+def fit(network, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
         validation_data=None, shuffle=True, initial_epoch=0, steps_per_epoch=None, validation_steps=None,
         validation_batch_size=None, validation_freq=1):
-    """Keras's ``model.fit``: trains for ``epochs`` and returns a ``History``."""
+    """Keras's ``model.fit``: trains for ``epochs`` and returns a ``History``. ``callbacks`` are
+    Keras's (``migrate.runtime.keras.callbacks``): they see the network through a view that
+    answers what Keras's built-in callbacks ask of a model (see ``_KerasView``)."""
     state = _state(network, "fit")
     if state.optimizer is None:
         raise ValueError("`fit` needs an optimizer: pass one to `compile()`.")
@@ -244,48 +247,73 @@ def fit(network, x=None, y=None, batch_size=None, epochs=1, verbose="auto", vali
     if validation_split and validation_data is None:
         validation_data = adapter.validation_split(validation_split)
     verbose = 1 if verbose == "auto" else verbose
-    callbacks = CallbackList(None, model=network, params={"epochs": epochs, "steps": adapter.num_batches,
-                                                          "verbose": verbose})
-    callbacks.on_train_begin()
+    view = state.view
+    hooks = CallbackList(callbacks, model=view, params={"epochs": epochs, "steps": adapter.num_batches,
+                                                        "verbose": verbose})
+    view.stop_training = False
+    batch_logs = hooks.wants_batch_logs
+    hooks.on_train_begin()
     logs: dict = {}
     with _Mode(network, True):
         for epoch in range(initial_epoch, epochs):
             state.reset()
-            callbacks.on_epoch_begin(epoch)
-            for batch in adapter.epoch(epoch):
+            hooks.on_epoch_begin(epoch)
+            for step, batch in enumerate(adapter.epoch(epoch)):
+                hooks.on_train_batch_begin(step)
                 _run(state, batch, state.train_step)
+                if batch_logs:
+                    hooks.on_train_batch_end(step, state.results())
+                if view.stop_training:
+                    break
             logs = state.results()
             if validation_data is not None and (epoch + 1) % validation_freq == 0:
                 held_out = _validation_args(validation_data)
                 if held_out.pop("sample_weight", None) is not None:
                     raise ValueError("validation sample weights are not supported by the native loop")
-                tail = evaluate(network, **held_out, verbose=0, return_dict=True,
-                                batch_size=validation_batch_size or batch_size, steps=validation_steps)
+                tail = _evaluate(network, state, held_out, validation_batch_size or batch_size, validation_steps, hooks)
                 logs.update({f"val_{k}": v for k, v in tail.items()})
-            callbacks.on_epoch_end(epoch, logs)
+            hooks.on_epoch_end(epoch, logs)
             if verbose and _world().rank == 0:
                 text = " - ".join(f"{k}: {v:.4f}" for k, v in logs.items())
                 print(f"Epoch {epoch + 1}/{epochs} - {text}", file=sys.stdout, flush=True)
-    callbacks.on_train_end(logs)
-    return callbacks.history
+            if view.stop_training:
+                break
+    hooks.on_train_end(logs)
+    return hooks.history
 
 
-def evaluate(network, x=None, y=None, batch_size=None, verbose="auto", steps=None, return_dict=False):
+def evaluate(network, x=None, y=None, batch_size=None, verbose="auto", steps=None, callbacks=None, return_dict=False):
     """Keras's ``model.evaluate``: the loss and metrics over the data (example-weighted means)."""
     state = _state(network, "evaluate")
     _cells(state)
-    adapter = DataAdapter(x, y, None, batch_size, False, steps)
-    state.reset()
-    with _Mode(network, False):
-        for batch in adapter.epoch(0):
-            _run(state, batch, state.eval_step)
-    logs = state.results()
+    hooks = CallbackList(callbacks, model=state.view, add_history=False) if callbacks else None
+    logs = _evaluate(network, state, {"x": x, "y": y}, batch_size, steps, hooks)
     if verbose and verbose != "auto" and _world().rank == 0:
         print(" - ".join(f"{k}: {v:.4f}" for k, v in logs.items()), flush=True)
     if return_dict:
         return logs
     values = list(logs.values())
     return values[0] if len(values) == 1 else values
+
+
+def _evaluate(network, state: _Compiled, data: dict, batch_size, steps, hooks) -> dict:
+    """One pass without updates; Keras's test hooks on ``hooks`` (``fit`` passes its own, for validation)."""
+    adapter = DataAdapter(data.get("x"), data.get("y"), None, batch_size, False, steps)
+    state.reset()
+    if hooks is not None:
+        hooks.on_test_begin()
+    batch_logs = hooks is not None and hooks.wants_test_batch_logs
+    with _Mode(network, False):
+        for step, batch in enumerate(adapter.epoch(0)):
+            if hooks is not None:
+                hooks.on_test_batch_begin(step)
+            _run(state, batch, state.eval_step)
+            if hooks is not None:
+                hooks.on_test_batch_end(step, state.results() if batch_logs else None)
+    logs = state.results()
+    if hooks is not None:
+        hooks.on_test_end(logs)
+    return logs
 
 
 def predict(network, x, batch_size=None, verbose="auto", steps=None):
@@ -303,6 +331,132 @@ def predict(network, x, batch_size=None, verbose="auto", steps=None):
     if not outputs:
         raise ValueError("Expected input data to be non-empty.")
     return np.concatenate(outputs)
+
+
+def save_weights(network, filepath, overwrite=True):
+    """Keras's ``model.save_weights``: the network's parameters (MindSpore's order and layouts) in a
+    MindSpore checkpoint at exactly ``filepath`` (whatever its suffix), written by rank 0
+    atomically; every process waits for it. ``load_weights`` reads it back."""
+    from .keras import saving
+
+    saving.write_entries(filepath, saving.weight_entries("weights/", network.get_parameters()))
+
+
+def load_weights(network, filepath):
+    """Keras's ``model.load_weights`` for a file ``save_weights`` wrote (matched by position, shapes checked)."""
+    from .keras import saving
+
+    parameters = list(network.get_parameters())
+    entries = saving.entries_under("weights/", saving.read_entries(filepath))
+    keys = sorted(k for k in entries if not isinstance(entries[k], str))
+    what = f"load_weights({str(filepath)!r})"
+    if len(keys) != len(parameters):
+        raise ValueError(f"{what}: the checkpoint holds {len(keys)} weights, the model has {len(parameters)}")
+    for key, parameter in zip(keys, parameters):
+        if tuple(entries[key].shape) != tuple(parameter.shape):
+            raise ValueError(f"{what}: weight {parameter.name} has shape {tuple(parameter.shape)}, the checkpoint's "
+                             f"{key} has shape {tuple(entries[key].shape)}")
+    for key, parameter in zip(keys, parameters):
+        _write(parameter, entries[key])
+
+
+def _write(parameter, value) -> None:
+    """Write into the parameter's memory (``ops.assign``): a compiled step keeps the memory each
+    parameter had when it compiled, and ``set_data`` would give the parameter new memory, which
+    the compiled steps never read."""
+    ms.ops.assign(parameter, ms.Tensor(np.asarray(value, dtype=ms.dtype_to_nptype(parameter.dtype))))
+
+
+class _KerasView:
+    """The network as Keras's built-in callbacks see a model: ``stop_training``, ``optimizer``
+    (its learning rate, read and set as Keras's), ``metrics``, ``get_weights``/``set_weights``
+    (every parameter, BatchNorm statistics included, as Keras's weights) and
+    ``save_weights``/``load_weights``. The native tier lowers a ``fit`` only with callbacks
+    known to ask nothing more (TFL160)."""
+
+    def __init__(self, network, state: _Compiled):
+        self.network, self._state = network, state
+        self.stop_training = False
+
+    @property
+    def optimizer(self):
+        return _OptimizerView(self._state.optimizer)
+
+    @property
+    def metrics(self) -> list:
+        return self._state.all_metrics()
+
+    def get_weights(self) -> list:
+        return [parameter.asnumpy().copy() for parameter in self.network.get_parameters()]
+
+    def set_weights(self, weights) -> None:
+        parameters = list(self.network.get_parameters())
+        if len(weights) != len(parameters):
+            raise ValueError(f"You called `set_weights(weights)` on a model with {len(parameters)} weights, "
+                             f"but the provided weight list has {len(weights)} elements.")
+        for parameter, value in zip(parameters, weights):
+            if tuple(np.shape(value)) != tuple(parameter.shape):
+                raise ValueError(f"Layer weight shape {tuple(parameter.shape)} not compatible with provided weight "
+                                 f"shape {tuple(np.shape(value))}")
+            _write(parameter, value)
+
+    def save_weights(self, filepath, overwrite=True) -> None:
+        save_weights(self.network, filepath)
+
+    def load_weights(self, filepath) -> None:
+        load_weights(self.network, filepath)
+
+    def save(self, filepath, *args, **kwargs):
+        raise NotImplementedError("a native model saves its weights only (`save_weights`); "
+                                  "`ModelCheckpoint(save_weights_only=False)` needs the shim's model (`--tier shim`)")
+
+
+class _OptimizerView:
+    """A MindSpore optimizer's learning rate as Keras's: a float32 read, and a write that keeps
+    Keras's update. Keras's SGD keeps ``v = m*v - lr*g`` (each gradient scaled by the rate of its
+    step); MindSpore's ``nn.SGD``/``nn.Momentum`` keep ``v = m*v + g`` and subtract ``lr*v``, so
+    Keras's ``v`` is MindSpore's times ``-lr``. When the rate changes from ``a`` to ``b``, the
+    velocity is rescaled by ``a / b``, and the next steps give Keras's weights again (Nesterov
+    alike). Adam's rate scales each step's update in both, so it is set as it is."""
+
+    def __init__(self, optimizer):
+        self._optimizer = optimizer
+
+    @property
+    def iterations(self):
+        return self._optimizer.global_step
+
+    def current_learning_rate(self) -> np.float32:
+        return np.float32(self._optimizer.learning_rate.asnumpy())
+
+    @property
+    def learning_rate(self) -> np.float32:
+        return self.current_learning_rate()
+
+    @learning_rate.setter
+    def learning_rate(self, value) -> None:
+        optimizer = self._optimizer
+        old, new = float(self.current_learning_rate()), float(np.float32(value))
+        velocity = _velocity(optimizer)
+        if velocity is not None and old != new:
+            if new == 0.0:
+                raise ValueError("a learning rate of 0 for a native SGD with momentum: MindSpore's velocity "
+                                 "cannot keep Keras's update (run with `--tier shim`)")
+            for slot in velocity:
+                _write(slot, slot.asnumpy() * np.float32(old / new))
+        _write(optimizer.learning_rate, np.float32(new))
+
+    lr = learning_rate
+
+
+def _velocity(optimizer):
+    """The momentum slots whose meaning depends on the rate (``nn.SGD``'s ``accum``, ``nn.Momentum``'s
+    ``moments``), None where there are none or the momentum is 0."""
+    if isinstance(optimizer, nn.Momentum):
+        return optimizer.moments
+    if isinstance(optimizer, nn.SGD) and float(np.asarray(optimizer.momentum.asnumpy())) > 0:
+        return optimizer.accum
+    return None
 
 
 def _forward_cell(network):

@@ -5,7 +5,8 @@ Run as one process or under the launcher; writes ``{out}/native_fit-{rank}.json`
 ``graph`` after the output directory, only the native loop runs, in GRAPH_MODE.
 Cases: SGD with momentum on 17 training examples in batches of 16 (the last batch holds
 one example, so on 2 processes one replica is empty) with a validation split, and Adam
-with Keras's shuffling over 3 epochs; then evaluate and predict.
+with Keras's shuffling over 3 epochs; then evaluate and predict; Keras's built-in
+callbacks (a changing learning rate, early stopping, a checkpoint read back).
 """
 
 import json
@@ -115,7 +116,43 @@ training.compile(native, loss=nn.CrossEntropyLoss(reduction="mean"), optimizer=n
                  metrics=["accuracy"])
 results["native_column"] = training.fit(native, x, column, batch_size=8, epochs=2, verbose=0).history
 
+
+
+def with_callbacks(model, fit, evaluate, load_weights, optimizer, path):
+    """Keras's built-in callbacks on the loop: the rate set by a schedule and cut on a plateau
+    (under a Nesterov SGD, whose velocity remembers the old rate), early stopping that restores
+    the best weights, a checkpoint of them read back, and per-batch logs."""
+    batches = []
+    callbacks = [
+        mk.callbacks.LearningRateScheduler(lambda epoch, lr: lr * 0.5 if epoch >= 1 else lr),
+        mk.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=0, min_delta=10),
+        mk.callbacks.EarlyStopping(monitor="val_loss", patience=2, restore_best_weights=True),
+        mk.callbacks.ModelCheckpoint(path, monitor="val_loss", save_best_only=True, save_weights_only=True),
+        mk.callbacks.TerminateOnNaN(),
+        mk.callbacks.LambdaCallback(on_train_batch_end=lambda batch, logs: batches.append(logs["loss"])),
+    ]
+    history = fit(x, y, batch_size=8, epochs=6, shuffle=False, validation_data=(x[:9], y[:9]),
+                  callbacks=callbacks, verbose=0).history
+    restored = evaluate(x, y, batch_size=8, verbose=0)
+    load_weights(path)
+    return {"history": history, "batches": batches, "restored": restored,
+            "reloaded": evaluate(x, y, batch_size=8, verbose=0)}
+
+
 os.makedirs(out, exist_ok=True)
+if not graph:
+    shim = shim_model()
+    shim.compile(optimizer=mk.optimizers.SGD(learning_rate=0.05, momentum=0.9, nesterov=True),
+                 loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True), metrics=["accuracy"])
+    results["shim_callbacks"] = with_callbacks(shim, shim.fit, shim.evaluate, shim.load_weights, shim.optimizer,
+                                               os.path.join(out, "shim.weights.h5"))
+native = native_model()
+training.compile(native, optimizer=nn.SGD(native.trainable_params(), learning_rate=0.05, momentum=0.9, nesterov=True),
+                 loss=nn.CrossEntropyLoss(reduction="mean"), metrics=["accuracy"])
+results["native_callbacks"] = with_callbacks(
+    native, lambda *a, **k: training.fit(native, *a, **k), lambda *a, **k: training.evaluate(native, *a, **k),
+    lambda path: training.load_weights(native, path), None, os.path.join(out, "native.weights.h5"))
+
 with open(os.path.join(out, f"native_fit-{rank}.json"), "w") as handle:
     json.dump(results, handle)
 print(f"native fit done on rank {rank}", flush=True)
