@@ -122,7 +122,7 @@ def _broadcast_parameters(network) -> None:
     world = _world()
     if world.size > 1 and ms.get_auto_parallel_context("parameter_broadcast"):
         for parameter in network.get_parameters():
-            parameter.set_data(world.broadcast(parameter, root=0))
+            _write(parameter, world.broadcast(parameter, root=0).asnumpy())
 
 
 def _cells(state: _Compiled):

@@ -86,3 +86,9 @@ def test_callbacks_set_the_rate_stop_early_and_reload_the_best_weights(runs):
         assert len(rates) < 6 and len(set(rates)) > 2, (run, rates)
         assert got["reloaded"] == pytest.approx(got["restored"], rel=1e-6)
         assert len(got["batches"]) == len(rates) * 3  # (22 examples in global batches of 8)
+
+
+@pytest.mark.parametrize("run", ["pynative", "graph"])
+def test_compile_gives_every_process_rank_0s_weights_even_in_a_cell_already_compiled(runs, run):
+    first, second = (np.asarray(result["broadcast"]) for result in runs[run])
+    np.testing.assert_array_equal(second, first)

@@ -117,6 +117,13 @@ training.compile(native, loss=nn.CrossEntropyLoss(reduction="mean"), optimizer=n
 results["native_column"] = training.fit(native, x, column, batch_size=8, epochs=2, verbose=0).history
 
 
+# each process starts from its own weights, calls the cell (in GRAPH_MODE it compiles), then
+# compile() broadcasts rank 0's: the cell's next call must compute with them
+native = nn.SequentialCell([nn.Dense(5, 3, weight_init=ms.Tensor(w1[:, :3] * (rank + 1)).T, bias_init="zeros")])
+native(ms.Tensor(x))
+training.compile(native, loss=nn.CrossEntropyLoss(reduction="mean"))
+results["broadcast"] = native(ms.Tensor(x)).asnumpy().tolist()
+
 
 def with_callbacks(model, fit, evaluate, load_weights, optimizer, path):
     """Keras's built-in callbacks on the loop: the rate set by a schedule and cut on a plateau
