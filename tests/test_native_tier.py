@@ -199,6 +199,29 @@ def test_a_loop_argument_the_native_loop_does_not_take_keeps_the_shim_and_says_w
         assert why in model.message, model.message
 
 
+def test_a_first_dense_with_a_constant_kernel_takes_its_input_width_from_the_constant():
+    source = textwrap.dedent('''\
+        import numpy as np
+        import tensorflow as tf
+
+        w = np.ones((5, 3), np.float32)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(3, kernel_initializer=tf.constant_initializer(KERNEL)),
+                                     tf.keras.layers.Dense(2)])
+
+
+        def predict(features):
+            return model(features)
+        ''')
+    out, _ = convert(source.replace("KERNEL", "w"))
+    assert 'nn.Dense(len(w), 3, weight_init=ms.Tensor(w, ms.float32).T, bias_init="zeros")' in out
+    assert 'nn.Dense(3, 2, weight_init="xavier_uniform", bias_init="zeros")' in out
+    for kernel in ("0.5", "np.ones((5, 3))"):  # (a number broadcasts; a call's rows are not a name's)
+        out, findings = convert(source.replace("KERNEL", kernel))
+        assert "mk.Sequential([" in out
+        [model] = notes(findings, "TFL100")
+        assert "the input width of a layer is not known statically" in model.message
+
+
 def test_kerass_built_in_callbacks_run_in_the_native_loop_and_weights_files_are_its_own():
     out, findings = convert(FIT.replace("OPTIMIZER", "tf.keras.optimizers.SGD(0.1, momentum=0.9)") + textwrap.dedent('''\
         stop = tf.keras.callbacks.EarlyStopping(patience=2, restore_best_weights=True)

@@ -623,12 +623,17 @@ class NativePass:
         units = given(bound, "units")
         if not isinstance(units, cst.Integer):
             return "a layer's width is not a literal"
-        if shape is None:
-            return "the input width of a layer is not known statically"
-        width = shape[-1]
+        width: int | cst.BaseExpression | None = shape[-1] if shape is not None else None
+        if width is None:
+            # a constant kernel `(in, units)` gives the width at run time: Keras builds the
+            # kernel from the input and the constant must fit it, so `len(value)` is the input's
+            width = self._constant_rows(rule, given(bound, "kernel_initializer"))
+            if width is None:
+                return "the input width of a layer is not known statically"
         kwargs = {"weight_init": _quoted(rule.params["initializers"]["glorot_uniform"]),
                   "bias_init": _quoted(rule.params["initializers"]["zeros"])}
-        why = self._weights(rule, bound, kwargs, transpose=True, fans=(width, int(units.value)))
+        why = self._weights(rule, bound, kwargs, transpose=True,
+                            fans=(width, int(units.value)) if isinstance(width, int) else None)
         if why is not None:
             return why
         activation = given(bound, "activation")
@@ -642,10 +647,21 @@ class NativePass:
                 after = _Any(_activation_cell(rule, act))
             elif rule.params["activations"][act] is not None:
                 kwargs["activation"] = _quoted(rule.params["activations"][act])
-        args = [cst.Arg(cst.Integer(str(width))), cst.Arg(units)]
+        args = [cst.Arg(cst.Integer(str(width)) if isinstance(width, int) else width), cst.Arg(units)]
         args += [cst.Arg(v, keyword=cst.Name(k), equal=_EQUAL) for k, v in kwargs.items()]
         dense = _Flat(cst.Call(func=parse_expression(spec["to"]), args=args))
-        return ([dense, after] if after is not None else dense), shape[:-1] + (int(units.value),)
+        return ([dense, after] if after is not None else dense), (shape or (None,))[:-1] + (int(units.value),)
+
+    def _constant_rows(self, rule, value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+        """``len(value)`` for a constant initializer of a module-level name (an array of the kernel's
+        full shape, as the lowered weight reads it), None for anything else."""
+        if not (isinstance(value, cst.Call) and dotted(value.func) in rule.params["constant"] and len(value.args) == 1
+                and value.args[0].keyword is None and not value.args[0].star):
+            return None
+        inner = value.args[0].value
+        if not isinstance(inner, cst.Name) or self._local(inner):
+            return None
+        return template_expression("len({v})", v=inner)
 
     def _weights(self, rule, bound: dict, kwargs: dict, transpose, fans: tuple[int, int]) -> str | None:
         """The initializers and ``use_bias`` of a Dense or convolution into MindSpore's keywords
