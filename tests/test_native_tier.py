@@ -565,9 +565,23 @@ def test_native_adam_takes_the_steps_of_keras_adam():
         np.testing.assert_allclose(native.asnumpy(), shim.asnumpy(), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("prefix,rate", [
+    ("", "0.01 * get_group_size()"),
+    ("BASE = 0.01\nSCALE = BASE * 2\n", "-(-SCALE) / 2 ** 1"),
+])
+def test_a_rate_computed_from_literals_and_the_process_count_is_a_fixed_number(prefix, rate):
+    source = HEAD.replace("optimizer = tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)",
+                          f"{prefix}optimizer = tf.keras.optimizers.SGD(learning_rate={rate}, momentum=0.9)")
+    out, findings = convert(source.replace("import tensorflow as tf\n", "import tensorflow as tf\nfrom mindspore.communication import get_group_size\n"))
+    assert f"optimizer = nn.SGD(model.trainable_params(), learning_rate={rate}, momentum=0.9)" in out
+    assert [f.status for f in notes(findings, "TFL110")] == ["converted"]
+
+
 @pytest.mark.parametrize("optimizer,why", [
     ("tf.keras.optimizers.SGD(learning_rate=schedule)", "`learning_rate` is not a literal"),
     ("tf.keras.optimizers.SGD(0.1, weight_decay=0.01)", "arguments the native optimizer does not take"),
+    ("tf.keras.optimizers.SGD(flags.lr * 2)", "`learning_rate` is not a literal"),
+    ("tf.keras.optimizers.SGD(rate())", "`learning_rate` is not a literal"),
 ])
 def test_an_optimizer_it_cannot_prove_keeps_the_shim_over_the_native_model(optimizer, why):
     out, findings = convert(HEAD.replace("tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)", optimizer))
@@ -575,6 +589,47 @@ def test_an_optimizer_it_cannot_prove_keeps_the_shim_over_the_native_model(optim
     assert "optimizer.apply_gradients(zip(grads, model.trainable_params()))" in out
     [opt] = notes(findings, "TFL110")
     assert why in opt.message
+
+
+HOROVOD = textwrap.dedent('''\
+    import tensorflow as tf
+    import horovod.tensorflow as hvd
+
+    hvd.init()
+    model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(1)])
+    opt = tf.keras.optimizers.SGD(0.01 * hvd.size(), momentum=0.9)
+
+
+    def step(x, y, first):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(model(x, training=True) - y))
+        tape = hvd.DistributedGradientTape(tape)
+        grads = tape.gradient(loss, model.trainable_variables)
+        opt.apply_gradients(zip(grads, model.trainable_variables))
+        if first:
+            BROADCASTS
+        return loss
+    ''')
+
+
+def test_horovods_broadcast_of_a_native_model_and_optimizer_takes_their_parameters():
+    out, findings = convert(HOROVOD.replace("BROADCASTS", "hvd.broadcast_variables(model.variables, root_rank=0)\n"
+                                            "        hvd.broadcast_variables(opt.variables, root_rank=0)"))
+    assert "opt = nn.SGD(model.trainable_params(), learning_rate=0.01 * get_group_size(), momentum=0.9)" in out
+    assert "hvd.broadcast_variables(model.get_parameters(), root_rank=0)" in out
+    assert "hvd.broadcast_variables(opt.get_parameters(), root_rank=0)" in out
+    assert {f.rule: f.status for f in findings if f.rule in ("TFL100", "TFL110")} == {"TFL100": "converted", "TFL110": "converted"}
+
+
+@pytest.mark.parametrize("broadcasts", [
+    "hvd.broadcast_variables(opt.variables, root_rank=0)",
+    "hvd.broadcast_variables(model.variables, root_rank=1)\n        hvd.broadcast_variables(opt.variables, root_rank=0)",
+])
+def test_an_optimizers_broadcast_without_its_models_beside_it_keeps_the_shim(broadcasts):
+    out, findings = convert(HOROVOD.replace("BROADCASTS", broadcasts))
+    assert "mk.optimizers.SGD(" in out
+    [opt] = notes(findings, "TFL110")
+    assert "`opt.variables` is broadcast where `model.variables` is not, from the same root" in opt.message
 
 
 def test_a_step_with_control_flow_runs_eagerly_and_the_report_says_why():

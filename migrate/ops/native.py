@@ -65,6 +65,8 @@ class LowerNative(Operation):
         "require": Param(dict, doc="loss: Keras parameter -> the literal it must be (as code)"),
         "reductions": Param(dict, doc="loss: Keras reduction -> MindSpore's"),
         "reduction_names": Param(dict, doc="loss: the shim's reduction constants -> Keras's reduction"),
+        "numbers": Param(list, doc="optimizer: calls that give a number fixed for the run, which a hyper-parameter may be "
+                                   "computed from (with literals and module names bound once to such)"),
         "reducer": Param(str, doc="optimizer: the gradient reducer statement, {name} and {optimizer} placeholders"),
         "all_reduce": Param(str, doc="jit: the cross-process sum statement, {name} placeholder"),
         "decorator": Param(str, doc="jit: the decorator"),
@@ -141,6 +143,12 @@ def given(bound: dict, key: str) -> cst.BaseExpression | None:
     """A bound argument, None where the call leaves it out or passes ``None``."""
     value = bound.get(key)
     return None if value is None or (isinstance(value, cst.Name) and value.value == "None") else value
+
+
+def _same_arg(a: cst.Arg, b: cst.Arg) -> bool:
+    """The same keyword (or none) and the same value, whatever the spacing."""
+    return (a.keyword.value if a.keyword else None) == (b.keyword.value if b.keyword else None) and \
+        a.star == b.star and a.value.deep_equals(b.value)
 
 
 def _number(node: cst.CSTNode) -> bool:
@@ -851,6 +859,9 @@ class NativePass:
                 if made is not None:
                     nodes[use] = made
                     continue
+            if self._broadcast_argument(up, read) is not None:  # (every parameter, as Keras's `variables`)
+                nodes[up] = lambda new, name=name: template_expression("{m}.get_parameters()", m=cst.Name(name))
+                continue
             weight = self._layer_weight(up, read, dense)
             if weight is not None:
                 nodes[weight[0]] = weight[1]
@@ -1098,7 +1109,7 @@ class NativePass:
         if bound is None:
             return "it is given arguments the native optimizer does not take with Keras's formula"
         for key, value in bound.items():
-            if not _literal(value):
+            if not (_literal(value) or self._fixed_number(value, rule.params.get("numbers", ()))):
                 return f"`{key}` is not a literal (a schedule or a variable changes MindSpore's update)"
         for key, code in rule.params.get("require", {}).items():
             if not bound[key].deep_equals(parse_expression(code)):
@@ -1113,14 +1124,38 @@ class NativePass:
                 args.append(cst.Arg(parse_expression(str(defaults.pop(ms_name))), keyword=cst.Name(ms_name), equal=_EQUAL))
         return call.with_changes(func=parse_expression(rule.params["to"]), args=args)
 
+    def _fixed_number(self, value: cst.BaseExpression, calls, depth: int = 0) -> bool:
+        """``value`` is a number fixed for the run: arithmetic of numeric literals, of the calls
+        ``calls`` names (``get_group_size()``: a learning rate scaled by the number of processes,
+        as Horovod programs scale it) and of module-level names bound once to such a value."""
+        if depth > 8:
+            return False
+        if _number(value):
+            return True
+        if isinstance(value, cst.UnaryOperation) and isinstance(value.operator, (cst.Minus, cst.Plus)):
+            return self._fixed_number(value.expression, calls, depth + 1)
+        if isinstance(value, cst.BinaryOperation) and isinstance(
+                value.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.FloorDivide, cst.Power)):
+            return self._fixed_number(value.left, calls, depth + 1) and self._fixed_number(value.right, calls, depth + 1)
+        if isinstance(value, cst.Call):
+            return not value.args and dotted(value.func) in calls
+        if isinstance(value, cst.Name):
+            bound = self._bound_once_to(value, lambda read: True)
+            return not isinstance(bound, str) and self._fixed_number(bound, calls, depth + 1)
+        return False
+
     def _optimizer(self, rule, statement, name: str, call: cst.Call) -> str | None:
         binding = statement.body[0].targets[0].target
         native = self._native_optimizer(rule, call, "model")  # (checks the arguments; the model is known below)
         if isinstance(native, str):
             return native
-        model, applies, builds = None, [], []
+        model, applies, builds, broadcasts = None, [], [], []
         for read in self.reads(name, binding):
             up = self.parent.get(read)
+            broadcast = self._broadcast_argument(up, read)
+            if broadcast is not None:
+                broadcasts.append((up, broadcast))
+                continue
             method = up.attr.value if isinstance(up, cst.Attribute) and up.value is read else None
             use = self.parent.get(up) if method else None
             if not (isinstance(use, cst.Call) and use.func is up and isinstance(self.parent.get(use), cst.Expr)):
@@ -1145,6 +1180,10 @@ class NativePass:
             return f"the model `{model}` keeps the shim"
         if self.module.body.index(self.models[model]) > self.module.body.index(statement):
             return f"it is made before the model `{model}`"
+        for _, broadcast in broadcasts:
+            if not self._model_broadcast_beside(broadcast, model):
+                return (f"`{name}.variables` is broadcast where `{model}.variables` is not, from the same root, "
+                        "in the same block (MindSpore's optimizer also holds the model's parameters)")
         horovod = imported_from(self.module, "migrate.runtime", "horovod")
         averaged = []
         if horovod is not None:
@@ -1171,12 +1210,44 @@ class NativePass:
             self.gone.add(use.args[0].value.func)  # `zip`
         for use in builds:
             self.out.removed.add(self.statement_of(use))
+        for up, _ in broadcasts:
+            self.out.nodes[up] = lambda new: template_expression("{o}.get_parameters()", o=cst.Name(name))
         self.out.removed.update(averaged)
         self.optimizers[name] = (model, reducer)
         how = "averaged (Horovod's `allreduce_gradients`)" if horovod is not None else "summed"
         self.note(self.place(name, statement), rule, "converted", f"`{name}` is a native `{rule.params['to']}` over `{model}`'s weights; "
                   f"gradients are {how} across processes by `{reducer}` before it applies them")
         return None
+
+    def _broadcast_argument(self, up: cst.CSTNode, read: cst.Name) -> cst.Call | None:
+        """The ``hvd.broadcast_variables(...)`` call whose variables ``read.variables`` (or
+        ``.weights``) is, or None. Horovod assigns the root's values to every variable given, in any
+        order: a native model's or optimizer's ``get_parameters()`` serve it."""
+        horovod = imported_from(self.module, "migrate.runtime", "horovod")
+        if horovod is None or not (isinstance(up, cst.Attribute) and up.value is read
+                                   and up.attr.value in ("variables", "weights")):
+            return None
+        arg, call = self.parent.get(up), self.parent.get(self.parent.get(up))
+        if not (isinstance(arg, cst.Arg) and arg.value is up and isinstance(call, cst.Call)
+                and dotted(call.func) == f"{horovod}.broadcast_variables"):
+            return None
+        bound = argbind.passed_args(call, ["variables", "root_rank", "process_set=None", "inplace=False"])
+        return call if bound.get("variables") is arg and isinstance(self.parent.get(call), cst.Expr) else None
+
+    def _model_broadcast_beside(self, broadcast: cst.Call, model: str) -> bool:
+        """A statement of ``broadcast``'s block broadcasts ``model.variables`` with the same other arguments."""
+        statement = self.statement_of(broadcast)
+        for sibling in getattr(self.parent.get(statement), "body", ()):
+            small = sibling.body[0] if isinstance(sibling, cst.SimpleStatementLine) and len(sibling.body) == 1 else None
+            call = small.value if isinstance(small, cst.Expr) else None
+            if not (isinstance(call, cst.Call) and call is not broadcast and call.args
+                    and call.func.deep_equals(broadcast.func) and len(call.args) == len(broadcast.args)):
+                continue
+            first = call.args[0].value
+            if (isinstance(first, cst.Attribute) and dotted(first) in (f"{model}.variables", f"{model}.weights")
+                    and all(_same_arg(a, b) for a, b in zip(call.args[1:], broadcast.args[1:]))):
+                return True
+        return False
 
     def _averaged_before(self, use: cst.Call, grads: cst.BaseExpression, horovod: str) -> cst.CSTNode | None:
         """The statement ``grads = hvd.allreduce_gradients(grads)`` (Horovod's average, no other

@@ -69,7 +69,7 @@ def broadcast_parameters(group: Group, params, root: int = 0) -> None:
     group.agree(description, "broadcast_parameters")
     if isinstance(group, LocalGroup) or not params:
         return
-    from mindspore import ops
+    from mindspore import Parameter, ops
 
     by_dtype: dict[str, list] = defaultdict(list)
     for parameter in params:
@@ -81,4 +81,8 @@ def broadcast_parameters(group: Group, params, root: int = 0) -> None:
             continue
         pieces = ops.split(received, [int(p.size) for p in members])
         for parameter, piece in zip(members, pieces):
-            parameter.set_data(piece.reshape(parameter.shape).astype(parameter.dtype))
+            value = piece.reshape(parameter.shape).astype(parameter.dtype)
+            if isinstance(parameter, Parameter):  # (in place: a compiled step keeps the memory it compiled with)
+                ops.assign(parameter, value)
+            else:
+                parameter.set_data(value)
