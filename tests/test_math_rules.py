@@ -235,6 +235,9 @@ CASES = {
     "resize_nearest_down": "tf.image.resize(imgf, (3, 4), method=tf.image.ResizeMethod.NEAREST_NEIGHBOR)",
     "resize_nearest_odd": "tf.image.resize(img[0], (4, 5), method=tf.image.ResizeMethod.NEAREST_NEIGHBOR)",
     "resize_bilinear_constant": "tf.image.resize(imgf, (8, 9), method=tf.image.ResizeMethod.BILINEAR)",
+    "resize_bicubic_up": "tf.image.resize(imgf, [7, 11], method='bicubic')",
+    "resize_bicubic_down_batch": "tf.image.resize(x4, (3, 4), method=tf.image.ResizeMethod.BICUBIC)",
+    "resize_bicubic_uint8": "tf.image.resize(img, (9, 2), tf.image.ResizeMethod.BICUBIC)",
     # TFM240 pad
     "pad_constant": "tf.pad(b3, [[0, 1], [2, 0], [1, 1]])",
     "pad_constant_value": "tf.pad(f, [[1, 1], [0, 2]], constant_values=-3.5)",
@@ -459,6 +462,10 @@ CASES = {
     "resize_nearest_v1": "tf.compat.v1.image.resize_nearest_neighbor(img, [9, 4])",
     "resize_nearest_v1_aligned": "tf.compat.v1.image.resize_nearest_neighbor(img, [3, 11], align_corners=True)",
     "resize_nearest_v1_half_pixel": "tf.compat.v1.image.resize_nearest_neighbor(x4, [4, 13], half_pixel_centers=True)",
+    "resize_bicubic_v1": "tf.compat.v1.image.resize_bicubic(x4, [9, 5])",
+    "resize_bicubic_v1_aligned": "tf.compat.v1.image.resize_bicubic(x4, [3, 11], align_corners=True)",
+    "resize_bicubic_v1_half_pixel": "tf.compat.v1.image.resize_bicubic(img, [5, 7], half_pixel_centers=True)",
+    "resize_v1_bicubic_constant": "tf.compat.v1.image.resize(imgf, [6, 4], tf.compat.v1.image.ResizeMethod.BICUBIC)",
     # TFM283 unique
     "unique_values": "tf.unique(dup)[0]",
     "unique_index": "tf.unique(dup)[1]",

@@ -11,6 +11,7 @@ so clipped gradients are the ones TF computes.
 from __future__ import annotations
 
 import collections
+import functools
 
 import numpy as np
 
@@ -132,6 +133,7 @@ class ResizeMethod:
 
     BILINEAR = "bilinear"
     NEAREST_NEIGHBOR = "nearest"
+    BICUBIC = "bicubic"
 
 
 class ResizeMethodV1:
@@ -139,6 +141,7 @@ class ResizeMethodV1:
 
     BILINEAR = 0
     NEAREST_NEIGHBOR = 1
+    BICUBIC = 2
 
 
 def image_resize(images, size, method="bilinear", preserve_aspect_ratio=False, antialias=False, name=None):
@@ -150,9 +153,11 @@ def image_resize(images, size, method="bilinear", preserve_aspect_ratio=False, a
 
     ops = _ops()
     method = str(method).lower()
-    if method not in ("bilinear", "nearest") or preserve_aspect_ratio or antialias:
-        raise NotImplementedError("tf.image.resize: only method 'bilinear' or 'nearest' without "
+    if method not in ("bilinear", "nearest", "bicubic") or preserve_aspect_ratio or antialias:
+        raise NotImplementedError("tf.image.resize: only method 'bilinear', 'nearest' or 'bicubic' without "
                                   "preserve_aspect_ratio or antialias has TF's numbers here")
+    if method == "bicubic":
+        return _resize_bicubic(images, size, False, True)
     images = _tensor(images)
     single = images.ndim == 3
     if images.ndim not in (3, 4):
@@ -1025,6 +1030,68 @@ def _resize_v1(images, size, align_corners, half_pixel_centers, nearest: bool):
     return out[0] if single else out
 
 
+_CUBIC_TABLE = 1024  # TF's kernel reads its cubic weights from a table of this many steps of the fraction
+
+
+@functools.lru_cache(maxsize=64)
+def _cubic_weights(n_in: int, n_out: int, align_corners: bool, half_pixel: bool):
+    """The ``(n_out, n_in)`` matrix of TF's ``ResizeBicubic`` weights along one axis, in float32 as
+    its kernel computes them: the source ``(i + 0.5) * scale - 0.5`` with half-pixel centres (Keys'
+    cubic, ``a = -0.5``; taps outside the image get weight 0 and the rest are renormalized),
+    else ``i * scale`` (``a = -0.75``; taps outside read the edge pixel); the weights of the
+    fraction rounded to 1/1024, from TF's table."""
+    import numpy as np
+
+    f32 = np.float32
+    a = f32(-0.5 if half_pixel else -0.75)
+    x = np.arange(_CUBIC_TABLE + 1, dtype=np.float64).astype(f32) / f32(_CUBIC_TABLE)
+    near = ((a + f32(2)) * x - (a + f32(3))) * x * x + f32(1)
+    x = x + f32(1)
+    far = ((a * x - f32(5) * a) * x + f32(8) * a) * x - f32(4) * a
+    scale = f32((n_in - 1) / (n_out - 1)) if align_corners and n_out > 1 else f32(n_in) / f32(n_out)
+    weights = np.zeros((n_out, n_in), np.float32)
+    for out in range(n_out):
+        where = (f32(out) + f32(0.5)) * scale - f32(0.5) if half_pixel else f32(out) * scale
+        floor = int(np.floor(where))
+        step = int(np.rint(f32(where - floor) * f32(_CUBIC_TABLE)))
+        taps = [far[step], near[step], near[_CUBIC_TABLE - step], far[_CUBIC_TABLE - step]]
+        sources = [floor - 1, floor, floor + 1, floor + 2]
+        bounded = [min(n_in - 1, max(0, source)) for source in sources]
+        if half_pixel:
+            taps = [tap if b == source else f32(0) for tap, b, source in zip(taps, bounded, sources)]
+            total = f32(taps[0] + taps[1] + taps[2] + taps[3])
+            if abs(total) >= 1000 * np.finfo(np.float32).tiny:
+                taps = [tap * (f32(1) / total) for tap in taps]
+        for tap, source in zip(taps, bounded):
+            weights[out, source] += tap
+    return weights
+
+
+def _resize_bicubic(images, size, align_corners: bool, half_pixel: bool):
+    """Bicubic resizing as TF's kernel samples (``_cubic_weights``), NHWC in, float32 NHWC out:
+    the rows' weights, then the columns', as two matrix products (differentiable)."""
+    ms = _ms()
+    images = _tensor(images)
+    if images.ndim not in (3, 4):
+        raise ValueError(f"resize: images must have rank 3 or 4, not {images.ndim}")
+    single = images.ndim == 3
+    batch = (images[None] if single else images).astype(ms.float32)
+    n, h, w, c = batch.shape
+    height, width = (int(v) for v in (size.asnumpy() if hasattr(size, "asnumpy") else size))
+    rows = ms.Tensor(_cubic_weights(h, height, align_corners, half_pixel))
+    cols = ms.Tensor(_cubic_weights(w, width, align_corners, half_pixel).T.copy())
+    ops = _ops()
+    out = ops.matmul(rows, batch.reshape(n, h, w * c)).reshape(n, height, w, c)
+    out = ops.matmul(out.transpose(0, 1, 3, 2), cols).transpose(0, 1, 3, 2)
+    return out[0] if single else out
+
+
+def resize_bicubic_v1(images, size, align_corners=False, name=None, half_pixel_centers=False):
+    """TF 1's ``tf.compat.v1.image.resize_bicubic``: the legacy sampling (source ``i * in / out``,
+    or corners aligned; ``a = -0.75``), or TF 2's with ``half_pixel_centers``; float32 out."""
+    return _resize_bicubic(images, size, bool(align_corners), bool(half_pixel_centers))
+
+
 def resize_bilinear_v1(images, size, align_corners=False, name=None, half_pixel_centers=False):
     """TF 1's ``tf.compat.v1.image.resize_bilinear``: the legacy sampling (source ``i * in / out``,
     or corners aligned), float32 out, as TF's kernel computes it."""
@@ -1039,12 +1106,14 @@ def resize_nearest_neighbor_v1(images, size, align_corners=False, name=None, hal
 
 def image_resize_v1(images, size, method=0, align_corners=False, preserve_aspect_ratio=False, name=None):
     """TF 1's ``tf.compat.v1.image.resize`` / ``resize_images``: ``method`` bilinear (0, TF 1's
-    default) or nearest neighbour (1), with TF 1's legacy sampling."""
-    kind = {0: "bilinear", 1: "nearest", "bilinear": "bilinear", "nearest": "nearest"}.get(
-        method if isinstance(method, (int, str)) else int(method))
+    default), nearest neighbour (1) or bicubic (2), with TF 1's legacy sampling."""
+    kind = {0: "bilinear", 1: "nearest", 2: "bicubic", "bilinear": "bilinear", "nearest": "nearest",
+            "bicubic": "bicubic"}.get(method if isinstance(method, (int, str)) else int(method))
     if kind is None or preserve_aspect_ratio:
-        raise NotImplementedError("tf.compat.v1.image.resize: only bilinear or nearest-neighbour resizing without "
-                                  "preserve_aspect_ratio has TF's numbers here")
+        raise NotImplementedError("tf.compat.v1.image.resize: only bilinear, nearest-neighbour or bicubic resizing "
+                                  "without preserve_aspect_ratio has TF's numbers here")
+    if kind == "bicubic":
+        return _resize_bicubic(images, size, bool(align_corners), False)
     return _resize_v1(images, size, bool(align_corners), False, nearest=kind == "nearest")
 
 
