@@ -235,6 +235,11 @@ CASES = {
     "resize_nearest_down": "tf.image.resize(imgf, (3, 4), method=tf.image.ResizeMethod.NEAREST_NEIGHBOR)",
     "resize_nearest_odd": "tf.image.resize(img[0], (4, 5), method=tf.image.ResizeMethod.NEAREST_NEIGHBOR)",
     "resize_bilinear_constant": "tf.image.resize(imgf, (8, 9), method=tf.image.ResizeMethod.BILINEAR)",
+    # TFM311 meshgrid
+    "meshgrid_xy": "tf.meshgrid(tf.range(3), tf.range(4))[0]",
+    "meshgrid_xy_second": "tf.meshgrid(bias3, probs, indexing='xy')[1]",
+    "meshgrid_ij_three": "tf.meshgrid(labels, dup, labels, indexing='ij')[1]",
+    "meshgrid_lists": "tf.meshgrid([1.0, 2.5], [3.0, 4.0, 5.0])[1]",
     "resize_bicubic_up": "tf.image.resize(imgf, [7, 11], method='bicubic')",
     "resize_bicubic_down_batch": "tf.image.resize(x4, (3, 4), method=tf.image.ResizeMethod.BICUBIC)",
     "resize_bicubic_uint8": "tf.image.resize(img, (9, 2), tf.image.ResizeMethod.BICUBIC)",
@@ -591,6 +596,7 @@ DTYPE_DIFFERENCES = {
     "range_delta_kw": ("int32", "int64"),
     "divide_int": ("float64", "float32"),
     "concat_packed": ("int32", "int64"),  # (tf.shape's: see "shape")
+    "meshgrid_xy": ("int32", "int64"),  # (tf.range's: see "range_end")
 }
 
 TF_SCRIPT = """

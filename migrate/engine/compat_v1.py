@@ -299,6 +299,7 @@ SAME_IN_V1 = frozenset({
     "math.truediv",
     "matmul",
     "maximum",
+    "meshgrid",
     "minimum",
     "multiply",
     "negative",

@@ -181,6 +181,29 @@ def image_resize(images, size, method="bilinear", preserve_aspect_ratio=False, a
     return out[0] if single else out
 
 
+def meshgrid(*args, **kwargs):
+    """``tf.meshgrid``: N coordinate tensors, each input flattened to one axis; ``indexing="xy"``
+    (TF's default: the first two axes swapped) or ``"ij"``; a list, as TF returns. Inputs that
+    are not tensors take TF's dtypes (a float list float32, an int list int32)."""
+    from .tensors import tf_inferred
+
+    ms = _ms()
+    indexing = kwargs.pop("indexing", "xy")
+    kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"Key word arguments {list(kwargs)} not supported. Supported keyword arguments are name, indexing")
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"Argument `indexing` parameter must be either 'xy' or 'ij', got '{indexing}'")
+    tensors = [arg if isinstance(arg, ms.Tensor) else ms.Tensor(tf_inferred(arg)) for arg in args]
+    if not tensors:
+        return []
+    if any(t.dtype != tensors[0].dtype for t in tensors):
+        raise InvalidArgumentError("tf.meshgrid: all inputs must have the same dtype")
+    if len(tensors) == 1:
+        return [tensors[0].reshape(-1)]
+    return list(_ops().meshgrid(*(t.reshape(-1) for t in tensors), indexing=indexing))
+
+
 def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations=10, back_prop=True,
                swap_memory=False, maximum_iterations=None, name=None):
     """``tf.while_loop`` as TF 2 runs it eagerly: a Python loop that returns ``loop_vars``'s structure.
