@@ -46,7 +46,7 @@ from .tferrors import InvalidArgumentError
 from .tfshape import TensorShape
 
 __all__ = ["AUTOTUNE", "INFINITE_CARDINALITY", "UNKNOWN_CARDINALITY", "AutoShardPolicy", "Dataset", "Options",
-           "TFRecordDataset", "TextLineDataset", "OutOfRangeError", "TensorSpec", "experimental"]
+           "TFRecordDataset", "TextLineDataset", "CsvDataset", "OutOfRangeError", "TensorSpec", "experimental"]
 
 AUTOTUNE = -1
 
@@ -132,6 +132,10 @@ class _Experimental:
     @staticmethod
     def Counter(start=0, step=1, dtype="int64", name=None) -> "Dataset":  # noqa: N802 - TF's name
         return Counter(start, step, dtype)
+
+    @staticmethod
+    def CsvDataset(*args, **kwargs) -> "Dataset":  # noqa: N802 - TF's name
+        return CsvDataset(*args, **kwargs)
 
     @staticmethod
     def get_single_element(dataset: "Dataset"):
@@ -846,6 +850,47 @@ def TextLineDataset(filenames, compression_type=None, buffer_size=None, num_para
                     name=None) -> Dataset:
     """``tf.data.TextLineDataset``: every line of the files, without its newline, as a bytes scalar."""
     return _file_dataset("lines", filenames, compression_type, num_parallel_reads)
+
+
+def CsvDataset(filenames, record_defaults, compression_type=None, buffer_size=None, header=False,  # noqa: N802
+               field_delim=",", use_quote_delim=True, na_value="", select_cols=None, exclude_cols=None,
+               name=None) -> Dataset:
+    """``tf.data.experimental.CsvDataset``: one tuple of scalars per CSV record of the files (a line,
+    or more where a quoted field holds line breaks), split and typed as TF's reader does: a column
+    per ``record_defaults`` entry (a dtype or an empty tensor: required; else its default), the
+    first line skipped with ``header``, ``select_cols`` or ``exclude_cols`` choosing columns."""
+    from . import tfio
+
+    columns = tfio._csv_columns(record_defaults, dtypes_allowed=True)
+    delim = tfio._csv_delim(field_delim)
+    na = na_value.encode() if isinstance(na_value, str) else bytes(na_value)
+    if select_cols is not None and exclude_cols is not None:
+        raise ValueError("Either select_cols or exclude_cols should be empty")
+    select = sorted(int(c) for c in select_cols) if select_cols is not None else None
+    exclude = {int(c) for c in exclude_cols} if exclude_cols is not None else set()
+    if select is not None and len(select) != len(columns):
+        raise ValueError("select_cols is not the same length as record_defaults.")
+    names = _file_names(filenames)
+
+    def elements():
+        for path in names:
+            for record in tfio.csv_records(path, compression_type, bool(header)):
+                fields = tfio._csv_split(record, delim, bool(use_quote_delim))
+                if select is not None:
+                    if select[-1] >= len(fields):
+                        raise tfio.InvalidArgumentError(f"Expect {select[-1] + 1} fields but have {len(fields)} in record")
+                    fields = [fields[c] for c in select]
+                elif exclude:
+                    fields = [field for c, field in enumerate(fields) if c not in exclude]
+                # (field by field, as TF's reader: a bad field is reported before a short record)
+                values = [np.array(tfio._csv_value(field, c, kind, default, na, ""), dtype=tfio._CSV_KINDS[kind])
+                          for c, ((kind, default), field) in enumerate(zip(columns, fields))]
+                if len(fields) != len(columns):
+                    have = "more" if len(fields) > len(columns) else str(len(fields))
+                    raise tfio.InvalidArgumentError(f"Expect {len(columns)} fields but have {have} in record")
+                yield tuple(values)
+
+    return Dataset(elements)
 
 
 class TensorSpec:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import struct
 import zlib
 from typing import Iterator
@@ -588,3 +589,186 @@ def read_file(filename, name=None):
     with open(_as_bytes(filename).decode("utf-8") if not isinstance(filename, (str, os.PathLike)) else filename,
               "rb") as handle:
         return np.array(handle.read(), dtype=object)
+
+
+# -- CSV (tf.io.decode_csv, tf.data.experimental.CsvDataset) -----------------------------------------
+
+_CSV_KINDS = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "int64": np.int64, "string": object}
+_CSV_INT = re.compile(rb"[+-]?[0-9]+")
+_CSV_FLOAT = re.compile(rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)", re.I)
+
+
+def _csv_kind(dtype) -> str | None:
+    """A record default given as a dtype (TF's, MindSpore's, NumPy's, a name or ``tfio.string``)."""
+    if dtype is string or dtype in (str, bytes):
+        return "string"
+    name = getattr(dtype, "name", None) if not isinstance(dtype, (np.ndarray, list, tuple)) else None
+    if isinstance(dtype, str):
+        name = dtype
+    elif isinstance(dtype, type) and issubclass(dtype, np.generic):
+        name = np.dtype(dtype).name
+    elif isinstance(dtype, np.dtype):
+        name = dtype.name
+    elif type(dtype).__module__.startswith("mindspore"):
+        name = str(dtype).lower()
+    name = {"float": "float32", "str": "string", "bytes": "string"}.get(name, name)
+    return name if name in _CSV_KINDS else None
+
+
+def _csv_columns(record_defaults, dtypes_allowed: bool) -> list[tuple[str, object]]:
+    """Each column's kind and default (None: required), from TF's ``record_defaults``: a scalar or
+    one-element default, an empty tensor or list (required; an empty list is float32), or, for
+    ``CsvDataset``, a dtype."""
+    from .tensors import tf_inferred
+
+    columns = []
+    for i, default in enumerate(record_defaults):
+        kind = _csv_kind(default)
+        if kind is not None and not isinstance(default, str):
+            if not dtypes_allowed:
+                raise TypeError(f"Attempt to convert a value ({default}) with an unsupported type to a Tensor.")
+            columns.append((kind, None))
+            continue
+        if hasattr(default, "asnumpy"):
+            default = default.asnumpy()
+        if isinstance(default, (str, bytes)):
+            array = np.array(default.encode() if isinstance(default, str) else default, dtype=object)
+        elif isinstance(default, (list, tuple)) and len(default) == 0:
+            array = np.zeros((0,), np.float32)
+        else:
+            array = np.asarray(default, dtype=object) if _texts(default) else tf_inferred(default)
+        kind = "string" if array.dtype.kind in "OSU" else array.dtype.name
+        if kind not in _CSV_KINDS:
+            raise InvalidArgumentError(f"record_defaults[{i}]: a CSV column is float32, float64, int32, int64 or "
+                                       f"string, not {kind}")
+        if array.size > 1:
+            raise InvalidArgumentError(f"record_defaults[{i}] must be a scalar or a vector of at most one element")
+        value = None
+        if array.size == 1:
+            value = array.reshape(-1)[0]
+            value = (value.encode() if isinstance(value, str) else value) if kind == "string" else _CSV_KINDS[kind](value)
+        columns.append((kind, value))
+    return columns
+
+
+def _texts(value) -> bool:
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return any(isinstance(item, (str, bytes)) for item in items)
+
+
+def _csv_split(record: bytes, delim: bytes, quoted: bool) -> list[bytes]:
+    """TF's DecodeCSV field split: ``delim`` between fields; with ``quoted``, a field that begins
+    with ``"`` runs to a ``"`` followed by the delimiter or the end, ``""`` inside it is a quote."""
+    fields, i, n = [], 0, len(record)
+    while True:
+        if quoted and i < n and record[i:i + 1] == b'"':
+            i += 1
+            field = bytearray()
+            while True:
+                if i >= n:
+                    raise InvalidArgumentError("Quoted field has to end with quote followed by delim or end")
+                if record[i:i + 1] == b'"':
+                    if record[i + 1:i + 2] == b'"':
+                        field += b'"'
+                        i += 2
+                        continue
+                    if i + 1 < n and record[i + 1:i + 2] != delim:
+                        raise InvalidArgumentError("Quote inside a string has to be escaped by another quote")
+                    i += 1
+                    break
+                field += record[i:i + 1]
+                i += 1
+            fields.append(bytes(field))
+        else:
+            end = record.find(delim, i)
+            end = n if end < 0 else end
+            field = record[i:end]
+            if quoted and (b'"' in field or b"\n" in field or b"\r" in field):
+                raise InvalidArgumentError("Unquoted fields cannot have quotes/CRLFs inside")
+            fields.append(field)
+            i = end
+        if i >= n:
+            return fields
+        i += 1  # (the delimiter; one after the last makes a last empty field)
+        if i == n:
+            fields.append(b"")
+            return fields
+
+
+def _csv_value(field: bytes, column: int, kind: str, default, na_value: bytes, where: str):
+    if field == b"" or field == na_value:
+        if default is None:
+            raise InvalidArgumentError(f"Field {column} is required but missing in record{where}!")
+        return default
+    if kind == "string":
+        return field
+    text = field.strip()
+    pattern = _CSV_INT if kind.startswith("int") else _CSV_FLOAT
+    if not pattern.fullmatch(text):
+        raise InvalidArgumentError(f"Field {column} in record{where} is not a valid {'float' if kind == 'float32' else kind}: "
+                                   f"{field.decode('utf-8', 'replace')}")
+    if kind.startswith("int"):
+        value, info = int(text), np.iinfo(_CSV_KINDS[kind])
+        if not info.min <= value <= info.max:
+            raise InvalidArgumentError(f"Field {column} in record{where} is not a valid {kind}: {field.decode()}")
+        return _CSV_KINDS[kind](value)
+    return _CSV_KINDS[kind](float(text))
+
+
+def _csv_delim(field_delim) -> bytes:
+    delim = field_delim.encode() if isinstance(field_delim, str) else bytes(field_delim)
+    if len(delim) != 1:
+        raise InvalidArgumentError("field_delim should be only 1 char")
+    return delim
+
+
+def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, name=None, na_value="",
+               select_cols=None):
+    """``tf.io.decode_csv``: each record (a bytes scalar, or an array of them) split into fields as TF's
+    DecodeCSV splits them; a list with one value per column, in the records' shape (numbers as
+    MindSpore tensors in the column's dtype, text as NumPy bytes). An empty field, or one equal to ``na_value``, takes
+    the column's default; a column whose default is empty is required. Errors are TF's
+    ``InvalidArgumentError`` with TF's messages."""
+    columns = _csv_columns(record_defaults, dtypes_allowed=False)
+    delim, na = _csv_delim(field_delim), na_value.encode() if isinstance(na_value, str) else bytes(na_value)
+    if select_cols is not None:
+        select_cols = [int(c) for c in select_cols]
+        if len(select_cols) != len(columns):
+            raise InvalidArgumentError("Length of select_cols and record_defaults do not match.")
+    if hasattr(records, "asnumpy"):
+        records = records.asnumpy()
+    array = np.asarray(records, dtype=object)
+    flat = array.reshape(-1)
+    out = [np.empty(flat.shape, dtype=_CSV_KINDS[kind]) for kind, _ in columns]
+    for r, record in enumerate(flat):
+        record = record.encode() if isinstance(record, str) else bytes(record)
+        where = f" {r}"
+        fields = _csv_split(record, delim, bool(use_quote_delim)) if record else []
+        if select_cols is not None:
+            if fields and max(select_cols) >= len(fields):
+                raise InvalidArgumentError(f"Expect {max(select_cols) + 1} fields but have {len(fields)} in record {r}")
+            fields = [fields[c] for c in select_cols] if fields else fields
+        if len(fields) != len(columns):
+            raise InvalidArgumentError(f"Expect {len(columns)} fields but have {len(fields)} in record {r}")
+        for c, ((kind, default), field) in enumerate(zip(columns, fields)):
+            out[c][r] = _csv_value(field, c, kind, default, na, where)
+    return [_tensor(column.reshape(array.shape)) for column in out]
+
+
+def csv_records(path, compression_type=None, header=False) -> Iterator[bytes]:
+    """``CsvDataset``'s records of one file: its lines, a quoted field's line breaks kept inside
+    its record; the first record left out with ``header``."""
+    pending, first = None, True
+    for line in lines(path, compression_type):
+        record = line if pending is None else pending + b"\n" + line
+        if record.count(b'"') % 2:  # (inside a quoted field: the record goes on on the next line)
+            pending = record
+            continue
+        pending = None
+        if first and header:
+            first = False
+            continue
+        first = False
+        yield record
+    if pending is not None:
+        yield pending
