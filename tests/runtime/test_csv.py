@@ -65,13 +65,8 @@ DATASETS = {
     "err_header_as_data": ("header.csv", "[tf.int32, tf.string, [0.5]]", {}),
 }
 
-TF_SIDE = r"""
-import json, os, sys
-import numpy as np
-import tensorflow as tf
-
-folder, decode, datasets = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-
+# Values as JSON, the same on both sides: text decoded, NaN spelled out (it equals nothing).
+PLAIN = r"""
 def clean(item):
     if isinstance(item, list):
         return [clean(i) for i in item]
@@ -81,9 +76,19 @@ def clean(item):
         return "nan"
     return item
 
+
 def plain(value):
-    value = np.asarray(value)
+    value = np.asarray(value.asnumpy() if hasattr(value, "asnumpy") else value)
     return {"dtype": "string" if value.dtype.kind in "OS" else value.dtype.name, "value": clean(value.tolist())}
+"""
+
+TF_SIDE = r"""
+import json, os, sys
+import numpy as np
+import tensorflow as tf
+""" + PLAIN + r"""
+
+folder, decode, datasets = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 
 out = {}
 for name, (records, defaults, kwargs) in decode.items():
@@ -101,19 +106,9 @@ print(json.dumps(out))
 """
 
 
-def _clean(item):
-    if isinstance(item, list):
-        return [_clean(i) for i in item]
-    if isinstance(item, bytes):
-        return item.decode()
-    if isinstance(item, float) and item != item:
-        return "nan"
-    return item
-
-
-def _plain(value):
-    value = np.asarray(value.asnumpy() if hasattr(value, "asnumpy") else value)
-    return {"dtype": "string" if value.dtype.kind in "OS" else value.dtype.name, "value": _clean(value.tolist())}
+_HELPERS = {"np": np}
+exec(PLAIN, _HELPERS)
+_plain = _HELPERS["plain"]
 
 
 @pytest.fixture(scope="module")
