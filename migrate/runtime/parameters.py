@@ -61,6 +61,24 @@ def _parameters_of(params) -> list:
     return list(params)
 
 
+def write_in_place(parameter, value) -> None:
+    """Give a MindSpore ``Parameter`` a value by writing into its memory (``ops.assign``): compiled
+    code (``ms.jit``, a cell compiled in GRAPH_MODE) keeps the memory each parameter had when it
+    compiled, and ``set_data`` would give the parameter new memory, which it never reads. Other
+    variables take ``set_data``."""
+    import mindspore as ms
+    import numpy as np
+
+    if not isinstance(parameter, ms.Parameter):
+        parameter.set_data(value)
+        return
+    if isinstance(value, ms.Tensor):
+        value = value.astype(parameter.dtype)
+    else:
+        value = ms.Tensor(np.asarray(value, dtype=ms.dtype_to_nptype(parameter.dtype)))
+    ms.ops.assign(parameter, value)
+
+
 def broadcast_parameters(group: Group, params, root: int = 0) -> None:
     """Set every rank's parameters to root's values, one broadcast per dtype bucket."""
     params = _parameters_of(params)
@@ -69,7 +87,7 @@ def broadcast_parameters(group: Group, params, root: int = 0) -> None:
     group.agree(description, "broadcast_parameters")
     if isinstance(group, LocalGroup) or not params:
         return
-    from mindspore import Parameter, ops
+    from mindspore import ops
 
     by_dtype: dict[str, list] = defaultdict(list)
     for parameter in params:
@@ -81,8 +99,4 @@ def broadcast_parameters(group: Group, params, root: int = 0) -> None:
             continue
         pieces = ops.split(received, [int(p.size) for p in members])
         for parameter, piece in zip(members, pieces):
-            value = piece.reshape(parameter.shape).astype(parameter.dtype)
-            if isinstance(parameter, Parameter):  # (in place: a compiled step keeps the memory it compiled with)
-                ops.assign(parameter, value)
-            else:
-                parameter.set_data(value)
+            write_in_place(parameter, piece.reshape(parameter.shape).astype(parameter.dtype))

@@ -861,35 +861,8 @@ def CsvDataset(filenames, record_defaults, compression_type=None, buffer_size=No
     first line skipped with ``header``, ``select_cols`` or ``exclude_cols`` choosing columns."""
     from . import tfio
 
-    columns = tfio._csv_columns(record_defaults, dtypes_allowed=True)
-    delim = tfio._csv_delim(field_delim)
-    na = na_value.encode() if isinstance(na_value, str) else bytes(na_value)
-    if select_cols is not None and exclude_cols is not None:
-        raise ValueError("Either select_cols or exclude_cols should be empty")
-    select = sorted(int(c) for c in select_cols) if select_cols is not None else None
-    exclude = {int(c) for c in exclude_cols} if exclude_cols is not None else set()
-    if select is not None and len(select) != len(columns):
-        raise ValueError("select_cols is not the same length as record_defaults.")
-    names = _file_names(filenames)
-
-    def elements():
-        for path in names:
-            for record in tfio.csv_records(path, compression_type, bool(header)):
-                fields = tfio._csv_split(record, delim, bool(use_quote_delim))
-                if select is not None:
-                    if select[-1] >= len(fields):
-                        raise tfio.InvalidArgumentError(f"Expect {select[-1] + 1} fields but have {len(fields)} in record")
-                    fields = [fields[c] for c in select]
-                elif exclude:
-                    fields = [field for c, field in enumerate(fields) if c not in exclude]
-                # (field by field, as TF's reader: a bad field is reported before a short record)
-                values = [np.array(tfio._csv_value(field, c, kind, default, na, ""), dtype=tfio._CSV_KINDS[kind])
-                          for c, ((kind, default), field) in enumerate(zip(columns, fields))]
-                if len(fields) != len(columns):
-                    have = "more" if len(fields) > len(columns) else str(len(fields))
-                    raise tfio.InvalidArgumentError(f"Expect {len(columns)} fields but have {have} in record")
-                yield tuple(values)
-
+    elements = tfio.csv_elements(_file_names(filenames), record_defaults, compression_type, header, field_delim,
+                                 use_quote_delim, na_value, select_cols, exclude_cols)
     return Dataset(elements)
 
 

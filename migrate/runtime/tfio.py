@@ -599,18 +599,19 @@ _CSV_FLOAT = re.compile(rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]
 
 
 def _csv_kind(dtype) -> str | None:
-    """A record default given as a dtype (TF's, MindSpore's, NumPy's, a name or ``tfio.string``)."""
+    """A record default given as a dtype (MindSpore's, NumPy's, a name or ``tfio.string``), else None."""
     if dtype is string or dtype in (str, bytes):
         return "string"
-    name = getattr(dtype, "name", None) if not isinstance(dtype, (np.ndarray, list, tuple)) else None
     if isinstance(dtype, str):
         name = dtype
     elif isinstance(dtype, type) and issubclass(dtype, np.generic):
         name = np.dtype(dtype).name
     elif isinstance(dtype, np.dtype):
         name = dtype.name
-    elif type(dtype).__module__.startswith("mindspore"):
+    elif type(dtype).__module__.startswith("mindspore") and not hasattr(dtype, "asnumpy"):
         name = str(dtype).lower()
+    else:
+        return None
     name = {"float": "float32", "str": "string", "bytes": "string"}.get(name, name)
     return name if name in _CSV_KINDS else None
 
@@ -715,8 +716,12 @@ def _csv_value(field: bytes, column: int, kind: str, default, na_value: bytes, w
     return _CSV_KINDS[kind](float(text))
 
 
+def _csv_bytes(text) -> bytes:
+    return text.encode() if isinstance(text, str) else bytes(text)
+
+
 def _csv_delim(field_delim) -> bytes:
-    delim = field_delim.encode() if isinstance(field_delim, str) else bytes(field_delim)
+    delim = _csv_bytes(field_delim)
     if len(delim) != 1:
         raise InvalidArgumentError("field_delim should be only 1 char")
     return delim
@@ -730,7 +735,7 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
     the column's default; a column whose default is empty is required. Errors are TF's
     ``InvalidArgumentError`` with TF's messages."""
     columns = _csv_columns(record_defaults, dtypes_allowed=False)
-    delim, na = _csv_delim(field_delim), na_value.encode() if isinstance(na_value, str) else bytes(na_value)
+    delim, na = _csv_delim(field_delim), _csv_bytes(na_value)
     if select_cols is not None:
         select_cols = [int(c) for c in select_cols]
         if len(select_cols) != len(columns):
@@ -741,7 +746,7 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
     flat = array.reshape(-1)
     out = [np.empty(flat.shape, dtype=_CSV_KINDS[kind]) for kind, _ in columns]
     for r, record in enumerate(flat):
-        record = record.encode() if isinstance(record, str) else bytes(record)
+        record = _csv_bytes(record)
         where = f" {r}"
         fields = _csv_split(record, delim, bool(use_quote_delim)) if record else []
         if select_cols is not None:
@@ -772,3 +777,37 @@ def csv_records(path, compression_type=None, header=False) -> Iterator[bytes]:
         yield record
     if pending is not None:
         yield pending
+
+
+def csv_elements(paths, record_defaults, compression_type=None, header=False, field_delim=",", use_quote_delim=True,
+                 na_value="", select_cols=None, exclude_cols=None):
+    """``CsvDataset``'s elements (its arguments checked now): a function giving, for each record of
+    the files, a tuple of NumPy scalars, the fields converted one by one as TF's reader converts
+    them (a bad field is reported before a short record)."""
+    columns = _csv_columns(record_defaults, dtypes_allowed=True)
+    delim, na = _csv_delim(field_delim), _csv_bytes(na_value)
+    if select_cols is not None and exclude_cols is not None:
+        raise ValueError("Either select_cols or exclude_cols should be empty")
+    select = sorted(int(c) for c in select_cols) if select_cols is not None else None
+    exclude = {int(c) for c in exclude_cols} if exclude_cols is not None else set()
+    if select is not None and len(select) != len(columns):
+        raise ValueError("select_cols is not the same length as record_defaults.")
+
+    def elements():
+        for path in paths:
+            for record in csv_records(path, compression_type, bool(header)):
+                fields = _csv_split(record, delim, bool(use_quote_delim))
+                if select is not None:
+                    if select[-1] >= len(fields):
+                        raise InvalidArgumentError(f"Expect {select[-1] + 1} fields but have {len(fields)} in record")
+                    fields = [fields[c] for c in select]
+                elif exclude:
+                    fields = [field for c, field in enumerate(fields) if c not in exclude]
+                values = [np.array(_csv_value(field, c, kind, default, na, ""), dtype=_CSV_KINDS[kind])
+                          for c, ((kind, default), field) in enumerate(zip(columns, fields))]
+                if len(fields) != len(columns):
+                    have = "more" if len(fields) > len(columns) else str(len(fields))
+                    raise InvalidArgumentError(f"Expect {len(columns)} fields but have {have} in record")
+                yield tuple(values)
+
+    return elements

@@ -156,14 +156,10 @@ def image_resize(images, size, method="bilinear", preserve_aspect_ratio=False, a
     if method not in ("bilinear", "nearest", "bicubic") or preserve_aspect_ratio or antialias:
         raise NotImplementedError("tf.image.resize: only method 'bilinear', 'nearest' or 'bicubic' without "
                                   "preserve_aspect_ratio or antialias has TF's numbers here")
+    batch, single, height, width = _image_batch(images, size, "tf.image.resize")
     if method == "bicubic":
-        return _resize_bicubic(images, size, False, True)
-    images = _tensor(images)
-    single = images.ndim == 3
-    if images.ndim not in (3, 4):
-        raise ValueError(f"tf.image.resize: images must have rank 3 or 4, not {images.ndim}")
-    batch = images[None] if single else images
-    height, width = (int(v) for v in (size.asnumpy() if hasattr(size, "asnumpy") else size))
+        out = _bicubic(batch, height, width, False, True)
+        return out[0] if single else out
     if method == "nearest":
         import numpy as np
 
@@ -1025,15 +1021,21 @@ def _resize_sources(n_in: int, n_out: int, align_corners: bool, half_pixel_cente
     return lower, upper, (source - floor).astype(np.float32)
 
 
+def _image_batch(images, size, what: str):
+    """``[height, width, channels]`` or ``[batch, height, width, channels]`` images as a batch, whether
+    they were one image, and the size asked for."""
+    images = _tensor(images)
+    if images.ndim not in (3, 4):
+        raise ValueError(f"{what}: images must have rank 3 or 4, not {images.ndim}")
+    single = images.ndim == 3
+    height, width = (int(v) for v in (size.asnumpy() if hasattr(size, "asnumpy") else size))
+    return (images[None] if single else images), single, height, width
+
+
 def _resize_v1(images, size, align_corners, half_pixel_centers, nearest: bool):
     ms = _ms()
     ops = _ops()
-    images = _tensor(images)
-    if images.ndim not in (3, 4):
-        raise ValueError(f"resize: images must have rank 3 or 4, not {images.ndim}")
-    single = images.ndim == 3
-    batch = images[None] if single else images
-    height, width = (int(v) for v in (size.asnumpy() if hasattr(size, "asnumpy") else size))
+    batch, single, height, width = _image_batch(images, size, "resize")
     rows = _resize_sources(batch.shape[1], height, align_corners, half_pixel_centers, nearest)
     cols = _resize_sources(batch.shape[2], width, align_corners, half_pixel_centers, nearest)
     if nearest:
@@ -1090,22 +1092,22 @@ def _cubic_weights(n_in: int, n_out: int, align_corners: bool, half_pixel: bool)
     return weights
 
 
-def _resize_bicubic(images, size, align_corners: bool, half_pixel: bool):
-    """Bicubic resizing as TF's kernel samples (``_cubic_weights``), NHWC in, float32 NHWC out:
+def _bicubic(batch, height: int, width: int, align_corners: bool, half_pixel: bool):
+    """Bicubic resizing of an NHWC batch as TF's kernel samples (``_cubic_weights``), float32 out:
     the rows' weights, then the columns', as two matrix products (differentiable)."""
     ms = _ms()
-    images = _tensor(images)
-    if images.ndim not in (3, 4):
-        raise ValueError(f"resize: images must have rank 3 or 4, not {images.ndim}")
-    single = images.ndim == 3
-    batch = (images[None] if single else images).astype(ms.float32)
+    ops = _ops()
+    batch = batch.astype(ms.float32)
     n, h, w, c = batch.shape
-    height, width = (int(v) for v in (size.asnumpy() if hasattr(size, "asnumpy") else size))
     rows = ms.Tensor(_cubic_weights(h, height, align_corners, half_pixel))
     cols = ms.Tensor(_cubic_weights(w, width, align_corners, half_pixel).T.copy())
-    ops = _ops()
     out = ops.matmul(rows, batch.reshape(n, h, w * c)).reshape(n, height, w, c)
-    out = ops.matmul(out.transpose(0, 1, 3, 2), cols).transpose(0, 1, 3, 2)
+    return ops.matmul(out.transpose(0, 1, 3, 2), cols).transpose(0, 1, 3, 2)
+
+
+def _resize_bicubic(images, size, align_corners: bool, half_pixel: bool):
+    batch, single, height, width = _image_batch(images, size, "resize")
+    out = _bicubic(batch, height, width, align_corners, half_pixel)
     return out[0] if single else out
 
 

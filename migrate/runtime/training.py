@@ -42,6 +42,7 @@ from .keras._tensors import map_structure
 from .keras.callbacks import CallbackList
 from .keras.models.data_adapter import DataAdapter, local_share, to_device
 from .keras.models.training import _logs_to_floats, _resolve_metric, _validation_args
+from .parameters import write_in_place
 
 __all__ = ["compile", "fit", "evaluate", "predict", "save_weights", "load_weights"]
 
@@ -122,7 +123,7 @@ def _broadcast_parameters(network) -> None:
     world = _world()
     if world.size > 1 and ms.get_auto_parallel_context("parameter_broadcast"):
         for parameter in network.get_parameters():
-            _write(parameter, world.broadcast(parameter, root=0).asnumpy())
+            write_in_place(parameter, world.broadcast(parameter, root=0))
 
 
 def _cells(state: _Compiled):
@@ -346,25 +347,8 @@ def load_weights(network, filepath):
     """Keras's ``model.load_weights`` for a file ``save_weights`` wrote (matched by position, shapes checked)."""
     from .keras import saving
 
-    parameters = list(network.get_parameters())
-    entries = saving.entries_under("weights/", saving.read_entries(filepath))
-    keys = sorted(k for k in entries if not isinstance(entries[k], str))
-    what = f"load_weights({str(filepath)!r})"
-    if len(keys) != len(parameters):
-        raise ValueError(f"{what}: the checkpoint holds {len(keys)} weights, the model has {len(parameters)}")
-    for key, parameter in zip(keys, parameters):
-        if tuple(entries[key].shape) != tuple(parameter.shape):
-            raise ValueError(f"{what}: weight {parameter.name} has shape {tuple(parameter.shape)}, the checkpoint's "
-                             f"{key} has shape {tuple(entries[key].shape)}")
-    for key, parameter in zip(keys, parameters):
-        _write(parameter, entries[key])
-
-
-def _write(parameter, value) -> None:
-    """Write into the parameter's memory (``ops.assign``): a compiled step keeps the memory each
-    parameter had when it compiled, and ``set_data`` would give the parameter new memory, which
-    the compiled steps never read."""
-    ms.ops.assign(parameter, ms.Tensor(np.asarray(value, dtype=ms.dtype_to_nptype(parameter.dtype))))
+    saving.assign_by_position("weights/", list(network.get_parameters()), saving.read_entries(filepath),
+                              f"load_weights({str(filepath)!r})", write=write_in_place)
 
 
 class _KerasView:
@@ -398,7 +382,7 @@ class _KerasView:
             if tuple(np.shape(value)) != tuple(parameter.shape):
                 raise ValueError(f"Layer weight shape {tuple(parameter.shape)} not compatible with provided weight "
                                  f"shape {tuple(np.shape(value))}")
-            _write(parameter, value)
+            write_in_place(parameter, value)
 
     def save_weights(self, filepath, overwrite=True) -> None:
         save_weights(self.network, filepath)
@@ -443,8 +427,8 @@ class _OptimizerView:
                 raise ValueError("a learning rate of 0 for a native SGD with momentum: MindSpore's velocity "
                                  "cannot keep Keras's update (run with `--tier shim`)")
             for slot in velocity:
-                _write(slot, slot.asnumpy() * np.float32(old / new))
-        _write(optimizer.learning_rate, np.float32(new))
+                write_in_place(slot, slot.asnumpy() * np.float32(old / new))
+        write_in_place(optimizer.learning_rate, np.float32(new))
 
     lr = learning_rate
 
