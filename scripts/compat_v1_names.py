@@ -69,6 +69,10 @@ DEPRECATED_ALIAS_ONLY = {
 SAME_FOR_THE_RULES = {
     "transpose": "v1 takes `name` third and `conjugate` fourth; the rule binds `a` and `perm` by position",
     "constant": "v1 adds `verify_shape`, which no rule accepts; `value`, `dtype`, `shape` are v2's",
+    "io.parse_single_example": "v1 takes `name` third and `example_names` fourth (v2 the other way round); "
+                               "`serialized` and `features` are v2's, and neither `name` nor `example_names` "
+                               "changes what is parsed",
+    "io.parse_example": "as `io.parse_single_example`",
 }
 
 HEADER = '''"""The `tf.compat.v1` spellings that are the TF 2 API itself, so they convert as `tf.X` does.

@@ -399,6 +399,24 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     return _saturate_cast(scaled, target, ms_target) if saturate else scaled.astype(ms_target)
 
 
+def saturate_cast(value, dtype, name=None):
+    """``tf.dtypes.saturate_cast``: ``value`` clamped into ``dtype``'s range (where the input
+    type reaches past it), then cast; a complex input to a real type keeps its real part."""
+    import mindspore as ms
+    import numpy as np
+
+    from .tensors import numpy_dtype
+
+    value = _tensor(value)
+    target = numpy_dtype(dtype)
+    ms_target = dtype if not isinstance(dtype, (str, np.dtype, type)) else ms.Tensor(np.zeros((), target)).dtype
+    if value.dtype == ms_target:
+        return value
+    if numpy_dtype(value.dtype).kind == "c" and target.kind != "c":
+        value = _ops().real(value)
+    return _saturate_cast(value, target, ms_target)
+
+
 def _saturate_cast(value, target, ms_target):
     """TF's saturate_cast: clamp into the target type's range, then cast."""
     import numpy as np
@@ -412,7 +430,13 @@ def _saturate_cast(value, target, ms_target):
         low, high = max(low, np.finfo(source).min), min(high, np.finfo(source).max)
     elif source.kind in "iu":
         low, high = max(low, np.iinfo(source).min), min(high, np.iinfo(source).max)
-    clipped = _ops().clip_by_value(value, _tensor(np.array(low, source)), _tensor(np.array(high, source)))
+    low, high = np.array(low, source), np.array(high, source)
+    if source.kind == "f":  # (a limit the float type cannot hold rounds toward zero, as TF's: it must cast)
+        if float(high) > info.max:
+            high = np.nextafter(high, source.type(0))
+        if float(low) < info.min:
+            low = np.nextafter(low, source.type(0))
+    clipped = _ops().clip_by_value(value, _tensor(low), _tensor(high))
     return clipped.astype(ms_target)
 
 

@@ -11,7 +11,7 @@ from .core import (Activation, AlphaDropout, Dense, Dropout, Embedding, Flatten,
                    TensorOperation)
 from .merging import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate,
                       maximum, minimum, multiply, subtract)
-from .lookup import IntegerLookup, StringLookup, TextVectorization
+from .lookup import CategoryEncoding, IntegerLookup, StringLookup, TextVectorization
 from .normalization import BatchNormalization, LayerNormalization, Normalization
 from .recurrent import GRU, LSTM, SimpleRNN
 from .pooling import (AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
@@ -29,5 +29,5 @@ __all__ = [
     "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "BatchNormalization",
     "LayerNormalization", "Normalization", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
     "concatenate", "add", "subtract", "multiply", "average", "maximum", "minimum", "SimpleRNN", "GRU", "LSTM",
-    "StringLookup", "IntegerLookup", "TextVectorization", "RandomFlip", "RandomRotation", "RandomZoom",
+    "StringLookup", "IntegerLookup", "TextVectorization", "CategoryEncoding", "RandomFlip", "RandomRotation", "RandomZoom",
 ]

@@ -248,6 +248,80 @@ class IntegerLookup(_IndexLookup):
                          output_mode=output_mode, sparse=sparse, pad_to_max_tokens=pad_to_max_tokens, **kwargs)
 
 
+class CategoryEncoding(Layer):
+    """`keras.layers.CategoryEncoding`: integer indices as one-hot, multi-hot or count rows of
+    width `num_tokens` (float32, the layer's dtype), as Keras 3 on TF computes them: up to rank
+    2 a bin count per row (an index past `num_tokens` left out, a negative one refused, as TF's
+    DenseBincount), above it a one-hot reduced over axis 1; `one_hot` drops a last axis of 1."""
+
+    def __init__(self, num_tokens=None, output_mode="multi_hot", sparse=False, **kwargs):
+        super().__init__(**kwargs)
+        output_mode = "multi_hot" if output_mode == "binary" else output_mode
+        if output_mode not in ("count", "one_hot", "multi_hot"):
+            raise ValueError(f"Unknown arg for output_mode: {output_mode}")
+        if num_tokens is None:
+            raise ValueError("num_tokens must be set to use this layer. If the number of tokens is not known "
+                             "beforehand, use the IntegerLookup layer instead.")
+        if num_tokens < 1:
+            raise ValueError(f"`num_tokens` must be >= 1. Received: num_tokens={num_tokens}.")
+        if sparse:
+            raise NotImplementedError("CategoryEncoding: sparse outputs (MindSpore's dense tensors here)")
+        self.num_tokens, self.output_mode, self.sparse = num_tokens, output_mode, sparse
+        self._call_takes_training = False
+
+    def __call__(self, inputs, count_weights=None, **kwargs):
+        return self.call(inputs, count_weights)
+
+    def _one_hot(self, x: np.ndarray) -> np.ndarray:
+        out = np.zeros(x.shape + (self.num_tokens,), np.float32)
+        inside = (x >= 0) & (x < self.num_tokens)
+        out[(*np.nonzero(inside), x[inside])] = 1.0
+        return out
+
+    def call(self, inputs, count_weights=None):
+        import mindspore as ms
+
+        from ...tferrors import InvalidArgumentError
+
+        if count_weights is not None and self.output_mode != "count":
+            raise ValueError(f"`count_weights` is not used when `output_mode` is not `'count'`. Received "
+                             f"`count_weights={count_weights}`.")
+        x = np.asarray(inputs.asnumpy() if hasattr(inputs, "asnumpy") else inputs).astype(np.int64)
+        weights = None if count_weights is None else np.asarray(
+            count_weights.asnumpy() if hasattr(count_weights, "asnumpy") else count_weights, np.float32)
+        x = x.reshape(1) if x.ndim == 0 else x
+        if self.output_mode == "one_hot":
+            return ms.Tensor(self._one_hot(x.reshape(x.shape[:-1]) if x.ndim > 1 and x.shape[-1] == 1 else x))
+        if x.ndim <= 2:  # (Keras's TF fast path: a bin count of each row)
+            if (x < 0).any():
+                raise InvalidArgumentError("Input arr must be non-negative!")
+            rows = x.reshape(1, -1) if x.ndim == 1 else x
+            row_weights = None if weights is None else weights.reshape(rows.shape)
+            out = np.zeros((len(rows), self.num_tokens), np.float32)
+            for r, row in enumerate(rows):
+                kept = row < self.num_tokens
+                np.add.at(out[r], row[kept], 1.0 if row_weights is None else row_weights[r][kept])
+            if self.output_mode == "multi_hot":
+                out = np.minimum(out, 1.0)
+            return ms.Tensor(out[0] if x.ndim == 1 else out)
+        encoded = self._one_hot(x)
+        if weights is not None:
+            encoded = encoded * weights[..., None]
+        return ms.Tensor(encoded.max(axis=1) if self.output_mode == "multi_hot" else encoded.sum(axis=1))
+
+    def compute_output_shape(self, input_shape):
+        shape = tuple(input_shape)
+        if not shape:
+            return (self.num_tokens,)
+        if self.output_mode == "one_hot" and (shape[-1] != 1 or len(shape) == 1):
+            return shape + (self.num_tokens,)
+        return shape[:-1] + (self.num_tokens,)
+
+    def get_config(self):
+        return {**super().get_config(), "num_tokens": self.num_tokens, "output_mode": self.output_mode,
+                "sparse": self.sparse}
+
+
 _STRIP = re.compile(rb'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']')  # Keras's punctuation
 
 
@@ -261,10 +335,11 @@ class TextVectorization(Layer):
                  output_mode="int", output_sequence_length=None, pad_to_max_tokens=False, vocabulary=None,
                  idf_weights=None, sparse=False, ragged=False, encoding="utf-8", **kwargs):
         super().__init__(**kwargs)
-        if callable(standardize) or callable(split):
-            raise NotImplementedError("TextVectorization: a callable `standardize` or `split` works on TF's string "
-                                      "tensors; give one of Keras's names here")
-        if standardize not in (None, "lower", "strip_punctuation", "lower_and_strip_punctuation"):
+        if callable(split):
+            raise NotImplementedError("TextVectorization: a callable `split` gives TF's ragged tensors, which MindSpore "
+                                      "has not; give one of Keras's names here")
+        if not callable(standardize) and standardize not in (None, "lower", "strip_punctuation",
+                                                             "lower_and_strip_punctuation"):
             raise ValueError(f"Invalid value for argument `standardize`. Received: standardize={standardize}")
         if split not in (None, "whitespace", "character"):
             raise ValueError(f"Invalid value for argument `split`. Received: split={split}")
@@ -290,6 +365,10 @@ class TextVectorization(Layer):
 
     def _texts(self, inputs) -> tuple[list[bytes], tuple]:
         array = np.asarray(inputs.asnumpy() if hasattr(inputs, "asnumpy") else inputs, dtype=object)
+        if callable(self.standardize):  # (as Keras: on the input as given, text as bytes, `tfstrings` its functions)
+            from ... import tfstrings
+
+            array = tfstrings.texts(self.standardize(tfstrings.texts(array)))
         if array.ndim > 1:
             if array.shape[-1] != 1:
                 raise ValueError("When using `TextVectorization` to tokenize strings, the input rank must be 1 or the "

@@ -15,6 +15,24 @@ from .sgd import SGD
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "nadam": Nadam, "adagrad": Adagrad,
             "adadelta": Adadelta, "adamax": Adamax}
+_BUILTINS = {cls.__name__: cls for cls in (*_BY_NAME.values(), LossScaleOptimizer)}
+
+
+def serialize(optimizer) -> dict:
+    """Keras 3's ``{"module", "class_name", "config", "registered_name"}`` of an optimizer."""
+    from .. import serialization
+
+    return serialization.serialize(optimizer, "keras.optimizers", _BUILTINS)
+
+
+def deserialize(config, custom_objects=None, **kwargs):
+    """The optimizer a config describes (``serialize``'s, or Keras's: a class name in any case)."""
+    from .. import serialization
+
+    if isinstance(config, dict) and isinstance(config.get("class_name"), str) \
+            and config["class_name"].lower() in _BY_NAME and not config.get("registered_name"):
+        config = {**config, "class_name": _BY_NAME[config["class_name"].lower()].__name__}
+    return serialization.deserialize(config, _BUILTINS, "optimizer", custom_objects)
 
 
 def get(identifier):
@@ -27,9 +45,9 @@ def get(identifier):
         except KeyError:
             raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}") from None
     if isinstance(identifier, dict):
-        return _BY_NAME[identifier["class_name"].lower()](**identifier.get("config", {}))
+        return deserialize(identifier)
     raise ValueError(f"Could not interpret optimizer identifier: {identifier!r}")
 
 
 __all__ = ["Optimizer", "LossScaleOptimizer", "SGD", "Adam", "AdamW", "RMSprop", "Nadam", "Adagrad", "Adadelta", "Adamax",
-           "schedules", "get"]
+           "schedules", "get", "serialize", "deserialize"]
