@@ -12,7 +12,7 @@ from .core import (Activation, AlphaDropout, Dense, Dropout, Embedding, Flatten,
 from .merging import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate,
                       maximum, minimum, multiply, subtract)
 from .lookup import CategoryEncoding, IntegerLookup, StringLookup, TextVectorization
-from .normalization import BatchNormalization, LayerNormalization, Normalization
+from .normalization import BatchNormalization, LayerNormalization, Normalization, SyncBatchNormalization
 from .recurrent import GRU, LSTM, SimpleRNN
 from .pooling import (AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
                       GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
@@ -26,7 +26,7 @@ __all__ = [
     "UpSampling1D", "UpSampling2D", "UpSampling3D", "MaxPooling1D", "MaxPooling2D",
     "AveragePooling1D", "AveragePooling2D", "MaxPool1D", "MaxPool2D", "AvgPool1D", "AvgPool2D",
     "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D",
-    "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "BatchNormalization",
+    "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "BatchNormalization", "SyncBatchNormalization",
     "LayerNormalization", "Normalization", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
     "concatenate", "add", "subtract", "multiply", "average", "maximum", "minimum", "SimpleRNN", "GRU", "LSTM",
     "StringLookup", "IntegerLookup", "TextVectorization", "CategoryEncoding", "RandomFlip", "RandomRotation", "RandomZoom",

@@ -7,7 +7,11 @@ biased variance (`tf.nn.moments`) over every axis but `axis`, and moves
 is frozen (`trainable = False`), it uses the moving statistics. Output is
 `x * inv + (beta - mean * inv)` with `inv = gamma / sqrt(var + eps)`
 (`tf.nn.batch_normalization`). Statistics are per replica (Keras's default
-`synchronized=False`).
+`synchronized=False`); with `synchronized=True` (and Keras 2's `SyncBatchNormalization`)
+they are the whole global batch's, as Keras computes them under a strategy: every
+replica's per-channel sum, sum of squares and count added across the replicas (one
+all-reduce, which the backward pass all-reduces in turn), `mean = sum / count` and
+`variance = max(sum_sq / count - mean ** 2, 0)`.
 
 LayerNormalization (epsilon 1e-3) normalises over `axis` with the same formula.
 """
@@ -51,6 +55,28 @@ def _moments(x, axes):
     mean = ops.mean(x, axis=axes, keep_dims=True)
     variance = ops.mean(ops.square(x - ops.stop_gradient(mean)), axis=axes, keep_dims=True)
     return mean, variance
+
+
+def _synchronized_moments(x, axes):
+    """Keras's moments with ``synchronized=True`` under a strategy (its TF backend's
+    ``_compute_moments_sync``): the sums and counts of every replica, then
+    ``E[x] = sum / count`` and ``Var[x] = max(E[x**2] - E[x]**2, 0)``. The replicas' three
+    sums travel in one all-reduce; MindSpore's all-reduce differentiates to an all-reduce
+    of the gradients, as TF's does."""
+    from ... import collectives
+
+    ops = _ops()
+    local_sum = ops.sum(x, dim=axes, keepdim=True)
+    local_squares = ops.sum(ops.square(x), dim=axes, keepdim=True)
+    local_count = ops.sum(ops.ones_like(x), dim=axes, keepdim=True)
+    shape = local_sum.shape
+    stacked = ops.concat([local_sum.reshape(1, -1), local_squares.reshape(1, -1), local_count.reshape(1, -1)])
+    total = collectives.replicas().all_reduce_sum(stacked)
+    total_sum, total_squares, count = (total[i].reshape(shape) for i in range(3))
+    safe = ops.where(count == 0, ops.ones_like(count), count)
+    mean = ops.where(count == 0, ops.zeros_like(count), total_sum / safe)
+    squares_mean = ops.where(count == 0, ops.zeros_like(count), total_squares / safe)
+    return mean, ops.maximum(squares_mean - ops.square(mean), ops.zeros_like(squares_mean))
 
 
 class BatchNormalization(Layer):
@@ -100,10 +126,13 @@ class BatchNormalization(Layer):
         ops = _ops()
         inputs = _in_float32(inputs)  # Keras computes normalization in float32 under a half-precision policy
         if training and self.trainable:
-            fused = self._fused_training_step(inputs)
+            fused = None if self.synchronized else self._fused_training_step(inputs)
             if fused is not None:
                 return fused
-            mean, variance = _moments(inputs, self._reduction_axes)
+            if self.synchronized:
+                mean, variance = _synchronized_moments(inputs, self._reduction_axes)
+            else:
+                mean, variance = _moments(inputs, self._reduction_axes)
             self._move_statistics(mean.reshape(-1), variance.reshape(-1))
         else:
             mean = self._broadcast(self.moving_mean)
@@ -155,7 +184,24 @@ class BatchNormalization(Layer):
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis, "momentum": self.momentum, "epsilon": self.epsilon,
-                "center": self.center, "scale": self.scale}
+                "center": self.center, "scale": self.scale, "synchronized": self.synchronized}
+
+
+class SyncBatchNormalization(BatchNormalization):
+    """Keras 2's `tf.keras.layers.experimental.SyncBatchNormalization`: Keras 3's
+    `BatchNormalization(synchronized=True)`, the global batch's statistics."""
+
+    def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
+                 gamma_initializer="ones", moving_mean_initializer="zeros", moving_variance_initializer="ones",
+                 beta_regularizer=None, gamma_regularizer=None, beta_constraint=None, gamma_constraint=None,
+                 **kwargs):
+        kwargs.pop("synchronized", None)
+        super().__init__(axis=axis, momentum=momentum, epsilon=epsilon, center=center, scale=scale,
+                         beta_initializer=beta_initializer, gamma_initializer=gamma_initializer,
+                         moving_mean_initializer=moving_mean_initializer,
+                         moving_variance_initializer=moving_variance_initializer, beta_regularizer=beta_regularizer,
+                         gamma_regularizer=gamma_regularizer, beta_constraint=beta_constraint,
+                         gamma_constraint=gamma_constraint, synchronized=True, **kwargs)
 
 
 class LayerNormalization(Layer):

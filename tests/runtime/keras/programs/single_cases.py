@@ -125,6 +125,10 @@ def case_layers(B):
     bn2(x2[:1])
     out["bn_2d_training"] = layer_output(B, bn2, x2, training=True)
     out["bn_2d_moving"] = [tolist(w) for w in bn2.get_weights()]
+    bn3 = K.layers.BatchNormalization(momentum=0.5, synchronized=True)  # (Keras's E[x**2] - E[x]**2 variance)
+    bn3(img[:1])
+    out["bn_synchronized_training"] = layer_output(B, bn3, img * 3.0 + 1.0, training=True, weights=weights)
+    out["bn_synchronized_moving"] = [tolist(w) for w in bn3.get_weights()]
     ln = K.layers.LayerNormalization()
     ln(x3[:1])
     out["layernorm"] = layer_output(B, ln, x3, weights=[np.linspace(0.5, 1.5, 4).astype(np.float32),
