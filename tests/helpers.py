@@ -82,3 +82,32 @@ def python_json(code: str, *args: str, timeout: float = 300, **env: str) -> dict
     done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout, env=environ)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# Values as JSON the same way on TensorFlow's side (in the code a test runs with `python_json`) and
+# on ours: `plain(value)` gives dtype ("string" for text), shape and the values, text decoded,
+# NaN and infinities spelled out. `PLAIN_JSON` is the code; `plain` is it, here.
+PLAIN_JSON = r"""
+def clean(item):
+    if isinstance(item, list):
+        return [clean(i) for i in item]
+    if isinstance(item, bytes):
+        return item.decode()
+    if isinstance(item, float) and item != item:
+        return "nan"
+    if isinstance(item, float) and item in (float("inf"), float("-inf")):
+        return str(item)
+    return item
+
+
+def plain(value):
+    value = np.asarray(value.asnumpy() if hasattr(value, "asnumpy") else value)
+    return {"dtype": "string" if value.dtype.kind in "OS" else value.dtype.name, "shape": list(value.shape),
+            "value": clean(value.tolist())}"""
+_plain_scope: dict = {}
+
+
+def plain(value) -> dict:
+    if not _plain_scope:  # (NumPy only where a test compares values: the engine's tests run without it)
+        exec("import numpy as np\n" + PLAIN_JSON, _plain_scope)
+    return _plain_scope["plain"](value)

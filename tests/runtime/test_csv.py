@@ -3,11 +3,11 @@ files: values and dtypes column by column, defaults, required fields, quotes, `n
 column selection, headers, blank lines, quoted line breaks, and TF's errors."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+
+from tests.helpers import PLAIN_JSON, plain, python_json
 
 ms = pytest.importorskip("mindspore")
 
@@ -65,28 +65,11 @@ DATASETS = {
     "err_header_as_data": ("header.csv", "[tf.int32, tf.string, [0.5]]", {}),
 }
 
-# Values as JSON, the same on both sides: text decoded, NaN spelled out (it equals nothing).
-PLAIN = r"""
-def clean(item):
-    if isinstance(item, list):
-        return [clean(i) for i in item]
-    if isinstance(item, bytes):
-        return item.decode()
-    if isinstance(item, float) and item != item:
-        return "nan"
-    return item
-
-
-def plain(value):
-    value = np.asarray(value.asnumpy() if hasattr(value, "asnumpy") else value)
-    return {"dtype": "string" if value.dtype.kind in "OS" else value.dtype.name, "value": clean(value.tolist())}
-"""
-
 TF_SIDE = r"""
 import json, os, sys
 import numpy as np
 import tensorflow as tf
-""" + PLAIN + r"""
+""" + PLAIN_JSON + r"""
 
 folder, decode, datasets = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
 
@@ -106,11 +89,6 @@ print(json.dumps(out))
 """
 
 
-_HELPERS = {"np": np}
-exec(PLAIN, _HELPERS)
-_plain = _HELPERS["plain"]
-
-
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     path = tmp_path_factory.mktemp("csv")
@@ -121,11 +99,7 @@ def folder(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def tf_results(folder):
-    done = subprocess.run([sys.executable, "-c", TF_SIDE, str(folder), json.dumps(DECODE), json.dumps(DATASETS)],
-                          capture_output=True, text=True, timeout=300,
-                          env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json(TF_SIDE, str(folder), json.dumps(DECODE), json.dumps(DATASETS))
 
 
 class _TF:  # what the converted defaults read: dtypes and empty tensors as converted code spells them
@@ -146,7 +120,7 @@ def test_decode_csv_is_tfs(name, tf_results):
     records, defaults, kwargs = DECODE[name]
     want = tf_results["decode/" + name]
     try:
-        got = [_plain(c) for c in tfio.decode_csv(records, eval(defaults, {"tf": _TF}), **kwargs)]
+        got = [plain(c) for c in tfio.decode_csv(records, eval(defaults, {"tf": _TF}), **kwargs)]
     except tfio.InvalidArgumentError as error:
         assert isinstance(want, dict), f"TF gave {want}, we raised {error}"
         assert want["error"] == "InvalidArgumentError" and _message(want["message"]) == str(error)
@@ -160,7 +134,7 @@ def test_csv_dataset_is_tfs(name, tf_results, folder):
     want = tf_results["dataset/" + name]
     try:
         dataset = tfdata.experimental.CsvDataset(str(folder / file), eval(defaults, {"tf": _TF}), **kwargs)
-        got = [[_plain(v) for v in element] for element in dataset.as_numpy_iterator()]
+        got = [[plain(v) for v in element] for element in dataset.as_numpy_iterator()]
     except tfio.InvalidArgumentError as error:
         assert isinstance(want, dict), f"TF gave {want}, we raised {error}"
         assert want["error"] == "InvalidArgumentError" and _message(want["message"]) == str(error)

@@ -2,11 +2,11 @@
 shapes, TF's errors and their messages."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+
+from tests.helpers import PLAIN_JSON, plain, python_json
 
 ms = pytest.importorskip("mindspore")
 
@@ -68,31 +68,13 @@ CASES = {
     "split_path": "S.split('/data/flowers/roses/1.jpg', os.path.sep)[-2]",
 }
 
-PLAIN = r"""
-def clean(item):
-    if isinstance(item, list):
-        return [clean(i) for i in item]
-    if isinstance(item, bytes):
-        return item.decode()
-    if isinstance(item, float) and item != item:
-        return "nan"
-    if isinstance(item, float) and item in (float("inf"), float("-inf")):
-        return str(item)
-    return item
-
-
-def plain(value):
-    value = np.asarray(value.asnumpy() if hasattr(value, "asnumpy") else value)
-    return {"dtype": "string" if value.dtype.kind in "OS" else value.dtype.name, "shape": list(value.shape),
-            "value": clean(value.tolist())}
-"""
 
 TF_SIDE = r"""
 import json, os, re, string, sys
 import numpy as np
 import tensorflow as tf
 S = tf.strings
-""" + PLAIN + r"""
+""" + PLAIN_JSON + r"""
 out = {}
 for name, code in json.loads(sys.argv[1]).items():
     try:
@@ -103,17 +85,10 @@ for name, code in json.loads(sys.argv[1]).items():
 print(json.dumps(out))
 """
 
-_HELPERS = {"np": np}
-exec(PLAIN, _HELPERS)
-_plain = _HELPERS["plain"]
-
 
 @pytest.fixture(scope="module")
 def tf_results():
-    done = subprocess.run([sys.executable, "-c", TF_SIDE, json.dumps(CASES)], capture_output=True, text=True,
-                          timeout=300, env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json(TF_SIDE, json.dumps(CASES))
 
 
 class _TF:  # the dtypes as converted code spells them
@@ -134,7 +109,7 @@ def test_tfstrings_is_tfs(name, tf_results):
     want = tf_results[name]
     scope = {"S": tfstrings, "tf": _TF, "np": np, "os": os, "re": re, "string": string}
     try:
-        got = _plain(eval(CASES[name], scope))
+        got = plain(eval(CASES[name], scope))
     except tfstrings.InvalidArgumentError as error:
         assert isinstance(want, dict) and "error" in want, f"TF gave {want}, we raised {error}"
         assert want["error"] == "InvalidArgumentError" and _message(want["message"]) == str(error)

@@ -3,11 +3,11 @@ model module, NumPy arrays (float, scaled in place as Keras does, and integer) a
 channels last and first, and `imagenet_utils.preprocess_input`'s modes."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+
+from tests.helpers import python_json
 
 ms = pytest.importorskip("mindspore")
 
@@ -50,11 +50,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def keras():
-    done = subprocess.run([sys.executable, "-c", KERAS_SIDE, json.dumps(MODULES), json.dumps(IMAGES.tolist())],
-                          capture_output=True, text=True, timeout=300,
-                          env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json(KERAS_SIDE, json.dumps(MODULES), json.dumps(IMAGES.tolist()))
 
 
 @pytest.mark.parametrize("name", MODULES)

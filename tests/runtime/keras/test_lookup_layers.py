@@ -4,11 +4,11 @@ adapted, with Keras's tie order and `max_tokens`), indices (OOV, mask), encoding
 import json
 import re
 import string
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+
+from tests.helpers import python_json
 
 ms = pytest.importorskip("mindspore")
 
@@ -90,10 +90,7 @@ exec(CUSTOM, _HELPERS)
 
 @pytest.fixture(scope="module")
 def keras():
-    done = subprocess.run([sys.executable, "-c", KERAS_SIDE, json.dumps(CASES)], capture_output=True, text=True,
-                          timeout=300, env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json(KERAS_SIDE, json.dumps(CASES))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -157,10 +154,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def keras_encodings():
-    done = subprocess.run([sys.executable, "-c", ENCODING_SIDE, json.dumps(ENCODINGS)], capture_output=True,
-                          text=True, timeout=300, env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json(ENCODING_SIDE, json.dumps(ENCODINGS))
 
 
 @pytest.mark.parametrize("name", sorted(ENCODINGS))

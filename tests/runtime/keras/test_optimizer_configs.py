@@ -2,10 +2,10 @@
 same optimizers here, and ours read back as Keras's do."""
 
 import json
-import subprocess
-import sys
 
 import pytest
+
+from tests.helpers import python_json
 
 pytest.importorskip("mindspore")
 
@@ -33,10 +33,7 @@ print(json.dumps(configs))
 
 @pytest.fixture(scope="module")
 def keras_configs():
-    done = subprocess.run([sys.executable, "-c", KERAS_SIDE, json.dumps(OPTIMIZERS)], capture_output=True, text=True,
-                          timeout=300, env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json(KERAS_SIDE, json.dumps(OPTIMIZERS))
 
 
 def _without_keras_only(config: dict) -> dict:

@@ -2,11 +2,11 @@
 (the draws are each framework's own)."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
+
+from tests.helpers import python_json
 
 ms = pytest.importorskip("mindspore")
 
@@ -46,10 +46,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def keras():
-    done = subprocess.run([sys.executable, "-c", KERAS_SIDE], capture_output=True, text=True, timeout=300,
-                          env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json(KERAS_SIDE)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -99,10 +96,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def keras_affine():
-    done = subprocess.run([sys.executable, "-c", KERAS_AFFINE, json.dumps(AFFINE_CASES)], capture_output=True,
-                          text=True, timeout=300, env={"TF_CPP_MIN_LOG_LEVEL": "3", "PATH": "/usr/bin:/bin"})
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return python_json(KERAS_AFFINE, json.dumps(AFFINE_CASES))
 
 
 @pytest.mark.parametrize("key", sorted(AFFINE_CASES))
