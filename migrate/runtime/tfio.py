@@ -594,12 +594,14 @@ def read_file(filename, name=None):
 # -- CSV (tf.io.decode_csv, tf.data.experimental.CsvDataset) -----------------------------------------
 
 _CSV_KINDS = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "int64": np.int64, "string": object}
-_CSV_INT = re.compile(rb"[+-]?[0-9]+")
-_CSV_FLOAT = re.compile(rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)", re.I)
+# TF's number syntax (its safe_strto* functions, after the surrounding whitespace): CSV fields and `tf.strings.to_number`
+INT_TEXT = re.compile(rb"[+-]?[0-9]+")
+FLOAT_TEXT = re.compile(rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)", re.I)
 
 
-def _csv_kind(dtype) -> str | None:
-    """A record default given as a dtype (MindSpore's, NumPy's, a name or ``tfio.string``), else None."""
+def value_kind(dtype) -> str | None:
+    """The column kind ("float32", ..., "string") of a dtype (MindSpore's, NumPy's, a name or
+    ``tfio.string``), as a CSV record default or `to_number`'s ``out_type`` gives one; else None."""
     if dtype is string or dtype in (str, bytes):
         return "string"
     if isinstance(dtype, str):
@@ -624,7 +626,7 @@ def _csv_columns(record_defaults, dtypes_allowed: bool) -> list[tuple[str, objec
 
     columns = []
     for i, default in enumerate(record_defaults):
-        kind = _csv_kind(default)
+        kind = value_kind(default)
         if kind is not None and not isinstance(default, str):
             if not dtypes_allowed:
                 raise TypeError(f"Attempt to convert a value ({default}) with an unsupported type to a Tensor.")
@@ -704,7 +706,7 @@ def _csv_value(field: bytes, column: int, kind: str, default, na_value: bytes, w
     if kind == "string":
         return field
     text = field.strip()
-    pattern = _CSV_INT if kind.startswith("int") else _CSV_FLOAT
+    pattern = INT_TEXT if kind.startswith("int") else FLOAT_TEXT
     if not pattern.fullmatch(text):
         raise InvalidArgumentError(f"Field {column} in record{where} is not a valid {'float' if kind == 'float32' else kind}: "
                                    f"{field.decode('utf-8', 'replace')}")

@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from .tferrors import InvalidArgumentError  # noqa: F401 (raised here, and read as tfstrings.InvalidArgumentError)
-from .tfio import _CSV_FLOAT, _CSV_INT, _csv_kind
+from .tfio import FLOAT_TEXT, INT_TEXT, value_kind
 
 __all__ = ["as_string", "join", "length", "lower", "reduce_join", "regex_full_match", "regex_replace", "split",
            "strip", "substr", "to_number", "upper"]
@@ -29,8 +29,6 @@ def _text(value) -> bytes:
         return value
     if isinstance(value, str):
         return value.encode("utf-8")
-    if isinstance(value, np.bytes_):
-        return bytes(value)
     raise TypeError(f"Expected string, but got {value!r} of type '{type(value).__name__}'.")
 
 
@@ -119,7 +117,7 @@ def length(input, unit="BYTE", name=None):  # noqa: A002
 
 def _number_text(text: bytes, kind: str):
     stripped = text.strip()
-    pattern = _CSV_INT if kind.startswith("int") else _CSV_FLOAT
+    pattern = INT_TEXT if kind.startswith("int") else FLOAT_TEXT
     if pattern.fullmatch(stripped):
         value = int(stripped) if kind.startswith("int") else float(stripped)
         if not kind.startswith("int") or np.iinfo(kind).min <= value <= np.iinfo(kind).max:
@@ -131,7 +129,7 @@ def to_number(string_tensor, out_type=None, name=None):
     """``tf.strings.to_number``: each string read as TF reads numbers (surrounding whitespace
     allowed; ``inf``, ``nan``), a tensor of ``out_type`` (float32 unless given; float64, int32 or
     int64); text that is not one raises TF's ``InvalidArgumentError``."""
-    kind = "float32" if out_type is None else _csv_kind(out_type)
+    kind = "float32" if out_type is None else value_kind(out_type)
     if kind not in ("float32", "float64", "int32", "int64"):
         raise TypeError(f"Value for attr 'out_type' of {out_type} is not in the list of allowed values: "
                         "float, double, int32, int64")
