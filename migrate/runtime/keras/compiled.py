@@ -23,7 +23,7 @@ What keeps the numbers (each checked by ``tests/runtime/keras/test_compiled.py``
 - A softmax or sigmoid output's logits (``_keras_logits``, which the crossentropy losses
   compute from) are returned by the graph beside the outputs and attached again.
 - BatchNormalization uses Keras's formula while recorded (the fused kernel's scratch
-  statistics are not graph state).
+  statistics are not graph state); a synchronized one (an all-reduce in every call) runs eagerly.
 
 A built-in loss is recorded the same way (:func:`call_loss`): its value depends only on its
 inputs' shapes and dtypes and its own settings. Only the losses whose recording was checked
@@ -166,6 +166,8 @@ def _why_not(model, seen: set) -> str | None:
         activation = getattr(layer, "activation", None)
         if activation is not None and id(activation) not in _own_activations():
             return f"layer {layer.name!r} has its own activation function"
+        if getattr(layer, "synchronized", False):  # (its statistics cross processes: a collective per call)
+            return f"layer {layer.name!r} synchronizes its statistics across replicas"
         if getattr(layer, "mask_zero", False):
             return f"layer {layer.name!r} makes a mask"
     return None

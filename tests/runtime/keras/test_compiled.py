@@ -162,6 +162,8 @@ class _Subclassed(mk.Model):
     (lambda: mk.Sequential([mk.Input(shape=(5,)), L.Dense(3, activation=lambda t: t * 2)]),
      "has its own activation function"),
     (lambda: mk.Sequential([mk.Input(shape=(5,)), L.Embedding(10, 3, mask_zero=True)]), "makes a mask"),
+    (lambda: mk.Sequential([mk.Input(shape=(5,)), L.BatchNormalization(synchronized=True)]),
+     "synchronizes its statistics across replicas"),
 ])
 def test_models_whose_call_may_depend_on_values_stay_eager(make, why):
     model = make()
