@@ -108,6 +108,49 @@ class PyDataset:
 Sequence = PyDataset  # (Keras 2's name; `tf.keras.utils.Sequence` is PyDataset in TF 2.21)
 
 
+def pad_sequences(sequences, maxlen=None, dtype="int32", padding="pre", truncating="pre", value=0.0):
+    """``keras.utils.pad_sequences``: the sequences as one NumPy array ``(len(sequences), maxlen,
+    *sample_shape)``, each cut to ``maxlen`` (from the front with ``truncating="pre"``) and
+    padded with ``value`` (in front with ``padding="pre"``), Keras's algorithm and errors."""
+    if not hasattr(sequences, "__len__"):
+        raise ValueError("`sequences` must be iterable.")
+    lengths, sample_shape, first = [], (), True
+    for x in sequences:
+        try:
+            lengths.append(len(x))
+            if first and len(x):
+                sample_shape, first = np.asarray(x).shape[1:], False
+        except TypeError as error:
+            raise ValueError(f"`sequences` must be a list of iterables. Found non-iterable: {x}") from error
+    if maxlen is None:
+        maxlen = np.max(lengths)
+    text_dtype = np.issubdtype(dtype, np.str_) or np.issubdtype(dtype, np.bytes_)
+    if isinstance(value, str) and dtype is not object and not text_dtype:
+        raise ValueError(f"`dtype` {dtype} is not compatible with `value`'s type: {type(value)}\nYou should set "
+                         "`dtype=object` for variable length strings.")
+    out = np.full((len(sequences), maxlen) + sample_shape, value, dtype=dtype)
+    for index, sequence in enumerate(sequences):
+        if not len(sequence):
+            continue
+        if truncating == "pre":
+            kept = sequence[-maxlen:]
+        elif truncating == "post":
+            kept = sequence[:maxlen]
+        else:
+            raise ValueError(f'Truncating type "{truncating}" not understood')
+        kept = np.asarray(kept, dtype=dtype)
+        if kept.shape[1:] != sample_shape:
+            raise ValueError(f"Shape of sample {kept.shape[1:]} of sequence at position {index} is different from "
+                             f"expected shape {sample_shape}")
+        if padding == "post":
+            out[index, :len(kept)] = kept
+        elif padding == "pre":
+            out[index, -len(kept):] = kept
+        else:
+            raise ValueError(f'Padding type "{padding}" not understood')
+    return out
+
+
 def register_keras_serializable(package: str = "Custom", name: str | None = None):
     """The decorator Keras puts on custom layers, losses and functions: ``obj`` is
     registered as ``"package>name"`` (its own name by default) and returned unchanged.
