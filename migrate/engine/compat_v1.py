@@ -181,6 +181,7 @@ SAME_IN_V1 = frozenset({
     "get_logger",
     "greater",
     "greater_equal",
+    "group",
     "half",
     "histogram_fixed_width",
     "identity",

@@ -141,6 +141,12 @@ def get_visible_devices(device_type=None) -> list:
 
 # --- tf.print -----------------------------------------------------------------------------------
 
+def group(*inputs, **kwargs) -> None:
+    """``tf.group``: eagerly its inputs have run already (they were evaluated as its arguments),
+    and TF returns ``None``, as here."""
+    return None
+
+
 def tf_print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None):
     """``tf.print``: each input formatted as TF formats it, joined by ``sep``, to ``output_stream``.
 

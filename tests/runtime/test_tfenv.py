@@ -37,6 +37,23 @@ def test_executing_eagerly_follows_mindsporess_mode():
     assert run_python("-c", code, timeout=120).stdout.split()[-2:] == ["True", "False"]
 
 
+def test_group_returns_none_after_its_inputs_ran_as_tfs_does_eagerly():
+    code = r"""
+import json
+import tensorflow as tf
+ran = []
+v = tf.Variable(1.0)
+result = tf.group(ran.append(1), v.assign_add(2.0), name="updates")
+print(json.dumps([result is None, ran, float(v.numpy())]))
+"""
+    want = json.loads(run_python("-c", code, timeout=120, env={"TF_CPP_MIN_LOG_LEVEL": "3"}).stdout.splitlines()[-1])
+    from migrate.runtime import tfenv
+
+    ran, total = [], [1.0]
+    result = tfenv.group(ran.append(1), total.append(total[0] + 2.0), name="updates")
+    assert [result is None, ran, total[-1]] == want
+
+
 # The same prints, through tf.print on TF tensors and through tfenv.tf_print on MindSpore tensors.
 PRINTS = """
 import sys
