@@ -595,11 +595,24 @@ def read_file(filename, name=None):
 
 _CSV_KINDS = {"float32": np.float32, "float64": np.float64, "int32": np.int32, "int64": np.int64, "string": object}
 # TF's number syntax (its safe_strto* functions, after the surrounding whitespace): CSV fields and `tf.strings.to_number`
-INT_TEXT = re.compile(rb"[+-]?[0-9]+")
-FLOAT_TEXT = re.compile(rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)", re.I)
+_INT_TEXT = re.compile(rb"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|inf(?:inity)?|nan)", re.I)
 
 
-def value_kind(dtype) -> str | None:
+def parse_number(text: bytes, kind: str):
+    """``text`` read as TF reads a number of ``kind`` ("float32", "float64", "int32", "int64"):
+    surrounding whitespace allowed, ``inf``/``nan`` for floats, an integer within the type's
+    range; None when it is not one."""
+    stripped = text.strip()
+    if kind.startswith("int"):
+        if not _INT_TEXT.fullmatch(stripped):
+            return None
+        value, info = int(stripped), np.iinfo(_CSV_KINDS[kind])
+        return _CSV_KINDS[kind](value) if info.min <= value <= info.max else None
+    return _CSV_KINDS[kind](float(stripped)) if _FLOAT_TEXT.fullmatch(stripped) else None
+
+
+def dtype_kind(dtype) -> str | None:
     """The column kind ("float32", ..., "string") of a dtype (MindSpore's, NumPy's, a name or
     ``tfio.string``), as a CSV record default or `to_number`'s ``out_type`` gives one; else None."""
     if dtype is string or dtype in (str, bytes):
@@ -626,7 +639,7 @@ def _csv_columns(record_defaults, dtypes_allowed: bool) -> list[tuple[str, objec
 
     columns = []
     for i, default in enumerate(record_defaults):
-        kind = value_kind(default)
+        kind = dtype_kind(default)
         if kind is not None and not isinstance(default, str):
             if not dtypes_allowed:
                 raise TypeError(f"Attempt to convert a value ({default}) with an unsupported type to a Tensor.")
@@ -705,17 +718,11 @@ def _csv_value(field: bytes, column: int, kind: str, default, na_value: bytes, w
         return default
     if kind == "string":
         return field
-    text = field.strip()
-    pattern = INT_TEXT if kind.startswith("int") else FLOAT_TEXT
-    if not pattern.fullmatch(text):
+    value = parse_number(field, kind)
+    if value is None:
         raise InvalidArgumentError(f"Field {column} in record{where} is not a valid {'float' if kind == 'float32' else kind}: "
                                    f"{field.decode('utf-8', 'replace')}")
-    if kind.startswith("int"):
-        value, info = int(text), np.iinfo(_CSV_KINDS[kind])
-        if not info.min <= value <= info.max:
-            raise InvalidArgumentError(f"Field {column} in record{where} is not a valid {kind}: {field.decode()}")
-        return _CSV_KINDS[kind](value)
-    return _CSV_KINDS[kind](float(text))
+    return value
 
 
 def _csv_bytes(text) -> bytes:

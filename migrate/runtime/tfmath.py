@@ -369,7 +369,6 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     ``MAX + 0.5`` and casts (``saturate`` clamps first); int -> int divides or multiplies by
     the ratio of the ranges; float -> float casts. The arithmetic is TF's, step for step.
     """
-    import mindspore as ms
     import numpy as np
 
     from .tensors import numpy_dtype
@@ -380,7 +379,7 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
         raise AttributeError("dtype must be either floating point or integer")
     if source.kind not in "fiu":
         raise AttributeError("image dtype must be either floating point or integer")
-    ms_target = dtype if not isinstance(dtype, (str, np.dtype, type)) else ms.Tensor(np.zeros((), target)).dtype
+    ms_target = _ms_dtype(dtype, target)
     if source == target:
         return image.copy()
     ops = _ops()
@@ -399,17 +398,22 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
     return _saturate_cast(scaled, target, ms_target) if saturate else scaled.astype(ms_target)
 
 
-def saturate_cast(value, dtype, name=None):
-    """``tf.dtypes.saturate_cast``: ``value`` clamped into ``dtype``'s range (where the input
-    type reaches past it), then cast; a complex input to a real type keeps its real part."""
+def _ms_dtype(dtype, target):
+    """MindSpore's dtype for ``dtype`` (already one, or a NumPy dtype or name whose NumPy form is ``target``)."""
     import mindspore as ms
     import numpy as np
 
+    return dtype if not isinstance(dtype, (str, np.dtype, type)) else ms.Tensor(np.zeros((), target)).dtype
+
+
+def saturate_cast(value, dtype, name=None):
+    """``tf.dtypes.saturate_cast``: ``value`` clamped into ``dtype``'s range (where the input
+    type reaches past it), then cast; a complex input to a real type keeps its real part."""
     from .tensors import numpy_dtype
 
     value = _tensor(value)
     target = numpy_dtype(dtype)
-    ms_target = dtype if not isinstance(dtype, (str, np.dtype, type)) else ms.Tensor(np.zeros((), target)).dtype
+    ms_target = _ms_dtype(dtype, target)
     if value.dtype == ms_target:
         return value
     if numpy_dtype(value.dtype).kind == "c" and target.kind != "c":

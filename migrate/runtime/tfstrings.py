@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from .tferrors import InvalidArgumentError  # noqa: F401 (raised here, and read as tfstrings.InvalidArgumentError)
-from .tfio import FLOAT_TEXT, INT_TEXT, value_kind
+from .tfio import dtype_kind, parse_number
 
 __all__ = ["as_string", "join", "length", "lower", "reduce_join", "regex_full_match", "regex_replace", "split",
            "strip", "substr", "to_number", "upper"]
@@ -116,20 +116,17 @@ def length(input, unit="BYTE", name=None):  # noqa: A002
 
 
 def _number_text(text: bytes, kind: str):
-    stripped = text.strip()
-    pattern = INT_TEXT if kind.startswith("int") else FLOAT_TEXT
-    if pattern.fullmatch(stripped):
-        value = int(stripped) if kind.startswith("int") else float(stripped)
-        if not kind.startswith("int") or np.iinfo(kind).min <= value <= np.iinfo(kind).max:
-            return value
-    raise InvalidArgumentError(f"StringToNumberOp could not correctly convert string: {text.decode('utf-8', 'replace')}")
+    value = parse_number(text, kind)
+    if value is None:
+        raise InvalidArgumentError(f"StringToNumberOp could not correctly convert string: {text.decode('utf-8', 'replace')}")
+    return value
 
 
 def to_number(string_tensor, out_type=None, name=None):
     """``tf.strings.to_number``: each string read as TF reads numbers (surrounding whitespace
     allowed; ``inf``, ``nan``), a tensor of ``out_type`` (float32 unless given; float64, int32 or
     int64); text that is not one raises TF's ``InvalidArgumentError``."""
-    kind = "float32" if out_type is None else value_kind(out_type)
+    kind = "float32" if out_type is None else dtype_kind(out_type)
     if kind not in ("float32", "float64", "int32", "int64"):
         raise TypeError(f"Value for attr 'out_type' of {out_type} is not in the list of allowed values: "
                         "float, double, int32, int64")

@@ -211,13 +211,14 @@ def _encode(lookups: np.ndarray, mode: str, depth: int) -> np.ndarray:
     return out[0] if x.ndim == 1 else out
 
 
-def _bincount(rows, depth: int, binary: bool) -> np.ndarray:
-    """int64 `(len(rows), depth)`: each row's count of each index (0/1 when `binary`); negative
-    indices are left out. Keras 3 gives its encodings as int64."""
-    out = np.zeros((len(rows), depth), dtype=np.int64)
+def _bincount(rows, depth: int, binary: bool, weights=None, dtype=np.int64) -> np.ndarray:
+    """`(len(rows), depth)` of `dtype` (int64, as Keras 3 gives its encodings): each row's count of
+    each index, or sum of its `weights` (0/1 when `binary`); negative indices are left out."""
+    out = np.zeros((len(rows), depth), dtype=dtype)
     for r, row in enumerate(rows):
         row = np.asarray(row, dtype=np.int64)
-        np.add.at(out[r], row[row >= 0], 1)
+        kept = row >= 0
+        np.add.at(out[r], row[kept], 1 if weights is None else np.asarray(weights[r])[kept])
     return np.minimum(out, 1) if binary else out
 
 
@@ -296,13 +297,10 @@ class CategoryEncoding(Layer):
             if (x < 0).any():
                 raise InvalidArgumentError("Input arr must be non-negative!")
             rows = x.reshape(1, -1) if x.ndim == 1 else x
-            row_weights = None if weights is None else weights.reshape(rows.shape)
-            out = np.zeros((len(rows), self.num_tokens), np.float32)
-            for r, row in enumerate(rows):
-                kept = row < self.num_tokens
-                np.add.at(out[r], row[kept], 1.0 if row_weights is None else row_weights[r][kept])
-            if self.output_mode == "multi_hot":
-                out = np.minimum(out, 1.0)
+            inside = rows < self.num_tokens  # (past `num_tokens`: left out, as TF's bin count)
+            out = _bincount([row[kept] for row, kept in zip(rows, inside)], self.num_tokens,
+                            self.output_mode == "multi_hot", None if weights is None else
+                            [w[kept] for w, kept in zip(weights.reshape(rows.shape), inside)], np.float32)
             return ms.Tensor(out[0] if x.ndim == 1 else out)
         encoded = self._one_hot(x)
         if weights is not None:
