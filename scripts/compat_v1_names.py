@@ -14,7 +14,9 @@ first in the same order, so every call the rule accepts means the same; an alias
 does not fit the rule's signature and is refused with the rest. They are listed in
 ``DEPRECATED_ALIAS_ONLY`` below, each checked here against TensorFlow's signatures. A few
 more mean what v2's do with parameters ordered otherwise after a common prefix
-(``SAME_FOR_THE_RULES``): each is checked against every rule's signature for the name.
+(``SAME_FOR_THE_RULES``): each is checked against every rule's signature for the name, and a
+rule with none (it passes the arguments on as written) fails the check. Two differ only in
+parameters that change nothing (``SAME_WHATEVER_THE_ORDER``).
 
 Needs TensorFlow. tests/test_aliases.py fails while the module differs from what this
 prints, so a new rule's name goes with its regenerated module.
@@ -69,6 +71,12 @@ DEPRECATED_ALIAS_ONLY = {
 SAME_FOR_THE_RULES = {
     "transpose": "v1 takes `name` third and `conjugate` fourth; the rule binds `a` and `perm` by position",
     "constant": "v1 adds `verify_shape`, which no rule accepts; `value`, `dtype`, `shape` are v2's",
+    "gather_nd": "v1 takes `name` before `batch_dims`",
+}
+
+# v1 functions whose parameters differ from v2's only in ones that change nothing the rule's target
+# does, whatever position they take: converted without a signature check.
+SAME_WHATEVER_THE_ORDER = {
     "io.parse_single_example": "v1 takes `name` third and `example_names` fourth (v2 the other way round); "
                                "`serialized` and `features` are v2's, and neither `name` nor `example_names` "
                                "changes what is parsed",
@@ -124,13 +132,17 @@ def compute() -> tuple[str, list[str], dict[str, str]]:
         elif rest in SAME_FOR_THE_RULES:
             v1_params = _params(v1)
             for rule in load_rules():
-                if name not in rule.exact_matches or "signature" not in rule.params:
+                if name not in rule.exact_matches:
                     continue
+                if "signature" not in rule.params:  # (it passes a call's arguments on as they are written)
+                    raise SystemExit(f"{rule.id} has no signature to check tf.compat.v1.{rest} against")
                 signature = parse_signature(rule.params["signature"])
                 positional = [p for p, _, kw_only in signature if not kw_only]
                 if positional != v1_params[:len(positional)] or any(
                         p not in v1_params for p, _, kw_only in signature if kw_only):
                     raise SystemExit(f"{rule.id} binds tf.compat.v1.{rest}{v1_params} otherwise than tf.{rest}")
+            same.append(rest)
+        elif rest in SAME_WHATEVER_THE_ORDER:
             same.append(rest)
         elif rest in DEPRECATED_ALIAS_ONLY:
             p1, p2 = _params(v1), _params(v2)

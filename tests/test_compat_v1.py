@@ -114,6 +114,33 @@ def test_a_v1_name_under_another_path_converts_as_the_tf2_name_it_is(v1, v2):
     assert "tensorflow" not in out_v1 and out_v1 == out_v2, out_v1
 
 
+@pytest.mark.parametrize("v1, v2", [
+    ("y = tf.random_shuffle(x)", "y = tf.random.shuffle(x)"),
+    ("y = tf.string_join([a, b], separator=' ')", "y = tf.strings.join([a, b], separator=' ')"),
+    ("with tf.gfile.GFile(path) as fh:\n    text = fh.read()", "with tf.io.gfile.GFile(path) as fh:\n    text = fh.read()"),
+])
+def test_a_tf1_top_level_name_tf2_lacks_converts_as_its_tf2_name(v1, v2):
+    """`tf.random_shuffle` exists only in TF 1, where `tf.X` is `tf.compat.v1.X`: the TF 2 name that is."""
+    out_v1, out_v2 = (convert("import tensorflow as tf\n" + code + "\n") for code in (v1, v2))
+    assert "tensorflow" not in out_v1 and out_v1 == out_v2, out_v1
+
+
+def test_a_tf1_top_level_name_tf2_has_keeps_its_tf2_meaning():
+    """`tf.where` is TF 2's (broadcasting) under `import tensorflow`; only names TF 2 lacks are read as TF 1's."""
+    assert normalize("tensorflow.where") == "tensorflow.where"
+    assert normalize("tensorflow.random_shuffle") == "tensorflow.random.shuffle"
+    assert normalize("tensorflow.Session") == "tensorflow.Session"
+
+
+def test_a_v1_order_only_the_signature_can_vouch_for_is_checked_against_one():
+    """`tf.compat.v1.gather_nd` takes `name` before `batch_dims`: its rules' signatures bind two positional
+    arguments only, so it converts; `size` (a rename that passes arguments on as written) does not."""
+    assert "gather_nd" in SAME_IN_V1 and "size" not in SAME_IN_V1
+    out_v1, out_v2 = (convert(f"import tensorflow as tf\ny = tf.{name}(params, idx)\n")
+                      for name in ("compat.v1.gather_nd", "gather_nd"))
+    assert "tensorflow" not in out_v1 and out_v1 == out_v2, out_v1
+
+
 def test_the_v1_aliases_lead_to_tf2_names_the_rules_map():
     from migrate.rules import load_rules
 

@@ -178,6 +178,7 @@ SAME_IN_V1 = frozenset({
     "float64",
     "floor",
     "function",
+    "gather_nd",
     "get_logger",
     "greater",
     "greater_equal",

@@ -36,6 +36,7 @@ NORMALIZE_PREFIXES = (
 )
 
 
+_TF = "tensorflow."
 _V1 = "tensorflow.compat.v1."
 # What a tail's uses are called in findings and reports: the questions are TF tensors'.
 TAIL_API = "tensorflow.Tensor"
@@ -50,6 +51,10 @@ def normalize(qualname: str) -> str:
             return "tensorflow." + rest
         if rest in V1_AS_V2:  # (`tf.compat.v1.gfile.GFile` is `tf.io.gfile.GFile`)
             return "tensorflow." + V1_AS_V2[rest]
+    elif qualname.startswith(_TF) and qualname[len(_TF):] in V1_AS_V2:
+        # A TF 1 top-level spelling TF 2 does not have (`tf.random_shuffle`): the program is TF 1's,
+        # where `tf.X` is `tf.compat.v1.X`, which is that TF 2 name.
+        return _TF + V1_AS_V2[qualname[len(_TF):]]
     for old, new in NORMALIZE_PREFIXES:
         if qualname.startswith(old) or qualname + "." == old:
             qualname = new + qualname[len(old):] if qualname.startswith(old) else new[:-1]
