@@ -191,7 +191,8 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # 
         raise ValueError(
             f"{path!r} is {foreign}, written by TensorFlow: the converted program reads what its own `model.save` "
             "writes (MindSpore checkpoints). Carry a trained TF model over once: build it in the converted "
-            "program, then `model.set_weights(...)` the arrays TF's `model.get_weights()` gives (Keras layouts).")
+            "program, then `model.load_weights(...)` a Keras HDF5 weight file TF wrote (`model.save_weights('w.h5')`), "
+            "or `model.set_weights(...)` the arrays TF's `model.get_weights()` gives (Keras layouts).")
     path = _model_file(path, writing=False)
     entries = read_entries(path)
     text = entries.get(CONFIG_KEY)

@@ -9,6 +9,7 @@ records small operation layers, as Keras does.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import numpy as np
@@ -109,15 +110,41 @@ def any_symbolic(value) -> bool:
     return any(isinstance(leaf, KerasTensor) for leaf in flatten(value))
 
 
-def _probe_shape(shape):
-    return tuple(_PROBE_BATCH if (d is None and i == 0) else (1 if d is None else d) for i, d in enumerate(shape))
+# The size an unknown non-batch dimension is probed at: 1, unless a builder needs more (an image
+# model whose strided layers need a few pixels: `unknown_dims_probed_at`).
+_unknown_size = 1
 
 
-def zeros_like_symbolic(tensor: KerasTensor):
+@contextlib.contextmanager
+def unknown_dims_probed_at(size: int):
+    """Probe unknown non-batch dimensions (an image model's `(None, None, 3)`) at `size` and at twice
+    it: an output dimension that differs between the two is unknown (None) too, as Keras reports it.
+    Each output remembers the shapes its two probes had, so the next layer is probed at those (a
+    deep layer at the few pixels that reach it, not at `size` again)."""
+    global _unknown_size
+    saved, _unknown_size = _unknown_size, size
+    try:
+        yield
+    finally:
+        _unknown_size = saved
+
+
+def _probe_shape(shape, scale: int = 1):
+    return tuple(_PROBE_BATCH if (d is None and i == 0) else (_unknown_size * scale if d is None else d)
+                 for i, d in enumerate(shape))
+
+
+def zeros_like_symbolic(tensor: KerasTensor, scale: int = 1):
     import mindspore as ms
 
     dtype = np.dtype(tensor.dtype if isinstance(tensor.dtype, str) else "float32")
-    return ms.Tensor(np.zeros(_probe_shape(tensor.shape), dtype=dtype))
+    probed = getattr(tensor, "_probed", None)
+    shape = probed[scale - 1] if probed is not None else _probe_shape(tensor.shape, scale)
+    if np.prod(shape) > 4096 and dtype.kind == "f":  # (filled where it lives: no host array copied over)
+        from mindspore import ops
+
+        return ops.zeros(shape, ms.float64 if dtype == np.float64 else ms.float16 if dtype == np.float16 else ms.float32)
+    return ms.Tensor(np.zeros(shape, dtype=dtype))
 
 
 def _to_symbolic(value, batch_is_none: bool):
@@ -135,16 +162,24 @@ def call_layer(layer, args, kwargs):
     symbolic_inputs = [t for t in flatten((args, list(kwargs.values()))) if isinstance(t, KerasTensor)]
     batch_is_none = any(t.shape and t.shape[0] is None for t in symbolic_inputs)
 
-    def concrete(leaf):
-        return zeros_like_symbolic(leaf) if isinstance(leaf, KerasTensor) else leaf
+    def probe(scale: int):
+        def concrete(leaf):
+            return zeros_like_symbolic(leaf, scale) if isinstance(leaf, KerasTensor) else leaf
 
-    concrete_args = map_structure(concrete, args)
-    concrete_kwargs = {k: map_structure(concrete, v) for k, v in kwargs.items()}
-    concrete_kwargs.pop("training", None)
-    with training_scope(False):
-        outputs = layer(*concrete_args, training=False, **concrete_kwargs) if layer._call_takes_training \
-            else layer(*concrete_args, **concrete_kwargs)
+        concrete_args = map_structure(concrete, args)
+        concrete_kwargs = {k: map_structure(concrete, v) for k, v in kwargs.items()}
+        concrete_kwargs.pop("training", None)
+        with training_scope(False):
+            return layer(*concrete_args, training=False, **concrete_kwargs) if layer._call_takes_training \
+                else layer(*concrete_args, **concrete_kwargs)
+
+    outputs = probe(1)
     symbolic_outputs = map_structure(lambda o: _to_symbolic(o, batch_is_none), outputs)
+    if any(None in t.shape[1:] and (_unknown_size > 1 or getattr(t, "_probed", None)) for t in symbolic_inputs):
+        for tensor, first, other in zip(flatten(symbolic_outputs), flatten(outputs), flatten(probe(2))):
+            tensor._probed = (tuple(first.shape), tuple(other.shape))
+            tensor.shape = tuple(d if i == 0 or d == int(o) else None for i, (d, o) in
+                                 enumerate(zip(tensor.shape, other.shape)))
     node = Node(layer, args, dict(kwargs), symbolic_outputs)
     for index, tensor in enumerate(flatten(symbolic_outputs)):
         tensor.node, tensor.index = node, index

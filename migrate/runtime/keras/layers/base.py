@@ -445,6 +445,23 @@ class Layer(AutoConfig, nn.Cell):
             return self._inbound_nodes[0].output_shapes
         raise AttributeError(f"The layer {self.name!r} has never been called and thus has no defined output shape.")
 
+    @property
+    def input(self):
+        """The symbolic input(s) of the layer's first call on KerasTensors (Keras's `layer.input`)."""
+        inputs = self._first_node("input").inputs
+        return inputs[0] if len(inputs) == 1 else inputs
+
+    @property
+    def output(self):
+        """The symbolic output(s) of the layer's first call on KerasTensors (Keras's `layer.output`): what
+        `Model(base.input, base.get_layer(name).output)` builds a feature extractor from."""
+        return self._first_node("output").outputs
+
+    def _first_node(self, what: str):
+        if not self._inbound_nodes:
+            raise AttributeError(f"The layer {self.name} has never been called and thus has no defined {what}.")
+        return self._inbound_nodes[0]
+
     def __repr__(self):
         return f"<{type(self).__name__} name={self.name}, built={self.built}>"
 

@@ -50,12 +50,17 @@ class InputLayer(Layer):
         self._batch_input_shape = self.batch_shape
         self.built = True
         if input_tensor is not None and isinstance(input_tensor, KerasTensor):
-            self.output = input_tensor
+            self._tensor = input_tensor
         else:
-            self.output = KerasTensor(self.batch_shape, dtype=dtype or "float32", name=self.name)
-            node = Node(self, (), {}, self.output)
-            self.output.node = node
+            self._tensor = KerasTensor(self.batch_shape, dtype=dtype or "float32", name=self.name)
+            node = Node(self, (), {}, self._tensor)
+            self._tensor.node = node
             self._inbound_nodes.append(node)
+
+    @property
+    def output(self):
+        """The symbolic tensor this layer feeds (what `Input(...)` returns)."""
+        return self._tensor
 
     def call(self, inputs):
         return inputs

@@ -138,8 +138,14 @@ class Model(Trainer, Layer):
         saving.save_weights(self, filepath)
 
     def load_weights(self, filepath, skip_mismatch=False, by_name=False, options=None):
-        """Read weights written by `save_weights` (matched by position, shapes checked)."""
-        saving.load_weights(self, filepath)
+        """Read weights written by `save_weights` (matched by position, shapes checked), or a Keras HDF5
+        weight file TF/Keras wrote (Keras's matching: see `migrate.runtime.keras.hdf5`)."""
+        from .. import hdf5
+
+        if hdf5.is_hdf5(filepath):
+            hdf5.load_weights(self, filepath, by_name=by_name, skip_mismatch=skip_mismatch)
+        else:
+            saving.load_weights(self, filepath)
         return _LoadStatus()
 
     def save(self, filepath, overwrite=True, save_format=None, include_optimizer=True, **kwargs) -> None:

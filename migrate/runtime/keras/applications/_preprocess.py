@@ -1,8 +1,6 @@
 """Keras's ``applications.<model>.preprocess_input``: the ImageNet input scaling of each model.
 
-The models themselves (their architectures and the ImageNet weights Keras downloads) are not
-here; their input scaling is plain arithmetic, and programs call it on their own images
-before their own models as often as before Keras's. Each module's function is Keras 3's
+Programs call it on their own images before their own models as often as before Keras's. Each module's function is Keras 3's
 (``keras.src.applications.imagenet_utils``), ported line for line so that the numbers and
 the quirks are the same:
 
@@ -19,8 +17,6 @@ gives a new tensor (integers become float32).
 """
 
 from __future__ import annotations
-
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -119,9 +115,14 @@ _MODES = {
     None: ("mobilenet_v3", "efficientnet", "efficientnet_v2", "convnext"),
 }
 
-imagenet_utils = SimpleNamespace(preprocess_input=preprocess_input)
-for _mode, _names in _MODES.items():
-    for _name in _names:
-        globals()[_name] = SimpleNamespace(preprocess_input=_scaling(_mode) if _mode else _unchanged)
 
-__all__ = ["preprocess_input", "imagenet_utils", *(name for names in _MODES.values() for name in names)]
+
+def scaling_of(module: str):
+    """The `preprocess_input` of the Keras module `module` (`"vgg16"`, `"mobilenet_v2"`, ...)."""
+    for mode, names in _MODES.items():
+        if module in names:
+            return _scaling(mode) if mode else _unchanged
+    raise KeyError(module)
+
+
+MODULES = tuple(name for names in _MODES.values() for name in names)
