@@ -512,6 +512,20 @@ CASES = {
     "adjust_hue_float": "tf.image.adjust_hue(imgf, 0.2)",
     "adjust_hue_negative_uint8": "tf.image.adjust_hue(img, -0.45)",
     "adjust_hue_grey": "tf.image.adjust_hue(tf.ones([2, 2, 3]) * 0.5, 0.3)",
+    # TFM316 image filters
+    "total_variation_batch": "tf.image.total_variation(x4)",
+    "total_variation_single": "tf.image.total_variation(imgf)",
+    "total_variation_int": "tf.image.total_variation(tf.cast(img, tf.int32))",
+    "sobel_edges": "tf.image.sobel_edges(x4)",
+    # TFM315 bitwise (and TFM205's invert)
+    "bitwise_and": "tf.bitwise.bitwise_and(i, j)",
+    "bitwise_or_xor": "tf.bitwise.bitwise_xor(tf.bitwise.bitwise_or(i, j), j)",
+    "left_shift": "tf.bitwise.left_shift(i, j)",
+    "right_shift_signed": "tf.bitwise.right_shift(i, j)",
+    "left_shift_uint8": "tf.bitwise.left_shift(img, tf.constant(3, tf.uint8))",
+    "right_shift_uint8": "tf.bitwise.right_shift(img, tf.constant(2, tf.uint8))",
+    "invert": "tf.bitwise.invert(i)",
+    "invert_uint8": "tf.bitwise.invert(img)",
     "rgb_to_hsv": "tf.image.rgb_to_hsv(imgf)",
     "hsv_round_trip": "tf.image.hsv_to_rgb(tf.image.rgb_to_hsv(imgf))",
     # TFM290 no_op, TFM291 DType

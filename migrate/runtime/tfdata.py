@@ -142,6 +142,16 @@ class _Experimental:
         return get_single_element(dataset)
 
     @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=False) -> "Dataset":
+        """``Dataset.choose_from_datasets``, which by default stops at the first empty input (TF's older
+        spelling here does not)."""
+        return Dataset.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False) -> "Dataset":
+        return Dataset.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
+
+    @staticmethod
     def prefetch_to_device(device, buffer_size=None):
         return prefetch_to_device(device, buffer_size)
 
@@ -426,6 +436,85 @@ class Dataset:
         else:
             cardinality = UNKNOWN_CARDINALITY
         return Dataset(elements, cardinality, members[0]._options if members else None)
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True) -> "Dataset":
+        """TF's ``choose_from_datasets``: the next element of ``datasets[i]`` for each int64 ``i`` of
+        ``choice_dataset``. An input that has run out ends it (``stop_on_empty_dataset``) or is skipped."""
+        datasets = list(datasets)
+        if not datasets:
+            raise ValueError("Invalid `datasets`. `datasets` should not be empty.")
+        if not isinstance(choice_dataset, Dataset):
+            raise TypeError(f"Invalid `choice_dataset`. `choice_dataset` should be a `tf.data.Dataset` but is "
+                            f"{type(choice_dataset)}.")
+
+        def choices():
+            for choice in choice_dataset._elements():
+                choice = np.asarray(choice.asnumpy() if hasattr(choice, "asnumpy") else choice)
+                if choice.shape or choice.dtype != np.int64:  # (TF checks the element spec when it is built)
+                    raise TypeError("Invalid `choice_dataset`. Elements of `choice_dataset` must be scalar `tf.int64` "
+                                    f"tensors but are of shape {choice.shape} and dtype {choice.dtype}.")
+                yield int(choice)
+
+        return Dataset._directed(datasets, choices, bool(stop_on_empty_dataset), UNKNOWN_CARDINALITY)
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None) -> "Dataset":
+        """TF's ``sample_from_datasets``: each element from an input drawn with probability proportional
+        to ``weights`` (uniform when None), exhausted inputs skipped (or ending it with
+        ``stop_on_empty_dataset``). Inputs of weight 0 are left out, as TF does. The draws are NumPy's:
+        with a seed the sequence is fixed, but it is not TF's."""
+        datasets = list(datasets)
+        if not datasets:
+            raise ValueError("Invalid `datasets`. `datasets` should not be empty.")
+        weights = [1.0] * len(datasets) if weights is None else \
+            np.asarray(weights.asnumpy() if hasattr(weights, "asnumpy") else weights, dtype=np.float64).tolist()
+        if len(weights) != len(datasets):
+            raise ValueError("Invalid `weights`. `weights` should have the same length as `datasets` but got "
+                             f"`len(weights)={len(weights)}` vs. `len(datasets)={len(datasets)}`.")
+        kept = [(d, w) for d, w in zip(datasets, weights) if w != 0]
+        if len(kept) == 1:
+            return kept[0][0]
+        datasets, weights = [d for d, _ in kept], np.asarray([w for _, w in kept])
+        draws = np.random.default_rng(seed)
+        every_epoch = int(draws.integers(1 << 63))
+        rerandomize = rerandomize_each_iteration is None or bool(rerandomize_each_iteration)
+
+        def choices():
+            rng = np.random.default_rng(int(draws.integers(1 << 63)) if rerandomize else every_epoch)
+            probabilities = weights / weights.sum()
+            while True:
+                yield int(rng.choice(len(datasets), p=probabilities))
+
+        infinite = all(d._cardinality == INFINITE_CARDINALITY for d in datasets)
+        return Dataset._directed(datasets, choices, bool(stop_on_empty_dataset),
+                                 INFINITE_CARDINALITY if infinite else UNKNOWN_CARDINALITY)
+
+    @staticmethod
+    def _directed(datasets, choices, stop_on_empty: bool, cardinality: int) -> "Dataset":
+        """TF's DirectedInterleave: the element of the input each choice names."""
+        if not all(isinstance(d, Dataset) for d in datasets):
+            raise TypeError("Invalid `datasets`. `datasets` should be a list of `tf.data.Dataset`s")
+
+        def elements():
+            inputs = [d._elements() for d in datasets]
+            active = [True] * len(inputs)
+            for choice in choices():
+                if not 0 <= choice < len(inputs):
+                    raise InvalidArgumentError(f"Selector index out of range: {choice} >= {len(inputs)}")
+                if not active[choice]:
+                    if not any(active):
+                        return
+                    continue
+                try:
+                    yield next(inputs[choice])
+                except StopIteration:
+                    active[choice] = False
+                    if stop_on_empty or not any(active):
+                        return
+
+        return Dataset(elements, cardinality, datasets[0]._options)
 
     # -- transformations --
 

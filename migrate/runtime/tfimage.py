@@ -13,6 +13,9 @@ The random augmentations draw from MindSpore's generator: the same distributions
 (one factor for the whole input, as TF draws; ``random_flip_*`` one coin per image of a
 batch), other numbers for the same seeds, as ``migrate.runtime.tfrandom``'s draws are.
 The geometric operations (flips, crops, pads) are ``migrate.runtime.tfmath``'s.
+
+``total_variation`` and ``sobel_edges`` are TF's formulas on MindSpore ops (differentiable:
+style transfer minimises the one, edge losses use the other).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from . import tfmath, tfrandom
 
 __all__ = ["adjust_brightness", "adjust_contrast", "adjust_hue", "adjust_saturation", "hsv_to_rgb",
            "random_brightness", "random_contrast", "random_crop", "random_flip_left_right", "random_flip_up_down",
-           "random_hue", "random_saturation", "rgb_to_hsv", "sample_distorted_bounding_box"]
+           "random_hue", "random_saturation", "rgb_to_hsv", "sample_distorted_bounding_box", "sobel_edges",
+           "total_variation"]
 
 
 def _ms():
@@ -298,3 +302,45 @@ def sample_distorted_bounding_box(image_size, bounding_boxes, seed=0, min_object
     size = ms.Tensor(np.array([h, w, -1], dtype=np.int32))
     box = ms.Tensor(np.array([[[y / height, x / width, (y + h) / height, (x + w) / width]]], dtype=np.float32))
     return begin, size, box
+
+
+def total_variation(images, name=None):
+    """TF's ``total_variation``: the sum of absolute differences of neighbouring pixels down and across,
+    over the whole image (3-D input, a scalar) or per image of a batch (4-D, a vector). Integer
+    images subtract in their dtype, as TF's do."""
+    _, ops = _ms()
+    x = _image(images, "total_variation")
+    if x.ndim == 3:
+        down, across, axis = x[1:, :, :] - x[:-1, :, :], x[:, 1:, :] - x[:, :-1, :], None
+    elif x.ndim == 4:
+        down, across, axis = x[:, 1:, :, :] - x[:, :-1, :, :], x[:, :, 1:, :] - x[:, :, :-1, :], (1, 2, 3)
+    else:
+        raise ValueError("'images' must be either 3 or 4-dimensional.")
+    # (in the images' dtype: MindSpore's sum would widen int32 to int64)
+    return ops.sum(ops.abs(down), dim=axis, dtype=x.dtype) + ops.sum(ops.abs(across), dim=axis, dtype=x.dtype)
+
+
+# TF's Sobel kernels: vertical (dy) then horizontal (dx) gradients, applied as a cross-correlation
+_SOBEL = (((-1, -2, -1), (0, 0, 0), (1, 2, 1)), ((-1, 0, 1), (-2, 0, 2), (-1, 0, 1)))
+
+
+def sobel_edges(image):
+    """TF's ``sobel_edges``: each channel of a ``[batch, height, width, depth]`` batch, reflect-padded by
+    one pixel, correlated with the two Sobel kernels; ``[batch, height, width, depth, 2]`` (dy, dx)."""
+    ms, ops = _ms()
+    x = _image(image, "sobel_edges")
+    if x.ndim != 4:
+        raise ValueError(f"sobel_edges: 'image' (shape {tuple(x.shape)}) must be 4-D [batch, height, width, depth]")
+    height, width = int(x.shape[1]), int(x.shape[2])
+    nchw = ops.transpose(x, (0, 3, 1, 2))
+    padded = ops.transpose(ops.pad(nchw, (1, 1, 1, 1), mode="reflect"), (0, 2, 3, 1))
+    maps = []
+    for kernel in _SOBEL:
+        total = None
+        for a, row in enumerate(kernel):
+            for b, weight in enumerate(row):
+                if weight:
+                    term = padded[:, a:a + height, b:b + width, :] * weight
+                    total = term if total is None else total + term
+        maps.append(total)
+    return ops.stack(maps, axis=-1)
