@@ -132,7 +132,7 @@ FORMAT = "migrate-keras-model"
 _DIRECTORY_FILE = "model.ckpt"  # what a SavedModel-style directory path holds
 
 
-def _model_file(path: str, writing: bool) -> str:
+def model_file(path: str, writing: bool) -> str:
     """A path that is a directory (TF's SavedModel form) holds the model as one file inside it."""
     if os.path.isdir(path) or (writing and path.endswith(("/", os.sep))):
         return os.path.join(path, _DIRECTORY_FILE)
@@ -156,7 +156,7 @@ def save_model(model, filepath, include_optimizer=True) -> None:
     except TypeError as error:
         raise TypeError(f"Cannot save {model.name!r}: {error}. A custom layer or model needs a `get_config()` that "
                         "returns its constructor's arguments (Keras's rule for saving).") from None
-    path = _model_file(os.fspath(filepath), writing=True)
+    path = model_file(os.fspath(filepath), writing=True)
     entries = model_entries(model) if include_optimizer else weight_entries("weights/", model.weights)
     write_entries(path, entries, {CONFIG_KEY: text})
 
@@ -193,7 +193,7 @@ def load_model(filepath, custom_objects=None, compile=True, safe_mode=True):  # 
             "writes (MindSpore checkpoints). Carry a trained TF model over once: build it in the converted "
             "program, then `model.load_weights(...)` a Keras HDF5 weight file TF wrote (`model.save_weights('w.h5')`), "
             "or `model.set_weights(...)` the arrays TF's `model.get_weights()` gives (Keras layouts).")
-    path = _model_file(path, writing=False)
+    path = model_file(path, writing=False)
     entries = read_entries(path)
     text = entries.get(CONFIG_KEY)
     if not isinstance(text, str):
