@@ -152,6 +152,10 @@ class _Experimental:
         return Dataset.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
 
     @staticmethod
+    def make_csv_dataset(*args, **kwargs) -> "Dataset":
+        return make_csv_dataset(*args, **kwargs)
+
+    @staticmethod
     def prefetch_to_device(device, buffer_size=None):
         return prefetch_to_device(device, buffer_size)
 
@@ -953,6 +957,157 @@ def CsvDataset(filenames, record_defaults, compression_type=None, buffer_size=No
     elements = tfio.csv_elements(_file_names(filenames), record_defaults, compression_type, header, field_delim,
                                  use_quote_delim, na_value, select_cols, exclude_cols)
     return Dataset(elements)
+
+
+def _csv_probe(paths, field_delim, use_quote_delim, encoding, compression_type):
+    """TF's probing reader (Python's csv module, as `make_csv_dataset` reads headers and infers types)."""
+    import csv
+    import gzip
+
+    quoting = csv.QUOTE_MINIMAL if use_quote_delim else csv.QUOTE_NONE
+    for path in paths:
+        opened = gzip.open(path, "rt", encoding=encoding) if compression_type == "GZIP" else \
+            open(path, encoding=encoding, newline="")
+        with opened as handle:
+            yield csv.reader(handle, delimiter=field_delim, quoting=quoting)
+
+
+def _csv_type(text: str, na_value: str, previous):
+    """TF's `_infer_type`: the least permissive of int32, int64, float32, float64, string that the text
+    and the column's earlier values allow."""
+    if text in ("", na_value):
+        return previous
+    order = ["int32", "int64", "float32", "float64", "string"]
+
+    def fits(kind: str) -> bool:
+        try:
+            if kind == "int32":
+                return np.int32(text) == np.int64(text)
+            if kind == "int64":
+                np.int64(text)
+                return True
+            if kind in ("float32", "float64"):
+                return np.dtype(kind).type(text) < np.inf
+            return True
+        except (ValueError, OverflowError):
+            return False
+
+    for i, kind in enumerate(order):
+        if fits(kind) and (previous is None or previous in order[:i + 1]):
+            return kind
+    return "string"
+
+
+def make_csv_dataset(file_pattern, batch_size, column_names=None, column_defaults=None, label_name=None,
+                     select_columns=None, field_delim=",", use_quote_delim=True, na_value="", header=True,
+                     num_epochs=None, shuffle=True, shuffle_buffer_size=10000, shuffle_seed=None,
+                     prefetch_buffer_size=None, num_parallel_reads=None, sloppy=False, num_rows_for_inference=100,
+                     compression_type=None, ignore_errors=False, encoding="utf-8") -> "Dataset":
+    """``tf.data.experimental.make_csv_dataset``: batches of ``{column: values}`` (and the label column
+    apart, with ``label_name``) read from CSV files as TF reads them: the files in sorted order
+    (shuffled with ``shuffle``), column names from the header, column types inferred from the first
+    ``num_rows_for_inference`` rows (int32, int64, float32, float64 or string; an empty field then
+    reads 0 or ""), ``num_parallel_reads`` files interleaved record by record, then records shuffled,
+    repeated ``num_epochs`` times (forever when None, when the last partial batch is dropped) and
+    batched. The shuffles draw from NumPy's generator (`Dataset.shuffle`)."""
+    import collections
+    import glob
+
+    patterns = file_pattern if isinstance(file_pattern, (list, tuple)) else [file_pattern]
+    if isinstance(file_pattern, (list, tuple)) and not file_pattern:
+        raise ValueError("Argument `file_pattern` should not be empty.")
+    names = [name for pattern in patterns for name in glob.glob(os.fspath(pattern))]
+    if not names:
+        raise ValueError(f"No files match `file_pattern` {file_pattern}.")
+    names = sorted(names)
+    compression = compression_type or ""
+    if column_names is None:
+        if not header:
+            raise ValueError("Expected `column_names` or `header` arguments. Neither is provided.")
+        headers = []
+        for name, reader in zip(names, _csv_probe(names, field_delim, use_quote_delim, encoding, compression)):
+            try:
+                headers.append(next(reader))
+            except StopIteration:
+                raise ValueError(f"Failed when reading the header line of {name}. Is it an empty file?") from None
+            if headers[-1] != headers[0]:
+                raise ValueError("All input CSV files should have the same column names in the header row. "
+                                 f"File {name} has different column names.")
+        column_names = headers[0]
+    column_names = list(column_names)
+    if len(column_names) != len(set(column_names)):
+        duplicates = {n for n in column_names if column_names.count(n) > 1}
+        raise ValueError("Either `column_names` argument or CSV header row contains duplicate column names: "
+                         f"{duplicates}.")
+    if select_columns is not None:
+        index = {n: i for i, n in enumerate(column_names)}
+        chosen = []
+        for column in select_columns:
+            if isinstance(column, int):
+                if not 0 <= column < len(column_names):
+                    raise ValueError(f"Column index {column} specified in `select_columns` should be > 0  and <= "
+                                     f"{len(column_names)}, which is the number of columns.")
+                chosen.append(column)
+            elif column not in index:
+                raise ValueError(f"Column {column} specified in `select_columns` must be of one of the columns: "
+                                 f"{index.keys()}.")
+            else:
+                chosen.append(index[column])
+        select_columns = sorted(set(chosen))
+    if column_defaults is None:
+        columns = select_columns if select_columns is not None else range(len(column_names))
+        kinds = [None] * len(columns)
+        seen = 0
+        for reader in _csv_probe(names, field_delim, use_quote_delim, encoding, compression):
+            if header:
+                next(reader, None)
+            for row in reader:
+                if num_rows_for_inference is not None and seen >= num_rows_for_inference:
+                    break
+                if len(row) != len(column_names):
+                    raise ValueError(f"Problem inferring types: CSV row {seen + 1 + bool(header)} has {len(row)} "
+                                     f"number of fields. Expected: {len(column_names)}.")
+                kinds = [_csv_type(row[c], na_value, kind) for c, kind in zip(columns, kinds)]
+                seen += 1
+            if num_rows_for_inference is not None and seen >= num_rows_for_inference:
+                break
+        column_defaults = [np.array([""], dtype=object) if (k or "string") == "string" else np.zeros([1], dtype=k)
+                           for k in kinds]
+    if select_columns is not None and len(column_defaults) != len(select_columns):
+        raise ValueError("If specified, `column_defaults` and `select_columns` must have the same length: "
+                         f"`column_defaults` has length {len(column_defaults)}, `select_columns` has length "
+                         f"{len(select_columns)}.")
+    if select_columns is not None and len(column_names) > len(select_columns):
+        column_names = [column_names[i] for i in select_columns]
+    if label_name is not None and label_name not in column_names:
+        raise ValueError(f"`label_name` provided must be one of the columns: {column_names}. Received: {label_name}.")
+
+    def read(name) -> "Dataset":
+        from . import tfio
+
+        path = name.item() if isinstance(name, np.ndarray) else name
+        path = path.decode() if isinstance(path, bytes) else path
+        return Dataset(tfio.csv_elements([path], column_defaults, compression_type, header, field_delim,
+                                         use_quote_delim, na_value, select_columns, None, ignore_errors))
+
+    files = Dataset(lambda: (np.array(n, dtype=object) for n in names), len(names))
+    if shuffle:
+        files = files.shuffle(len(names), shuffle_seed)
+    records = files.interleave(read, cycle_length=num_parallel_reads or 1, block_length=1)
+    if shuffle:
+        records = records.shuffle(shuffle_buffer_size, shuffle_seed)
+    if num_epochs != 1:
+        records = records.repeat(num_epochs)
+    batches = records.batch(batch_size, drop_remainder=num_epochs is None)
+
+    def organize(*columns):
+        features = collections.OrderedDict(zip(column_names, columns))
+        if label_name is not None:
+            label = features.pop(label_name)
+            return features, label
+        return features
+
+    return batches.map(organize)
 
 
 class TensorSpec:

@@ -789,10 +789,11 @@ def csv_records(path, compression_type=None, header=False) -> Iterator[bytes]:
 
 
 def csv_elements(paths, record_defaults, compression_type=None, header=False, field_delim=",", use_quote_delim=True,
-                 na_value="", select_cols=None, exclude_cols=None):
+                 na_value="", select_cols=None, exclude_cols=None, ignore_errors=False):
     """``CsvDataset``'s elements (its arguments checked now): a function giving, for each record of
     the files, a tuple of NumPy scalars, the fields converted one by one as TF's reader converts
-    them (a bad field is reported before a short record)."""
+    them (a bad field is reported before a short record). With ``ignore_errors`` a record that
+    fails is left out (``dataset.apply(tf.data.experimental.ignore_errors())``)."""
     columns = _csv_columns(record_defaults, dtypes_allowed=True)
     delim, na = _csv_delim(field_delim), _csv_bytes(na_value)
     if select_cols is not None and exclude_cols is not None:
@@ -805,18 +806,27 @@ def csv_elements(paths, record_defaults, compression_type=None, header=False, fi
     def elements():
         for path in paths:
             for record in csv_records(path, compression_type, bool(header)):
-                fields = _csv_split(record, delim, bool(use_quote_delim))
-                if select is not None:
-                    if select[-1] >= len(fields):
-                        raise InvalidArgumentError(f"Expect {select[-1] + 1} fields but have {len(fields)} in record")
-                    fields = [fields[c] for c in select]
-                elif exclude:
-                    fields = [field for c, field in enumerate(fields) if c not in exclude]
-                values = [np.array(_csv_value(field, c, kind, default, na, ""), dtype=_CSV_KINDS[kind])
-                          for c, ((kind, default), field) in enumerate(zip(columns, fields))]
-                if len(fields) != len(columns):
-                    have = "more" if len(fields) > len(columns) else str(len(fields))
-                    raise InvalidArgumentError(f"Expect {len(columns)} fields but have {have} in record")
-                yield tuple(values)
+                try:
+                    values = parsed(record)
+                except InvalidArgumentError:
+                    if ignore_errors:
+                        continue
+                    raise
+                yield values
+
+    def parsed(record: bytes) -> tuple:
+        fields = _csv_split(record, delim, bool(use_quote_delim))
+        if select is not None:
+            if select[-1] >= len(fields):
+                raise InvalidArgumentError(f"Expect {select[-1] + 1} fields but have {len(fields)} in record")
+            fields = [fields[c] for c in select]
+        elif exclude:
+            fields = [field for c, field in enumerate(fields) if c not in exclude]
+        values = [np.array(_csv_value(field, c, kind, default, na, ""), dtype=_CSV_KINDS[kind])
+                  for c, ((kind, default), field) in enumerate(zip(columns, fields))]
+        if len(fields) != len(columns):
+            have = "more" if len(fields) > len(columns) else str(len(fields))
+            raise InvalidArgumentError(f"Expect {len(columns)} fields but have {have} in record")
+        return tuple(values)
 
     return elements
