@@ -168,8 +168,9 @@ def _why_not(model, seen: set) -> str | None:
             return f"layer {layer.name!r} has its own activation function"
         if getattr(layer, "synchronized", False):  # (its statistics cross processes: a collective per call)
             return f"layer {layer.name!r} synchronizes its statistics across replicas"
-        if getattr(layer, "mask_zero", False):
-            return f"layer {layer.name!r} makes a mask"
+        if getattr(layer, "mask_zero", False) or type(layer).__name__ == "Masking" or (
+                type(layer).__name__ == "Lambda" and getattr(layer, "mask", None) is not None):
+            return f"layer {layer.name!r} makes a mask"  # (it travels on the tensors, which a recorded graph drops)
     return None
 
 

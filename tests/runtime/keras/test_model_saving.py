@@ -69,6 +69,8 @@ LAYERS = {
     "SimpleRNN": lambda L: L.SimpleRNN(3, return_sequences=True),
     "GRU": lambda L: L.GRU(3, reset_after=False),
     "LSTM": lambda L: L.LSTM(3, unit_forget_bias=False, return_state=True),
+    "Bidirectional": lambda L: L.Bidirectional(L.GRU(2, return_sequences=True), merge_mode="ave"),
+    "Masking": lambda L: L.Masking(mask_value=-1.0),
     "TensorOperation": lambda L: L.TensorOperation("getitem", (slice(None), slice(0, 2))),
     "Lambda": lambda L: L.Lambda(np.negative),
     "StringLookup": lambda L: L.StringLookup(vocabulary=["b", "a"], mask_token="", output_mode="multi_hot"),

@@ -6,14 +6,14 @@ from .base import Layer
 from .convolution import (Conv1D, Conv2D, Conv2DTranspose, Convolution1D, Convolution2D, Convolution2DTranspose,
                           DepthwiseConv2D, SeparableConv2D, SeparableConvolution2D, UpSampling1D, UpSampling2D,
                           UpSampling3D)
-from .core import (Activation, AlphaDropout, Dense, Dropout, Embedding, Flatten, Identity, InputLayer, Lambda, LeakyReLU, Permute,
+from .core import (Activation, AlphaDropout, Dense, Dropout, Embedding, Flatten, Identity, InputLayer, Lambda, LeakyReLU, Masking, Permute,
                    PReLU, ReLU, Rescaling, Resizing, ZeroPadding2D, RepeatVector, Reshape, Softmax, SpatialDropout1D, SpatialDropout2D,
                    TensorOperation)
 from .merging import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Subtract, add, average, concatenate,
                       maximum, minimum, multiply, subtract)
 from .lookup import CategoryEncoding, IntegerLookup, StringLookup, TextVectorization
 from .normalization import BatchNormalization, LayerNormalization, Normalization, SyncBatchNormalization
-from .recurrent import GRU, LSTM, SimpleRNN
+from .recurrent import GRU, LSTM, Bidirectional, SimpleRNN
 from .pooling import (AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
                       GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
                       GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D)
@@ -28,6 +28,6 @@ __all__ = [
     "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D",
     "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "BatchNormalization", "SyncBatchNormalization",
     "LayerNormalization", "Normalization", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
-    "concatenate", "add", "subtract", "multiply", "average", "maximum", "minimum", "SimpleRNN", "GRU", "LSTM",
+    "concatenate", "add", "subtract", "multiply", "average", "maximum", "minimum", "SimpleRNN", "GRU", "LSTM", "Bidirectional", "Masking",
     "StringLookup", "IntegerLookup", "TextVectorization", "CategoryEncoding", "RandomFlip", "RandomRotation", "RandomZoom",
 ]

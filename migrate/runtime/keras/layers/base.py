@@ -26,6 +26,7 @@ import contextlib
 import inspect
 import re
 import threading
+import warnings
 
 import numpy as np
 from mindspore import Parameter as ms_Parameter
@@ -37,7 +38,7 @@ from ..autodiff import LiveWeights
 from .. import constraints as constraints_module
 from .. import regularizers as regularizers_module
 from ..serialization import AutoConfig, with_auto_config
-from .._tensors import _ms_dtype, as_tensor, contiguous, map_structure, tensor_of
+from .._tensors import _ms_dtype, as_tensor, contiguous, flatten, map_structure, tensor_of
 
 _name_counters: collections.Counter = collections.Counter()
 _context = threading.local()
@@ -105,6 +106,30 @@ def _convert_inputs(value):
             isinstance(v, (int, float)) for v in value):
         return as_tensor(value)
     return map_structure(convert, value)
+
+
+def _keras_mask(value):
+    """The mask a tensor carries (`tensor._keras_mask`, as Keras sets it), or those of a list's tensors."""
+    if isinstance(value, (list, tuple)):
+        masks = [getattr(v, "_keras_mask", None) for v in value]
+        return masks if any(m is not None for m in masks) else None
+    return getattr(value, "_keras_mask", None)
+
+
+def _attach_masks(outputs, masks) -> None:
+    """Set each output's `_keras_mask` (where it has none yet) to its mask, as Keras's `_set_mask_metadata`."""
+    if masks is None:
+        return
+    flat_outputs = flatten(outputs)
+    flat_masks = flatten(masks) if isinstance(masks, (list, tuple)) else [masks]
+    if all(getattr(o, "_keras_mask", None) is not None for o in flat_outputs):
+        return
+    for tensor, mask in zip(flat_outputs, flat_masks):
+        if mask is not None and getattr(tensor, "_keras_mask", None) is None:
+            try:
+                tensor._keras_mask = mask
+            except AttributeError:  # (a NumPy array or a Python number carries no attributes)
+                pass
 
 
 def _autocast_for(layer, compute: str):
@@ -382,7 +407,13 @@ class Layer(AutoConfig, nn.Cell):
             self._restore_pending()
         if self._call_takes_training and training is not None:
             kwargs["training"] = bool(training)
-        if not self._call_takes_mask:
+        first = args[0] if args else kwargs.get("inputs")
+        previous_mask = _keras_mask(first)
+        if self._call_takes_mask:
+            if kwargs.get("mask") is None and previous_mask is not None:
+                kwargs["mask"] = previous_mask  # Keras hands a layer the mask its input carries
+            previous_mask = kwargs.get("mask")
+        else:
             kwargs.pop("mask", None)
         compute = self.dtype_policy.compute_dtype
         if self.autocast and args and dtype_policies.needs_cast(args[0], compute):
@@ -392,7 +423,21 @@ class Layer(AutoConfig, nn.Cell):
             out = super().__call__(*args, **kwargs)
         if self._pending_restore is not None:  # a model whose layers build in `call`
             self._restore_pending()
+        if self.supports_masking or type(self).compute_mask is not Layer.compute_mask:
+            _attach_masks(out, self.compute_mask(first, previous_mask))
+        elif previous_mask is not None:
+            warnings.warn(f"Layer '{self.name}' (of type {type(self).__name__}) was passed an input with a mask "
+                          "attached to it. However, this layer does not support masking and will therefore destroy "
+                          "the mask information. Downstream layers will not see the mask.", stacklevel=2)
         return out
+
+    # --- masks (Keras's): a layer's output carries the mask `compute_mask` gives -------------
+
+    supports_masking = False
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """The mask of the layer's output: by default the input's, passed on (when `supports_masking`)."""
+        return previous_mask
 
     # Checkpoint values restored before the layer had weights: TF restores a variable when it
     # is created; here the values wait for the build (or, for a model whose layers build in

@@ -73,6 +73,8 @@ class InputLayer(Layer):
 class Dense(KernelLayer):
     """`activation(inputs @ kernel + bias)`, kernel `(input_dim, units)` (Keras layout)."""
 
+    supports_masking = True
+
     def __init__(self, units, activation=None, use_bias=True, kernel_initializer="glorot_uniform",
                  bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
                  kernel_constraint=None, bias_constraint=None, lora_rank=None, **kwargs):
@@ -103,6 +105,8 @@ class Dense(KernelLayer):
 
 
 class Activation(Layer):
+    supports_masking = True
+
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = activations.get(activation)
@@ -112,6 +116,8 @@ class Activation(Layer):
 
 
 class ReLU(Layer):
+    supports_masking = True
+
     def __init__(self, max_value=None, negative_slope=0.0, threshold=0.0, **kwargs):
         super().__init__(**kwargs)
         self.max_value, self.negative_slope, self.threshold = max_value, negative_slope, threshold
@@ -122,6 +128,8 @@ class ReLU(Layer):
 
 class LeakyReLU(Layer):
     """Keras 3's default slope is 0.3."""
+
+    supports_masking = True
 
     def __init__(self, negative_slope=0.3, alpha=None, **kwargs):
         super().__init__(**kwargs)
@@ -134,6 +142,7 @@ class LeakyReLU(Layer):
 class PReLU(Layer):
     """Keras's PReLU: `max(x, 0) + alpha * min(x, 0)` with a learned `alpha` of the input's shape
     without the batch axis (axes in `shared_axes` share one value)."""
+    supports_masking = True
 
     def __init__(self, alpha_initializer="zeros", alpha_regularizer=None, alpha_constraint=None, shared_axes=None,
                  **kwargs):
@@ -169,6 +178,8 @@ class PReLU(Layer):
 
 
 class Softmax(Layer):
+    supports_masking = True
+
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         self.axis = axis
@@ -181,6 +192,8 @@ class Softmax(Layer):
 
 class Dropout(Layer):
     """Zero a fraction `rate` of the inputs and scale the rest by 1 / (1 - rate), only when training."""
+
+    supports_masking = True
 
     def __init__(self, rate, noise_shape=None, seed=None, **kwargs):
         super().__init__(**kwargs)
@@ -234,6 +247,8 @@ class SpatialDropout2D(Dropout):
 
 class Rescaling(Layer):
     """Keras's Rescaling: `inputs * scale + offset` in the layer's compute dtype."""
+
+    supports_masking = True
 
     def __init__(self, scale, offset=0.0, **kwargs):
         super().__init__(**kwargs)
@@ -373,6 +388,22 @@ class Embedding(Layer):
         ids = inputs.astype("int32") if str(inputs.dtype) != "Int32" else inputs
         return ops.gather(self.embeddings, ids, 0)
 
+    @property
+    def supports_masking(self):
+        return bool(self.mask_zero)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """With `mask_zero`, the positions whose id is not 0 (Keras's); else no mask."""
+        if not self.mask_zero:
+            return None
+        return _ops().not_equal(_convert_ids(inputs), 0)
+
+
+def _convert_ids(inputs):
+    import mindspore as ms
+
+    return inputs if isinstance(inputs, ms.Tensor) else ms.Tensor(np.asarray(inputs))
+
 
 class Lambda(Layer):
     """Wrap a function of tensors as a layer (`tf.keras.layers.Lambda`)."""
@@ -382,9 +413,17 @@ class Lambda(Layer):
         self.function = function
         self.arguments = arguments or {}
         self._call_takes_training = False
+        self.mask = mask
+        self.supports_masking = mask is not None
 
     def call(self, inputs):
         return self.function(inputs, **self.arguments)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """Keras's: `mask` called on the inputs and their mask, or `mask` itself."""
+        if callable(self.mask):
+            return self.mask(inputs, previous_mask)
+        return self.mask
 
 
 _OPERATIONS = {"add": lambda a, b: a + b, "subtract": lambda a, b: a - b, "multiply": lambda a, b: a * b,
@@ -415,7 +454,31 @@ class TensorOperation(Layer):
         return _OPERATIONS[self.operation](*((b, a) if self.reverse else (a, b)))
 
 
+class Masking(Layer):
+    """Keras's `Masking`: time steps whose features all equal `mask_value` are zeroed and masked out (the
+    mask travels with the output to the layers that take one: recurrent layers skip those steps)."""
+
+    supports_masking = True
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.mask_value = mask_value
+
+    def _kept(self, inputs):
+        return _ops().any(_ops().not_equal(inputs, self.mask_value), axis=-1, keep_dims=True)
+
+    def call(self, inputs):
+        ops = _ops()
+        kept = self._kept(inputs)
+        return ops.where(kept, inputs, ops.zeros_like(inputs))
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return self._kept(inputs).squeeze(-1)
+
+
 class Identity(Layer):
+    supports_masking = True
+
     def call(self, inputs):
         return inputs
 

@@ -80,6 +80,8 @@ def _synchronized_moments(x, axes):
 
 
 class BatchNormalization(Layer):
+    supports_masking = True
+
     def __init__(self, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
                  gamma_initializer="ones", moving_mean_initializer="zeros", moving_variance_initializer="ones",
                  beta_regularizer=None, gamma_regularizer=None, beta_constraint=None, gamma_constraint=None,
@@ -125,6 +127,9 @@ class BatchNormalization(Layer):
     def call(self, inputs, training=None, mask=None):
         ops = _ops()
         inputs = _in_float32(inputs)  # Keras computes normalization in float32 under a half-precision policy
+        if training and self.trainable and mask is not None:
+            raise NotImplementedError(f"BatchNormalization {self.name!r}: statistics over the unmasked steps only "
+                                      "(Keras's masked moments) are not provided by migrate.runtime.keras")
         if training and self.trainable:
             fused = None if self.synchronized else self._fused_training_step(inputs)
             if fused is not None:
@@ -205,6 +210,8 @@ class SyncBatchNormalization(BatchNormalization):
 
 
 class LayerNormalization(Layer):
+    supports_masking = True
+
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, rms_scaling=False, beta_initializer="zeros",
                  gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
                  gamma_constraint=None, **kwargs):
@@ -275,6 +282,8 @@ class Normalization(Layer):
     (or its inverse with `invert=True`), with `mean`/`variance` given or learnt by `adapt(data)`
     (an array, a tensor, or batches: a dataset or any iterable of them, combined batch by batch
     as Keras combines them)."""
+
+    supports_masking = True
 
     def __init__(self, axis=-1, mean=None, variance=None, invert=False, **kwargs):
         super().__init__(**kwargs)

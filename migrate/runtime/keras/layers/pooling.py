@@ -91,6 +91,20 @@ class GlobalAveragePooling2D(_GlobalPooling):
 
 class GlobalAveragePooling1D(_GlobalPooling):
     rank, mode = 1, "avg"
+    supports_masking = True
+
+    def call(self, inputs, mask=None):
+        """Keras's: with a mask, the mean over the unmasked steps only."""
+        if mask is None:
+            return super().call(inputs)
+        ops = _ops()
+        steps = 1 if self.data_format == "channels_last" else 2
+        weights = ops.expand_dims(mask.astype(inputs.dtype), 2 if self.data_format == "channels_last" else 1)
+        return ops.sum(inputs * weights, dim=steps, keepdim=self.keepdims) / \
+            ops.sum(weights, dim=steps, keepdim=self.keepdims)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return None
 
 
 class GlobalMaxPooling2D(_GlobalPooling):

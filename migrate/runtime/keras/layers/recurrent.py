@@ -8,8 +8,11 @@ A step is Keras's cell formula on MindSpore ops, run over the time axis in Pytho
 (MindSpore's `nn.LSTM`/`nn.GRU` keep other layouts and gate orders, and its GRU is the
 `reset_after` variant only); gradients flow through every step. `return_sequences`,
 `return_state`, `go_backwards` and `initial_state` behave as in Keras; `unit_forget_bias`
-starts the forget gate's bias at one. Dropout on the inputs or the recurrent state, masks
-and `stateful` are not provided and are refused when asked for.
+starts the forget gate's bias at one. A mask (from `Masking`, `Embedding(mask_zero=True)` or
+passed) skips steps as Keras's loop does: a masked step keeps the states and repeats the
+last output (zeros with `zero_output_for_mask`). `Bidirectional` runs a layer both ways.
+Dropout on the inputs or the recurrent state and `stateful` are not provided and are
+refused when asked for.
 """
 
 from __future__ import annotations
@@ -46,9 +49,10 @@ class _RNN(Layer):
                  recurrent_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
                  recurrent_constraint=None, bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, seed=None,
                  return_sequences=False, return_state=False, go_backwards=False, stateful=False, unroll=False,
-                 **kwargs):
+                 zero_output_for_mask=False, **kwargs):
         kwargs.pop("use_cudnn", None)  # a kernel choice of TF's; the formula is the same
         super().__init__(**kwargs)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
         if dropout or recurrent_dropout:
             raise NotImplementedError(f"{type(self).__name__}: dropout and recurrent_dropout are not provided by "
                                       "migrate.runtime.keras (put a Dropout layer before the recurrent layer)")
@@ -98,9 +102,15 @@ class _RNN(Layer):
 
     _state_count = 1
 
+    supports_masking = True
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """Keras's: the sequence keeps its mask when the layer returns sequences; its states have none."""
+        mask = previous_mask[0] if isinstance(previous_mask, (list, tuple)) else previous_mask
+        output_mask = mask if self.return_sequences else None
+        return [output_mask] + [None] * self._state_count if self.return_state else output_mask
+
     def call(self, inputs, mask=None, training=None, initial_state=None):
-        if mask is not None:
-            raise NotImplementedError(f"{type(self).__name__}: masks are not provided by migrate.runtime.keras")
         ops = _ops()
         x = inputs if inputs.dtype == self.kernel.dtype else inputs.astype(self.kernel.dtype)
         batch, steps = int(x.shape[0]), int(x.shape[1])
@@ -113,9 +123,20 @@ class _RNN(Layer):
         # The input projection of every step at once (one matrix product), as Keras's fused kernels do.
         projected = ops.matmul(x.reshape(batch * steps, -1), self.kernel).reshape(batch, steps, -1)
         order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
+        if mask is not None:  # Keras's masked loop: a masked step keeps the states, its output is the last one's
+            import mindspore as ms  # (or zeros, with `zero_output_for_mask`)
+
+            mask = (mask if isinstance(mask, ms.Tensor) else ms.Tensor(np.asarray(mask))).astype(ms.bool_)
+            previous = ops.zeros((batch, self.units), x.dtype)
         outputs = []
         for t in order:
-            output, states = self._step(projected[:, t], states)
+            output, new_states = self._step(projected[:, t], states)
+            if mask is not None:
+                kept = mask[:, t].reshape(batch, 1)
+                output = ops.where(kept, output, ops.zeros_like(output) if self.zero_output_for_mask else previous)
+                new_states = [ops.where(kept, new, old) for new, old in zip(new_states, states)]
+                previous = output
+            states = new_states
             outputs.append(output)
         last = outputs[-1]
         result = ops.stack(outputs, axis=1) if self.return_sequences else last
@@ -217,3 +238,105 @@ class GRU(_Gated):
 
     def get_config(self):
         return {**super().get_config(), "reset_after": self.reset_after}
+
+
+def _copy(layer, **changes):
+    """A new layer of `layer`'s class and configuration, with `changes` (Keras's serialize/deserialize round trip)."""
+    config = layer.get_config()
+    config.update(changes)
+    return type(layer).from_config(config)
+
+
+class Bidirectional(Layer):
+    """Keras's `Bidirectional`: a copy of `layer` reads the sequence forwards, another (or `backward_layer`)
+    backwards, and their outputs are merged (`concat`, `sum`, `ave`, `mul`, or kept apart with None);
+    the backward sequence is flipped back to forward order first. The forward copy's weights come
+    first, as in Keras (`get_weights`, checkpoints)."""
+
+    supports_masking = True
+
+    def __init__(self, layer, merge_mode="concat", weights=None, backward_layer=None, **kwargs):
+        if not isinstance(layer, Layer):
+            raise ValueError(f"Please initialize `Bidirectional` layer with a `keras.layers.Layer` instance. "
+                             f"Received: {layer}")
+        if backward_layer is not None and not isinstance(backward_layer, Layer):
+            raise ValueError(f"`backward_layer` need to be a `keras.layers.Layer` instance. Received: {backward_layer}")
+        if merge_mode not in ["sum", "mul", "ave", "concat", None]:
+            raise ValueError(f"Invalid merge mode. Received: {merge_mode}. Merge mode should be one of "
+                             '{"sum", "mul", "ave", "concat", None}')
+        super().__init__(**kwargs)
+        name = layer.name
+        self.forward_layer = _copy(layer, name=f"forward_{name[len('forward_'):] if name.startswith('forward_') else name}")
+        if backward_layer is None:
+            backward_name = name[len("backward_"):] if name.startswith("backward_") else name
+            self.backward_layer = _copy(layer, go_backwards=True, name=f"backward_{backward_name}")
+        else:
+            self.backward_layer = backward_layer
+        if self.forward_layer.go_backwards == self.backward_layer.go_backwards:
+            raise ValueError("Forward layer and backward layer should have different `go_backwards` value. Received: "
+                             f"forward_layer.go_backwards {self.forward_layer.go_backwards}, "
+                             f"backward_layer.go_backwards={self.backward_layer.go_backwards}")
+        for attribute in ("return_sequences", "return_state"):
+            forward, backward = getattr(self.forward_layer, attribute), getattr(self.backward_layer, attribute)
+            if forward != backward:
+                raise ValueError(f'Forward layer and backward layer are expected to have the same value for attribute '
+                                 f'"{attribute}", got "{forward}" for forward layer and "{backward}" for backward layer')
+        for inner in (self.forward_layer, self.backward_layer):  # (Keras forces it: masked steps read as zeros)
+            inner.zero_output_for_mask = inner.return_sequences
+        self.merge_mode = merge_mode
+        self.return_sequences = self.forward_layer.return_sequences
+        self.return_state = self.forward_layer.return_state
+        self._initial_weights = list(weights) if weights else None
+
+    def build(self, input_shape):
+        for inner in (self.forward_layer, self.backward_layer):
+            if not inner.built:
+                inner.build(input_shape)
+                inner.built = True
+        if self._initial_weights is not None:
+            half = len(self._initial_weights) // 2
+            self.forward_layer.set_weights(self._initial_weights[:half])
+            self.backward_layer.set_weights(self._initial_weights[half:])
+            self._initial_weights = None
+        self.built = True
+
+    def call(self, sequences, initial_state=None, mask=None, training=None):
+        ops = _ops()
+        extra = {} if mask is None else {"mask": mask}
+        forward_state = backward_state = None
+        if initial_state is not None:
+            half = len(initial_state) // 2
+            forward_state, backward_state = list(initial_state[:half]), list(initial_state[half:])
+        y = self.forward_layer(sequences, initial_state=forward_state, **extra)
+        y_rev = self.backward_layer(sequences, initial_state=backward_state, **extra)
+        states = ()
+        if self.return_state:
+            states = tuple(y[1:]) + tuple(y_rev[1:])
+            y, y_rev = y[0], y_rev[0]
+        if self.return_sequences:
+            y_rev = ops.flip(y_rev, (1,))
+        if self.merge_mode == "concat":
+            output = ops.cat([y, y_rev], axis=-1)
+        elif self.merge_mode == "sum":
+            output = y + y_rev
+        elif self.merge_mode == "ave":
+            output = (y + y_rev) / 2
+        elif self.merge_mode == "mul":
+            output = y * y_rev
+        else:
+            output = (y, y_rev)
+        if self.return_state:
+            return (output + states) if self.merge_mode is None else (output,) + states
+        return output
+
+    def compute_mask(self, inputs, previous_mask=None):
+        """Keras's: the sequence's mask when sequences are returned (one per direction without a merge)."""
+        mask = previous_mask[0] if isinstance(previous_mask, (list, tuple)) else previous_mask
+        if self.return_sequences:
+            output_mask = (mask, mask) if not self.merge_mode else mask
+        else:
+            output_mask = (None, None) if not self.merge_mode else None
+        if self.return_state:
+            count = self.forward_layer._state_count * 2
+            return list(output_mask if isinstance(output_mask, tuple) else (output_mask,)) + [None] * count
+        return output_mask
