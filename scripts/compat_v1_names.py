@@ -15,8 +15,10 @@ does not fit the rule's signature and is refused with the rest. They are listed 
 ``DEPRECATED_ALIAS_ONLY`` below, each checked here against TensorFlow's signatures. A few
 more mean what v2's do with parameters ordered otherwise after a common prefix
 (``SAME_FOR_THE_RULES``): each is checked against every rule's signature for the name, and a
-rule with none (it passes the arguments on as written) fails the check. Two differ only in
-parameters that change nothing (``SAME_WHATEVER_THE_ORDER``).
+rule with none (it passes the arguments on as written) fails the check; ``zeros_like`` and
+``ones_like`` are checked so past their first parameter, which v1 names otherwise
+(``FIRST_PARAMETER_RENAMED``). Two differ only in parameters that change nothing
+(``SAME_WHATEVER_THE_ORDER``).
 
 Needs TensorFlow. tests/test_aliases.py fails while the module differs from what this
 prints, so a new rule's name goes with its regenerated module.
@@ -74,6 +76,14 @@ SAME_FOR_THE_RULES = {
     "gather_nd": "v1 takes `name` before `batch_dims`",
 }
 
+# v1 functions that name their first parameter otherwise (the rest as SAME_FOR_THE_RULES checks it):
+# a positional first argument binds alike, and a call naming v1's first parameter does not fit the
+# rule's signature (refused, as every call that does not fit is).
+FIRST_PARAMETER_RENAMED = {
+    "zeros_like": "v1 calls its first parameter `tensor` (v2 `input`) and adds `optimize` fourth",
+    "ones_like": "as `zeros_like`",
+}
+
 # v1 functions whose parameters differ from v2's only in ones that change nothing the rule's target
 # does, whatever position they take: converted without a signature check.
 SAME_WHATEVER_THE_ORDER = {
@@ -129,7 +139,7 @@ def compute() -> tuple[str, list[str], dict[str, str]]:
         if v1 is v2 or ((inspect.ismethod(v1) or inspect.isbuiltin(v1)) and v1 == v2) or (
                 callable(v1) and inspect.unwrap(v1) is inspect.unwrap(v2)):
             same.append(rest)
-        elif rest in SAME_FOR_THE_RULES:
+        elif rest in SAME_FOR_THE_RULES or rest in FIRST_PARAMETER_RENAMED:
             v1_params = _params(v1)
             for rule in load_rules():
                 if name not in rule.exact_matches:
@@ -138,7 +148,12 @@ def compute() -> tuple[str, list[str], dict[str, str]]:
                     raise SystemExit(f"{rule.id} has no signature to check tf.compat.v1.{rest} against")
                 signature = parse_signature(rule.params["signature"])
                 positional = [p for p, _, kw_only in signature if not kw_only]
-                if positional != v1_params[:len(positional)] or any(
+                checked = v1_params
+                if rest in FIRST_PARAMETER_RENAMED:
+                    if v1_params[0] in {p for p, _, _ in signature}:
+                        raise SystemExit(f"{rule.id} takes tf.compat.v1.{rest}'s first parameter by name")
+                    positional, checked = positional[1:], v1_params[1:]
+                if positional != checked[:len(positional)] or any(
                         p not in v1_params for p, _, kw_only in signature if kw_only):
                     raise SystemExit(f"{rule.id} binds tf.compat.v1.{rest}{v1_params} otherwise than tf.{rest}")
             same.append(rest)

@@ -141,6 +141,15 @@ def test_a_v1_order_only_the_signature_can_vouch_for_is_checked_against_one():
     assert "tensorflow" not in out_v1 and out_v1 == out_v2, out_v1
 
 
+def test_a_v1_first_parameter_named_otherwise_converts_by_position_only():
+    """`tf.compat.v1.zeros_like(tensor, dtype, name, optimize)`: positional calls convert as v2's; a call naming
+    v1's `tensor` does not fit the rule's signature and stays for a person."""
+    out = convert("import tensorflow as tf\ny = tf.compat.v1.zeros_like(x, tf.int32)\n")
+    assert "y = ops.zeros_like(x, dtype=ms.int32)" in out, out
+    out = convert("import tensorflow as tf\ny = tf.compat.v1.ones_like(tensor=x)\n")
+    assert "# migrate: TFM" in out and "y = tf.compat.v1.ones_like(tensor=x)" in out, out
+
+
 def test_the_v1_aliases_lead_to_tf2_names_the_rules_map():
     from migrate.rules import load_rules
 

@@ -368,6 +368,7 @@ SAME_IN_V1 = frozenset({
     "numpy_function",
     "one_hot",
     "ones",
+    "ones_like",
     "pow",
     "print",
     "py_function",
@@ -467,6 +468,7 @@ SAME_IN_V1 = frozenset({
     "version.GIT_VERSION",
     "version.VERSION",
     "zeros",
+    "zeros_like",
 })
 
 # `tf.compat.v1.X` that is the TF 2 function or class `tf.Y` under another path (the same
