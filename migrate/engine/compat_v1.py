@@ -467,6 +467,7 @@ SAME_IN_V1 = frozenset({
     "vectorized_map",
     "version.GIT_VERSION",
     "version.VERSION",
+    "xla.experimental.jit_scope",
     "zeros",
     "zeros_like",
 })
