@@ -8,14 +8,14 @@ from . import schedules
 from .adam import Adam, AdamW
 from .adaptive import Adadelta, Adagrad, Adamax
 from .base import Optimizer
-from .loss_scale import LossScaleOptimizer
+from .loss_scale import Keras2LossScaleOptimizer, LossScaleOptimizer
 from .nadam import Nadam
 from .rmsprop import RMSprop
 from .sgd import SGD
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "nadam": Nadam, "adagrad": Adagrad,
             "adadelta": Adadelta, "adamax": Adamax}
-_BUILTINS = {cls.__name__: cls for cls in (*_BY_NAME.values(), LossScaleOptimizer)}
+_BUILTINS = {cls.__name__: cls for cls in (*_BY_NAME.values(), LossScaleOptimizer, Keras2LossScaleOptimizer)}
 
 
 def serialize(optimizer) -> dict:

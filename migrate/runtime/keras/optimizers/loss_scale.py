@@ -18,6 +18,10 @@ processes, so a step is skipped everywhere when any replica's gradients overflow
 TF's MirroredStrategy the replicas agree too (replica 0's answer is taken); the two
 differ only when some replicas overflow and others do not, where TF would apply
 replica 0's verdict to gradients whose sum holds an inf.
+
+Keras 2's custom-loop API is there too, for programs of TF 2.4-2.15: ``get_scaled_loss``,
+``get_unscaled_gradients`` (after which ``apply_gradients`` takes the gradients as given)
+and ``loss_scale``. ``Keras2LossScaleOptimizer`` is TF 2.1-2.3's experimental wrapper.
 """
 
 from __future__ import annotations
@@ -104,6 +108,35 @@ class LossScaleOptimizer(Optimizer):
         """`loss` times the current scale (`initial_scale` before the first step)."""
         return loss * (self.dynamic_scale if self.built else self.initial_scale)
 
+    # Keras 2's custom-loop API (TF 2.4-2.15 programs): the caller unscales, `apply_gradients` then takes
+    # the unscaled gradients. The step is the same as Keras 3's, where `apply` unscales.
+    _caller_unscaled = False
+
+    @property
+    def loss_scale(self):
+        """The current loss scale (Keras 2's property)."""
+        return self.dynamic_scale
+
+    def get_scaled_loss(self, loss):
+        """Keras 2's: the loss (or a loss function's result) times the current scale."""
+        if callable(loss):
+            return lambda: self.get_scaled_loss(loss())
+        return self.scale_loss(loss)
+
+    def get_unscaled_gradients(self, grads):
+        """Keras 2's: the gradients divided by the current scale; the next `apply_gradients` takes them so."""
+        scale = self.dynamic_scale if self.built else as_tensor(np.float32(self.initial_scale))
+        self._caller_unscaled = True
+        return [None if g is None else g / scale.astype(g.dtype) for g in grads]
+
+    def _unscaled(self, grads) -> list:
+        """The gradients without the scale: divided here, unless the caller did (Keras 2's loop)."""
+        if self._caller_unscaled:
+            self._caller_unscaled = False
+            return grads
+        scale = self.dynamic_scale
+        return [None if g is None else g / scale.astype(g.dtype) for g in grads]
+
     def check_finite(self, grads) -> bool:
         """Whether every gradient is finite, here and (in a job) on every other replica."""
         from mindspore import amp
@@ -131,12 +164,12 @@ class LossScaleOptimizer(Optimizer):
             trainable_variables = list(self.inner_optimizer._trainable_variables)
         self.build(list(trainable_variables))
         grads = [g if g is None or hasattr(g, "asnumpy") else as_tensor(g) for g in grads]
-        if not self.check_finite(grads):
+        by_caller = self._caller_unscaled
+        unscaled = self._unscaled(grads)
+        if not self.check_finite(unscaled if by_caller else grads):
             ops.assign(self.step_counter, _int64(0))
             ops.assign(self.dynamic_scale, self.dynamic_scale * 0.5)
             return
-        scale = self.dynamic_scale
-        unscaled = [None if g is None else g / scale.astype(g.dtype) for g in grads]
         self.inner_optimizer.apply(unscaled, trainable_variables, aggregate=aggregate)
         if int(self.step_counter.asnumpy()) == self.dynamic_growth_steps - 1:
             ops.assign(self.step_counter, _int64(0))
@@ -153,3 +186,57 @@ class LossScaleOptimizer(Optimizer):
 
 def _int64(value: int):
     return as_tensor(np.array(value, dtype=np.int64), "int64")
+
+
+class Keras2LossScaleOptimizer(LossScaleOptimizer):
+    """TF 2.1-2.3's `keras.mixed_precision.experimental.LossScaleOptimizer(optimizer, loss_scale)`, with Keras 2's
+    API and rules (``loss_scale_optimizer.py`` and ``loss_scale.py`` of TF 2.3):
+
+    - ``loss_scale="dynamic"``: start at 2**15, double after 2,000 finite steps in a row, halve
+      (never below 1) and skip the step on an inf or a NaN; a number: that fixed scale, every
+      step applied;
+    - ``get_scaled_loss(loss)`` multiplies by the scale, ``get_unscaled_gradients(grads)``
+      divides by it, and ``apply_gradients`` takes the unscaled gradients, as Keras 2's
+      custom loops give them. Under ``fit`` (which scales the loss with ``scale_loss``) the
+      gradients arrive scaled and are unscaled first: the step is the same.
+    """
+
+    def __init__(self, optimizer, loss_scale="dynamic", name=None):
+        if isinstance(loss_scale, str):
+            if loss_scale != "dynamic":
+                raise ValueError(f'Invalid loss scale: "{loss_scale}". Only "dynamic" or a number is accepted')
+            fixed = None
+        else:
+            fixed = float(loss_scale)
+        super().__init__(optimizer, initial_scale=2.0 ** 15 if fixed is None else fixed, name=name)
+        self.fixed_scale = fixed
+
+    def apply(self, grads, trainable_variables=None, aggregate=True) -> None:
+        from mindspore import ops
+
+        grads = list(grads)
+        if trainable_variables is None:
+            trainable_variables = list(self.inner_optimizer._trainable_variables)
+        self.build(list(trainable_variables))
+        grads = self._unscaled([g if g is None or hasattr(g, "asnumpy") else as_tensor(g) for g in grads])
+        if self.fixed_scale is not None:
+            self.inner_optimizer.apply(grads, trainable_variables, aggregate=aggregate)
+            return
+        if not self.check_finite(grads):
+            ops.assign(self.step_counter, _int64(0))
+            ops.assign(self.dynamic_scale, ops.maximum(self.dynamic_scale * 0.5, as_tensor(np.float32(1.0))))
+            return
+        self.inner_optimizer.apply(grads, trainable_variables, aggregate=aggregate)
+        if int(self.step_counter.asnumpy()) + 1 >= self.dynamic_growth_steps:
+            doubled = self.dynamic_scale * 2.0
+            if bool(ops.isfinite(doubled).asnumpy()):
+                ops.assign(self.dynamic_scale, doubled)
+            ops.assign(self.step_counter, _int64(0))
+        else:
+            ops.assign_add(self.step_counter, _int64(1))
+
+    def get_config(self) -> dict:
+        from ..serialization import serialize_object
+
+        return {"name": self.name, "optimizer": serialize_object(self.inner_optimizer),
+                "loss_scale": "dynamic" if self.fixed_scale is None else self.fixed_scale}
