@@ -247,3 +247,30 @@ def _format_array(array, summarize: int, depth: int) -> str:
         return "[" + " ".join(parts) + "]"
     # Rows on their own lines; blocks of higher rank apart by a blank line per extra dimension, as numpy.
     return "[" + ("\n" * (array.ndim - 1) + " " * (depth + 1)).join(parts) + "]"
+
+
+class _Options:
+    """A record of session options: any field can be set and read back; a field not set yet reads as a
+    nested record (`config.gpu_options.allow_growth = True` works on a fresh one)."""
+
+    def __init__(self, **fields) -> None:
+        self.__dict__.update(fields)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        nested = _Options()
+        self.__dict__[name] = nested
+        return nested
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.__dict__.items())})"
+
+
+class ConfigProto(_Options):
+    """``tf.ConfigProto``: TF 1's session options, recorded and read by nothing (a MindSpore process runs on
+    the device the launcher gave it; memory and threads are ``ms.runtime``'s)."""
+
+
+class GPUOptions(_Options):
+    """``tf.GPUOptions``: recorded and read by nothing, as ``ConfigProto``."""

@@ -181,3 +181,19 @@ def test_local_devices_are_device_libs_on_this_cpu_machine():
     fields = ("name", "device_type", "memory_limit", "physical_device_desc")
     assert [tuple(getattr(d, f) for f in fields) for d in ours] == [tuple(getattr(d, f) for f in fields) for d in theirs]
     assert sum(1 for d in ours if d.device_type == "GPU") == 0
+
+
+def test_a_session_config_records_what_the_lines_filling_it_set():
+    """Horovod's Keras set-up fills a `ConfigProto` before the session it configures is removed (TFF339)."""
+    from migrate.runtime import tfenv
+
+    config = tfenv.ConfigProto(allow_soft_placement=True)
+    config.gpu_options.allow_growth = True
+    config.gpu_options.visible_device_list = "1"
+    config.intra_op_parallelism_threads = 2
+    assert config.allow_soft_placement and config.gpu_options.allow_growth
+    assert (config.gpu_options.visible_device_list, config.intra_op_parallelism_threads) == ("1", 2)
+    assert "allow_growth=True" in repr(config)
+    assert tfenv.GPUOptions(per_process_gpu_memory_fraction=0.5).per_process_gpu_memory_fraction == 0.5
+    with pytest.raises(AttributeError):
+        config.__missing_dunder__  # noqa: B018 - dunder lookups stay errors (copy, pickle)
