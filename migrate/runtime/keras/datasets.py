@@ -36,12 +36,10 @@ def _missing(what: str, path: str, origin: str) -> FileNotFoundError:
 
 
 def _checked(path: str, sha256: str | None, what: str) -> str:
+    from .utils import file_digest
+
     if sha256 is not None:
-        digest = hashlib.sha256()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        if digest.hexdigest() != sha256:
+        if file_digest(path, hashlib.sha256()) != sha256:
             raise ValueError(f"keras.datasets.{what}.load_data: {path} is not the file Keras publishes "
                              f"(its SHA-256 differs); delete it and fetch it again")
     return path

@@ -107,12 +107,9 @@ def _legacy_pairs(group, model, by_name: bool, skip_mismatch: bool, path: str) -
             for layer in index.get(name, []):
                 weights = _legacy_weights(layer)
                 if len(values) != len(weights):
-                    message = (f"Weight count mismatch for layer #{k} (named {layer.name}): the layer expects "
-                               f"{len(weights)} weight(s), {path!r} holds {len(values)}")
-                    if skip_mismatch:
-                        warnings.warn(f"Skipping loading of weights: {message}", stacklevel=3)
-                        continue
-                    raise ValueError(message)
+                    _mismatch(f"Weight count mismatch for layer #{k} (named {layer.name}): the layer expects "
+                              f"{len(weights)} weight(s), {path!r} holds {len(values)}", skip_mismatch)
+                    continue
                 pairs += [(w, v, f"layer #{k} (named {layer.name})") for w, v in zip(weights, values)]
         return pairs
     layers = [layer for layer in model.layers if _legacy_weights(layer)]
@@ -211,6 +208,13 @@ def _keras3_pairs(group, model, path: str) -> list:
     return pairs
 
 
+def _mismatch(message: str, skip_mismatch: bool) -> None:
+    """A weight that does not fit: skipped with a warning (`skip_mismatch`, as Keras), else an error."""
+    if not skip_mismatch:
+        raise ValueError(message)
+    warnings.warn(f"Skipping loading weights: {message}", stacklevel=4)
+
+
 def _assign(pairs: list, path: str, skip_mismatch: bool) -> None:
     import mindspore as ms
 
@@ -219,12 +223,9 @@ def _assign(pairs: list, path: str, skip_mismatch: bool) -> None:
     checked = []
     for weight, value, where in pairs:
         if tuple(value.shape) != tuple(weight.shape):
-            message = (f"Shape mismatch in {where} for weight {weight.name}: the weight has shape "
-                       f"{tuple(weight.shape)}, {path!r} holds shape {tuple(value.shape)}")
-            if skip_mismatch:
-                warnings.warn(f"Skipping loading weights: {message}", stacklevel=3)
-                continue
-            raise ValueError(message)
+            _mismatch(f"Shape mismatch in {where} for weight {weight.name}: the weight has shape "
+                      f"{tuple(weight.shape)}, {path!r} holds shape {tuple(value.shape)}", skip_mismatch)
+            continue
         checked.append((weight, value))
     for weight, value in checked:
         weight.set_data(ms.Tensor(contiguous(value.astype(weight.asnumpy().dtype))))

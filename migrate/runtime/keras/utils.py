@@ -196,12 +196,16 @@ def _hasher(algorithm: str, file_hash):
     return hashlib.md5()  # Keras's legacy default
 
 
-def _valid(path: str, file_hash, algorithm: str) -> bool:
-    hasher = _hasher(algorithm, file_hash)
+def file_digest(path: str, hasher) -> str:
+    """The hex digest of the file at `path` by `hasher` (a `hashlib` object), read in blocks."""
     with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(65535), b""):
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
             hasher.update(chunk)
-    return hasher.hexdigest() == str(file_hash)
+    return hasher.hexdigest()
+
+
+def _valid(path: str, file_hash, algorithm: str) -> bool:
+    return file_digest(path, _hasher(algorithm, file_hash)) == str(file_hash)
 
 
 def _inside(base: str, relative: str) -> bool:

@@ -26,7 +26,7 @@ _class_index = None
 
 def cached_file(name: str, url: str, md5: str | None, what: str) -> str:
     """The path of Keras's cached `name` (``<keras home>/models/<name>``), checked against `md5`."""
-    from ..utils import keras_home
+    from ..utils import file_digest, keras_home
 
     folder = os.path.join(keras_home(), "models")
     path = os.path.join(folder, name)
@@ -35,11 +35,7 @@ def cached_file(name: str, url: str, md5: str | None, what: str) -> str:
             f"{what}: {path} is not there, and migrate's Keras does not download (every worker would). Fetch "
             f"it once, with Keras itself (the same call in TensorFlow) or from {url}, into {folder}")
     if md5 is not None:
-        digest = hashlib.md5()
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        if digest.hexdigest() != md5:
+        if file_digest(path, hashlib.md5()) != md5:
             raise ValueError(f"{what}: {path} is not the file Keras publishes (its MD5 differs from {md5}); "
                              f"delete it and fetch {url} again")
     return path
@@ -135,6 +131,36 @@ def source_inputs(tensor) -> list:
         else:
             stack.extend(node.inputs)
     return found[0] if len(found) == 1 else found
+
+
+def start(weights, include_top: bool, classes: int, input_tensor, input_shape, default_size: int = 224):
+    """The checks every builder starts with, and its input: Keras's `(image input, input shape)`."""
+    check_weights(weights, include_top, classes)
+    input_shape = obtain_input_shape(input_shape, default_size=default_size, min_size=32,
+                                     require_flatten=include_top, weights=weights)
+    return image_input(input_tensor, input_shape), input_shape
+
+
+def pooled(layers, x, pooling, names=(None, None)):
+    """No top: the feature map, or its global average (`"avg"`) or maximum (`"max"`)."""
+    if pooling == "avg":
+        return layers.GlobalAveragePooling2D(name=names[0])(x)
+    if pooling == "max":
+        return layers.GlobalMaxPooling2D(name=names[1])(x)
+    return x
+
+
+def classifier(layers, x, classes, classifier_activation, weights):
+    """The `predictions` layer of a top (its activation checked against pretrained weights first)."""
+    validate_activation(classifier_activation, weights)
+    return layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
+
+
+def model_of(input_tensor, img_input, x, name):
+    """The functional model from the builder's input (the sources of `input_tensor` when given) to `x`."""
+    from ..models.model import Model
+
+    return Model(source_inputs(input_tensor) if input_tensor is not None else img_input, x, name=name)
 
 
 def finish(model, weights, imagenet_file) -> object:

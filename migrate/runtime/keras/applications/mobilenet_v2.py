@@ -104,17 +104,10 @@ def MobileNetV2(input_shape=None, alpha=1.0, include_top=True, weights="imagenet
         x = layers.BatchNormalization(axis=-1, epsilon=1e-3, momentum=0.999, name="Conv_1_bn")(x)
         x = layers.ReLU(6.0, name="out_relu")(x)
         if include_top:
-            x = layers.GlobalAveragePooling2D()(x)
-            _common.validate_activation(classifier_activation, weights)
-            x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-        elif pooling == "avg":
-            x = layers.GlobalAveragePooling2D()(x)
-        elif pooling == "max":
-            x = layers.GlobalMaxPooling2D()(x)
-    inputs = _common.source_inputs(input_tensor) if input_tensor is not None else img_input
-    if name is None:
-        name = f"mobilenetv2_{alpha:0.2f}_{rows}"
-    model = mk.Model(inputs, x, name=name)
+            x = _common.classifier(layers, layers.GlobalAveragePooling2D()(x), classes, classifier_activation, weights)
+        else:
+            x = _common.pooled(layers, x, pooling)
+    model = _common.model_of(input_tensor, img_input, x, name or f"mobilenetv2_{alpha:0.2f}_{rows}")
 
     def imagenet_file():
         file = f"mobilenet_v2_weights_tf_dim_ordering_tf_kernels_{float(alpha)}_{rows}{'' if include_top else '_no_top'}.h5"

@@ -81,14 +81,10 @@ def _stack_v2(x, filters, blocks, stride1=2, name=None):
 
 def _resnet(depths, preact, include_top, weights, input_tensor, input_shape, pooling, classes,
             classifier_activation, name, weights_name):
-    from ... import keras as mk
     from ..symbolic import unknown_dims_probed_at
 
-    layers = mk.layers
-    _common.check_weights(weights, include_top, classes)
-    input_shape = _common.obtain_input_shape(input_shape, default_size=224, min_size=32,
-                                             require_flatten=include_top, weights=weights)
-    img_input = _common.image_input(input_tensor, input_shape)
+    layers = _layers()
+    img_input, _ = _common.start(weights, include_top, classes, input_tensor, input_shape)
     with unknown_dims_probed_at(32):
         x = layers.ZeroPadding2D(padding=((3, 3), (3, 3)), name="conv1_pad")(img_input)
         x = layers.Conv2D(64, 7, strides=2, use_bias=True, name="conv1_conv")(x)
@@ -107,14 +103,10 @@ def _resnet(depths, preact, include_top, weights, input_tensor, input_shape, poo
             x = layers.Activation("relu", name="post_relu")(x)
         if include_top:
             x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-            _common.validate_activation(classifier_activation, weights)
-            x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-        elif pooling == "avg":
-            x = layers.GlobalAveragePooling2D(name="avg_pool")(x)
-        elif pooling == "max":
-            x = layers.GlobalMaxPooling2D(name="max_pool")(x)
-    inputs = _common.source_inputs(input_tensor) if input_tensor is not None else img_input
-    model = mk.Model(inputs, x, name=name)
+            x = _common.classifier(layers, x, classes, classifier_activation, weights)
+        else:
+            x = _common.pooled(layers, x, pooling, names=("avg_pool", "max_pool"))
+    model = _common.model_of(input_tensor, img_input, x, name)
 
     def imagenet_file():
         file = f"{weights_name}_weights_tf_dim_ordering_tf_kernels{'' if include_top else '_notop'}.h5"

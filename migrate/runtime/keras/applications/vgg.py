@@ -22,10 +22,7 @@ def _vgg(convs_per_block, include_top, weights, input_tensor, input_shape, pooli
     from ... import keras as mk
 
     layers = mk.layers
-    _common.check_weights(weights, include_top, classes)
-    input_shape = _common.obtain_input_shape(input_shape, default_size=224, min_size=32,
-                                             require_flatten=include_top, weights=weights)
-    img_input = _common.image_input(input_tensor, input_shape)
+    img_input, _ = _common.start(weights, include_top, classes, input_tensor, input_shape)
     x = img_input
     from ..symbolic import unknown_dims_probed_at
 
@@ -39,14 +36,10 @@ def _vgg(convs_per_block, include_top, weights, input_tensor, input_shape, pooli
             x = layers.Flatten(name="flatten")(x)
             x = layers.Dense(4096, activation="relu", name="fc1")(x)
             x = layers.Dense(4096, activation="relu", name="fc2")(x)
-            _common.validate_activation(classifier_activation, weights)
-            x = layers.Dense(classes, activation=classifier_activation, name="predictions")(x)
-        elif pooling == "avg":
-            x = layers.GlobalAveragePooling2D()(x)
-        elif pooling == "max":
-            x = layers.GlobalMaxPooling2D()(x)
-    inputs = _common.source_inputs(input_tensor) if input_tensor is not None else img_input
-    model = mk.Model(inputs, x, name=name)
+            x = _common.classifier(layers, x, classes, classifier_activation, weights)
+        else:
+            x = _common.pooled(layers, x, pooling)
+    model = _common.model_of(input_tensor, img_input, x, name)
 
     def imagenet_file():
         file, md5 = _FILES[family][0 if include_top else 1]
