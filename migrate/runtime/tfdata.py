@@ -344,12 +344,9 @@ class Dataset:
         """``Dataset.list_files``: every file matching the glob pattern(s), sorted together as TF's
         ``MatchingFiles`` sorts them, then shuffled unless ``shuffle=False`` (numpy's generator, as
         :meth:`shuffle`: with a ``seed`` reproducible, but not TF's order). None matching is TF's error."""
-        import glob as _glob
-
         patterns = _to_array(file_pattern).reshape(-1).tolist()
         patterns = [p.decode() if isinstance(p, bytes) else str(p) for p in patterns]
-        found = sorted(os.fsencode(path) for pattern in patterns  # (TF's MatchingFiles lists hidden files too)
-                       for path in _glob.glob(pattern, include_hidden=True))
+        found = _matching_files(patterns)
         if not found:
             raise InvalidArgumentError(f"No files matched pattern: {', '.join(patterns)}")
         names = np.empty(len(found), dtype=object)
@@ -906,6 +903,14 @@ def _shape_list(shape) -> list:
     return [None if d is None else int(d) for d in np.asarray(shape, dtype=object).reshape(-1).tolist()]
 
 
+def _matching_files(patterns) -> list[bytes]:
+    """The paths matching the glob patterns, sorted together as TF's `MatchingFiles` sorts them (hidden
+    files included)."""
+    import glob
+
+    return sorted(os.fsencode(path) for pattern in patterns for path in glob.glob(pattern, include_hidden=True))
+
+
 def _file_names(filenames) -> list:
     if hasattr(filenames, "_elements"):  # a dataset of file names
         return [leaf.item() if isinstance(leaf, np.ndarray) else leaf for leaf in filenames._elements()]
@@ -1011,15 +1016,13 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
     repeated ``num_epochs`` times (forever when None, when the last partial batch is dropped) and
     batched. The shuffles draw from NumPy's generator (`Dataset.shuffle`)."""
     import collections
-    import glob
 
     patterns = file_pattern if isinstance(file_pattern, (list, tuple)) else [file_pattern]
     if isinstance(file_pattern, (list, tuple)) and not file_pattern:
         raise ValueError("Argument `file_pattern` should not be empty.")
-    names = [name for pattern in patterns for name in glob.glob(os.fspath(pattern))]
+    names = [os.fsdecode(name) for name in _matching_files(os.fspath(pattern) for pattern in patterns)]
     if not names:
         raise ValueError(f"No files match `file_pattern` {file_pattern}.")
-    names = sorted(names)
     compression = compression_type or ""
     if column_names is None:
         if not header:

@@ -85,10 +85,9 @@ def load_weights(model, path, by_name: bool = False, skip_mismatch: bool = False
             raise ValueError(f"{path!r} is an HDF5 file but not one of Keras's weight files (it has neither "
                              "`layer_names` nor `layers/`)")
         _assign(pairs, path, skip_mismatch)
-    for _, cell in model.cells_and_names():
-        finalize = getattr(type(cell), "_finalize", None)
-        if finalize is not None:
-            finalize(cell)
+    from .saving import finalize_layers
+
+    finalize_layers(model)
 
 
 def _values(layer_group) -> list:

@@ -110,6 +110,11 @@ def restore_weights(model, entries: dict, what: str) -> None:
     derived from their weights (an adapted `Normalization`'s statistics) derive them again, as
     Keras's `finalize_state` does after a load."""
     assign_by_position("weights/", model.weights, entries, what)
+    finalize_layers(model)
+
+
+def finalize_layers(model) -> None:
+    """Let the layers that cache values derived from their weights derive them again (after a load)."""
     for _, cell in model.cells_and_names():
         finalize = getattr(type(cell), "_finalize", None)
         if finalize is not None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ... import draws
 from .. import activations, initializers
-from .._tensors import as_tensor
+from .._tensors import as_tensor, tensor_of
 from ..symbolic import KerasTensor, Node
 from .base import KernelLayer, Layer
 
@@ -396,13 +396,7 @@ class Embedding(Layer):
         """With `mask_zero`, the positions whose id is not 0 (Keras's); else no mask."""
         if not self.mask_zero:
             return None
-        return _ops().not_equal(_convert_ids(inputs), 0)
-
-
-def _convert_ids(inputs):
-    import mindspore as ms
-
-    return inputs if isinstance(inputs, ms.Tensor) else ms.Tensor(np.asarray(inputs))
+        return _ops().not_equal(tensor_of(inputs), 0)
 
 
 class Lambda(Layer):

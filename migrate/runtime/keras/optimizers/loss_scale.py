@@ -153,9 +153,8 @@ class LossScaleOptimizer(Optimizer):
             finite = float(overflowed.asnumpy()[0]) == 0.0
         return finite
 
-    def apply(self, grads, trainable_variables=None, aggregate=True) -> None:
-        from mindspore import ops
-
+    def _prepared(self, grads, trainable_variables) -> tuple[list, list]:
+        """The gradients as tensors and the variables they update (the optimizer built on them)."""
         grads = list(grads)
         if trainable_variables is None:
             if not self.built:
@@ -163,19 +162,34 @@ class LossScaleOptimizer(Optimizer):
                                  "on a list of variables. Call `optimizer.build(trainable_variables)` first.")
             trainable_variables = list(self.inner_optimizer._trainable_variables)
         self.build(list(trainable_variables))
-        grads = [g if g is None or hasattr(g, "asnumpy") else as_tensor(g) for g in grads]
+        return [g if g is None or hasattr(g, "asnumpy") else as_tensor(g) for g in grads], trainable_variables
+
+    def _halved(self):
+        """The scale after an overflow (Keras 3: half of it)."""
+        return self.dynamic_scale * 0.5
+
+    def _grown(self, counter: int):
+        """The scale after a finite step with `counter` finite steps before it in a row, or None to count on
+        (Keras 3: double on the `dynamic_growth_steps`-th)."""
+        return self.dynamic_scale * 2.0 if counter == self.dynamic_growth_steps - 1 else None
+
+    def apply(self, grads, trainable_variables=None, aggregate=True) -> None:
+        from mindspore import ops
+
+        grads, trainable_variables = self._prepared(grads, trainable_variables)
         by_caller = self._caller_unscaled
         unscaled = self._unscaled(grads)
         if not self.check_finite(unscaled if by_caller else grads):
             ops.assign(self.step_counter, _int64(0))
-            ops.assign(self.dynamic_scale, self.dynamic_scale * 0.5)
+            ops.assign(self.dynamic_scale, self._halved())
             return
         self.inner_optimizer.apply(unscaled, trainable_variables, aggregate=aggregate)
-        if int(self.step_counter.asnumpy()) == self.dynamic_growth_steps - 1:
-            ops.assign(self.step_counter, _int64(0))
-            ops.assign(self.dynamic_scale, self.dynamic_scale * 2.0)
-        else:
+        grown = self._grown(int(self.step_counter.asnumpy()))
+        if grown is None:
             ops.assign_add(self.step_counter, _int64(1))
+        else:
+            ops.assign(self.step_counter, _int64(0))
+            ops.assign(self.dynamic_scale, grown)
 
     def update_step(self, gradient, variable, learning_rate) -> None:
         raise NotImplementedError("LossScaleOptimizer updates through its inner optimizer")
@@ -212,28 +226,27 @@ class Keras2LossScaleOptimizer(LossScaleOptimizer):
         self.fixed_scale = fixed
 
     def apply(self, grads, trainable_variables=None, aggregate=True) -> None:
+        if self.fixed_scale is None:
+            super().apply(grads, trainable_variables, aggregate)
+            return
+        grads, trainable_variables = self._prepared(grads, trainable_variables)
+        self.inner_optimizer.apply(self._unscaled(grads), trainable_variables, aggregate=aggregate)
+
+    def _halved(self):
+        """Keras 2: half the scale, never below 1."""
         from mindspore import ops
 
-        grads = list(grads)
-        if trainable_variables is None:
-            trainable_variables = list(self.inner_optimizer._trainable_variables)
-        self.build(list(trainable_variables))
-        grads = self._unscaled([g if g is None or hasattr(g, "asnumpy") else as_tensor(g) for g in grads])
-        if self.fixed_scale is not None:
-            self.inner_optimizer.apply(grads, trainable_variables, aggregate=aggregate)
-            return
-        if not self.check_finite(grads):
-            ops.assign(self.step_counter, _int64(0))
-            ops.assign(self.dynamic_scale, ops.maximum(self.dynamic_scale * 0.5, as_tensor(np.float32(1.0))))
-            return
-        self.inner_optimizer.apply(grads, trainable_variables, aggregate=aggregate)
-        if int(self.step_counter.asnumpy()) + 1 >= self.dynamic_growth_steps:
-            doubled = self.dynamic_scale * 2.0
-            if bool(ops.isfinite(doubled).asnumpy()):
-                ops.assign(self.dynamic_scale, doubled)
-            ops.assign(self.step_counter, _int64(0))
-        else:
-            ops.assign_add(self.step_counter, _int64(1))
+        return ops.maximum(self.dynamic_scale * 0.5, as_tensor(np.float32(1.0)))
+
+    def _grown(self, counter: int):
+        """Keras 2: after `dynamic_growth_steps` finite steps the count restarts, and the scale doubles
+        unless doubling overflows."""
+        from mindspore import ops
+
+        if counter + 1 < self.dynamic_growth_steps:
+            return None
+        doubled = self.dynamic_scale * 2.0
+        return doubled if bool(ops.isfinite(doubled).asnumpy()) else self.dynamic_scale
 
     def get_config(self) -> dict:
         from ..serialization import serialize_object
