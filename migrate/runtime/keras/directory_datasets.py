@@ -1,4 +1,4 @@
-"""`keras.utils.image_dataset_from_directory` / `text_dataset_from_directory` on `migrate.runtime.tfdata`.
+"""`keras.utils.image_dataset_from_directory` / `text_dataset_from_directory` / `timeseries_dataset_from_array` on `migrate.runtime.tfdata`.
 
 Keras 3's indexing, kept exactly: class names from the sorted sub-directories (or as given),
 files walked and sorted as `os.walk` lists them, the global shuffle of paths and labels by
@@ -226,3 +226,58 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int", 
     return _datasets(paths, labels, label_mode, class_names, validation_split, subset, load, shuffle,
                      batch_size * 8 if batch_size is not None else 1024, seed, batch_size,
                      f"No text files found in directory {directory}. Allowed format: .txt")
+
+
+def timeseries_dataset_from_array(data, targets, sequence_length, sequence_stride=1, sampling_rate=1,
+                                  batch_size=128, shuffle=False, seed=None, start_index=None, end_index=None):
+    """Keras's `timeseries_dataset_from_array`: windows of `sequence_length` rows of `data` (every
+    `sampling_rate`-th row, a window starting every `sequence_stride` rows of
+    `data[start_index:end_index]`), each with `targets[start]` when targets are given; batched.
+    Keras's checks and window order; the start positions are shuffled by numpy's `RandomState(seed)`
+    as in Keras, the batches' buffer shuffle is `tfdata`'s (reproducible with a seed, not TF's order)."""
+    from .. import tfdata
+
+    if start_index:
+        if start_index < 0:
+            raise ValueError(f"`start_index` must be 0 or greater. Received: start_index={start_index}")
+        if start_index >= len(data):
+            raise ValueError("`start_index` must be lower than the length of the data. Received: "
+                             f"start_index={start_index}, for data of length {len(data)}")
+    if end_index:
+        if start_index and end_index <= start_index:
+            raise ValueError("`end_index` must be higher than `start_index`. Received: "
+                             f"start_index={start_index}, and end_index={end_index} ")
+        if end_index >= len(data):
+            raise ValueError("`end_index` must be lower than the length of the data. Received: "
+                             f"end_index={end_index}, for data of length {len(data)}")
+        if end_index <= 0:
+            raise ValueError(f"`end_index` must be higher than 0. Received: end_index={end_index}")
+    for name, value in (("sampling_rate", sampling_rate), ("sequence_stride", sequence_stride)):
+        if value <= 0:
+            raise ValueError(f"`{name}` must be higher than 0. Received: {name}={value}")
+        if value >= len(data):
+            raise ValueError(f"`{name}` must be lower than the length of the data. Received: {name}={value}, "
+                             f"for data of length {len(data)}")
+    start = start_index or 0
+    end = len(data) if end_index is None else end_index
+    count = end - start - (sequence_length - 1) * sampling_rate
+    if targets is not None:
+        count = min(count, len(targets))
+    positions = np.arange(0, count, sequence_stride, dtype="int32" if count < 2147483647 else "int64")
+    if shuffle:
+        if seed is None:
+            seed = np.random.randint(1e6)
+        np.random.RandomState(seed).shuffle(positions)
+    rows = np.asarray(data)[start:end]
+    offsets = np.arange(0, sequence_length * sampling_rate, sampling_rate)
+    windows = tfdata.Dataset(lambda: (rows[p + offsets] for p in positions), len(positions))
+    dataset = windows
+    if targets is not None:
+        labels = np.asarray(targets)[start:end]
+        dataset = tfdata.Dataset.zip((windows, tfdata.Dataset(lambda: (np.asarray(labels[p]) for p in positions),
+                                                              len(positions))))
+    if batch_size is not None:
+        if shuffle:
+            dataset = dataset.shuffle(buffer_size=batch_size * 8, seed=seed)
+        return dataset.batch(batch_size)
+    return dataset.shuffle(buffer_size=1024, seed=seed) if shuffle else dataset

@@ -23,7 +23,8 @@ except ImportError:  # pragma: no cover - Windows: no lock between processes
 import numpy as np
 
 from . import initializers
-from .directory_datasets import image_dataset_from_directory, text_dataset_from_directory  # noqa: F401
+from .directory_datasets import (  # noqa: F401
+    image_dataset_from_directory, text_dataset_from_directory, timeseries_dataset_from_array)
 from .image_utils import array_to_img, img_to_array, load_img, save_img  # noqa: F401
 
 

@@ -13,7 +13,7 @@ from .merging import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Sub
                       maximum, minimum, multiply, subtract)
 from .lookup import CategoryEncoding, IntegerLookup, StringLookup, TextVectorization
 from .normalization import BatchNormalization, LayerNormalization, Normalization, SyncBatchNormalization
-from .recurrent import GRU, LSTM, Bidirectional, SimpleRNN
+from .recurrent import GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells
 from .pooling import (AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
                       GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
                       GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D)
@@ -28,6 +28,7 @@ __all__ = [
     "GlobalAveragePooling1D", "GlobalAveragePooling2D", "GlobalMaxPooling1D", "GlobalMaxPooling2D",
     "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "BatchNormalization", "SyncBatchNormalization",
     "LayerNormalization", "Normalization", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
-    "concatenate", "add", "subtract", "multiply", "average", "maximum", "minimum", "SimpleRNN", "GRU", "LSTM", "Bidirectional", "Masking",
+    "concatenate", "add", "subtract", "multiply", "average", "maximum", "minimum", "SimpleRNN", "GRU", "LSTM", "Bidirectional", "Masking", "RNN", "SimpleRNNCell", "GRUCell", "LSTMCell",
+    "StackedRNNCells",
     "StringLookup", "IntegerLookup", "TextVectorization", "CategoryEncoding", "RandomFlip", "RandomRotation", "RandomZoom",
 ]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import activations, initializers
+from .._tensors import _ms_dtype
 from .base import Layer
 
 
@@ -41,23 +42,59 @@ class _ForgetBiasOne(initializers.Initializer):
         return values
 
 
-class _RNN(Layer):
+def _tree_map2(fn, new, old):
+    """`fn` over the matching tensors of two state structures (lists nest in a stack of cells)."""
+    if isinstance(new, (list, tuple)):
+        return [_tree_map2(fn, n, o) for n, o in zip(new, old)]
+    return fn(new, old)
+
+
+def _loop(step, steps: int, batch: int, states, mask, go_backwards: bool, zero_output_for_mask: bool):
+    """Keras's recurrent loop (`backend.rnn`): `step(t, states) -> (output, states)` over the time
+    axis, backwards with `go_backwards` (the outputs then in the order they are made). A masked step
+    (`mask[:, t]` False) keeps the states and repeats the last output, or zeros with
+    `zero_output_for_mask`. Returns the outputs and the last states."""
+    ops = _ops()
+    if mask is not None:
+        import mindspore as ms
+
+        mask = (mask if isinstance(mask, ms.Tensor) else ms.Tensor(np.asarray(mask))).astype(ms.bool_)
+    previous = None
+    outputs = []
+    for t in (range(steps - 1, -1, -1) if go_backwards else range(steps)):
+        output, new_states = step(t, states)
+        if mask is not None:
+            column = mask[:, t]
+
+            def keep(new, old, column=column):
+                return ops.where(column.reshape((batch,) + (1,) * (new.ndim - 1)), new, old)
+
+            if previous is None:
+                previous = ops.zeros_like(output)
+            output = keep(output, ops.zeros_like(output) if zero_output_for_mask else previous)
+            new_states = _tree_map2(keep, new_states, states)
+            previous = output
+        states = new_states
+        outputs.append(output)
+    return outputs, states
+
+
+class _Recurrent(Layer):
+    """The weights of a recurrent formula: `kernel` `(input_dim, gates * units)`, `recurrent_kernel`
+    `(units, gates * units)` and `bias`, shared by the sequence layers and the cells."""
+
     gates = 1
+    _state_count = 1
 
     def __init__(self, units, activation="tanh", use_bias=True, kernel_initializer="glorot_uniform",
                  recurrent_initializer="orthogonal", bias_initializer="zeros", kernel_regularizer=None,
                  recurrent_regularizer=None, bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
                  recurrent_constraint=None, bias_constraint=None, dropout=0.0, recurrent_dropout=0.0, seed=None,
-                 return_sequences=False, return_state=False, go_backwards=False, stateful=False, unroll=False,
-                 zero_output_for_mask=False, **kwargs):
-        kwargs.pop("use_cudnn", None)  # a kernel choice of TF's; the formula is the same
+                 **kwargs):
         super().__init__(**kwargs)
-        self.zero_output_for_mask = bool(zero_output_for_mask)
         if dropout or recurrent_dropout:
             raise NotImplementedError(f"{type(self).__name__}: dropout and recurrent_dropout are not provided by "
                                       "migrate.runtime.keras (put a Dropout layer before the recurrent layer)")
-        if stateful:
-            raise NotImplementedError(f"{type(self).__name__}: stateful=True is not provided by migrate.runtime.keras")
         self.units = int(units)
         self.activation = activations.get(activation)
         self.use_bias = bool(use_bias)
@@ -68,12 +105,6 @@ class _RNN(Layer):
         self.bias_regularizer = bias_regularizer
         self.kernel_constraint, self.recurrent_constraint = kernel_constraint, recurrent_constraint
         self.bias_constraint = bias_constraint
-        self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
-        self.go_backwards = bool(go_backwards)
-        if self._batch_input_shape is not None:
-            self.build(self._batch_input_shape)
-
-    # -- weights -------------------------------------------------------------------------------
 
     def _bias_shape(self) -> tuple:
         return (self.gates * self.units,)
@@ -95,12 +126,29 @@ class _RNN(Layer):
                                     constraint=self.bias_constraint) if self.use_bias else None
         self.built = True
 
-    # -- the loop ------------------------------------------------------------------------------
+    def _zero_states(self, batch: int, dtype) -> list:
+        dtype = _ms_dtype(dtype)
+        return [_ops().zeros((batch, self.units), dtype) for _ in range(self._state_count)]
 
-    def _zero_states(self, batch: int, like) -> list:
-        return [_ops().zeros((batch, self.units), like.dtype) for _ in range(self._state_count)]
+    def get_config(self):
+        return {**super().get_config(), "units": self.units, "activation": activations.serialize(self.activation),
+                "use_bias": self.use_bias}
 
-    _state_count = 1
+
+class _RNN(_Recurrent):
+    """A sequence layer: the formula stepped over the time axis."""
+
+    def __init__(self, units, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
+                 unroll=False, zero_output_for_mask=False, **kwargs):
+        kwargs.pop("use_cudnn", None)  # a kernel choice of TF's; the formula is the same
+        super().__init__(units, **kwargs)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
+        if stateful:
+            raise NotImplementedError(f"{type(self).__name__}: stateful=True is not provided by migrate.runtime.keras")
+        self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
+        self.go_backwards = bool(go_backwards)
+        if self._batch_input_shape is not None:
+            self.build(self._batch_input_shape)
 
     supports_masking = True
 
@@ -115,40 +163,51 @@ class _RNN(Layer):
         x = inputs if inputs.dtype == self.kernel.dtype else inputs.astype(self.kernel.dtype)
         batch, steps = int(x.shape[0]), int(x.shape[1])
         if initial_state is None:
-            states = self._zero_states(batch, x)
+            states = self._zero_states(batch, x.dtype)
         else:
             states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
             if len(states) != self._state_count:
                 raise ValueError(f"{type(self).__name__} takes {self._state_count} initial state(s), got {len(states)}")
         # The input projection of every step at once (one matrix product), as Keras's fused kernels do.
         projected = ops.matmul(x.reshape(batch * steps, -1), self.kernel).reshape(batch, steps, -1)
-        order = range(steps - 1, -1, -1) if self.go_backwards else range(steps)
-        if mask is not None:  # Keras's masked loop: a masked step keeps the states, its output is the last one's
-            import mindspore as ms  # (or zeros, with `zero_output_for_mask`)
-
-            mask = (mask if isinstance(mask, ms.Tensor) else ms.Tensor(np.asarray(mask))).astype(ms.bool_)
-            previous = ops.zeros((batch, self.units), x.dtype)
-        outputs = []
-        for t in order:
-            output, new_states = self._step(projected[:, t], states)
-            if mask is not None:
-                kept = mask[:, t].reshape(batch, 1)
-                output = ops.where(kept, output, ops.zeros_like(output) if self.zero_output_for_mask else previous)
-                new_states = [ops.where(kept, new, old) for new, old in zip(new_states, states)]
-                previous = output
-            states = new_states
-            outputs.append(output)
-        last = outputs[-1]
-        result = ops.stack(outputs, axis=1) if self.return_sequences else last
+        outputs, states = _loop(lambda t, states: self._step(projected[:, t], states), steps, batch, states, mask,
+                                self.go_backwards, self.zero_output_for_mask)
+        result = ops.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
         return [result, *states] if self.return_state else result
 
     def get_config(self):
-        return {**super().get_config(), "units": self.units, "activation": activations.serialize(self.activation),
-                "use_bias": self.use_bias, "return_sequences": self.return_sequences,
+        return {**super().get_config(), "return_sequences": self.return_sequences,
                 "return_state": self.return_state, "go_backwards": self.go_backwards}
 
 
-class SimpleRNN(_RNN):
+class _Cell(_Recurrent):
+    """A cell: one step, `call(inputs, states) -> (output, new_states)`, for `RNN` or a loop of the
+    program's own (Keras's `SimpleRNNCell`, `GRUCell`, `LSTMCell`)."""
+
+    @property
+    def state_size(self):
+        return self.units if self._state_count == 1 else [self.units] * self._state_count
+
+    @property
+    def output_size(self):
+        return self.units
+
+    def get_initial_state(self, batch_size=None):
+        return self._zero_states(int(batch_size), self.dtype_policy.compute_dtype)
+
+    def call(self, inputs, states, training=None):
+        as_list = isinstance(states, (list, tuple))
+        states = list(states) if as_list else [states]
+        if len(states) != self._state_count:
+            raise ValueError(f"{type(self).__name__} takes {self._state_count} state(s), got {len(states)}")
+        x = inputs if inputs.dtype == self.kernel.dtype else inputs.astype(self.kernel.dtype)
+        output, new_states = self._step(_ops().matmul(x, self.kernel), states)
+        if self._state_count == 1 and not as_list:  # (Keras: a state given bare comes back bare)
+            return output, new_states[0]
+        return output, new_states
+
+
+class _SimpleStep:
     """`h = activation(x @ kernel + h @ recurrent_kernel + bias)`."""
 
     def _step(self, projected, states):
@@ -159,7 +218,7 @@ class SimpleRNN(_RNN):
         return h, [h]
 
 
-class _Gated(_RNN):
+class _Gated:
     """LSTM and GRU: gates squashed by `recurrent_activation` (sigmoid by default)."""
 
     def __init__(self, units, activation="tanh", recurrent_activation="sigmoid", **kwargs):
@@ -170,7 +229,7 @@ class _Gated(_RNN):
         return {**super().get_config(), "recurrent_activation": activations.serialize(self.recurrent_activation)}
 
 
-class LSTM(_Gated):
+class _LSTMStep(_Gated):
     """Keras's LSTM: gates input, forget, cell, output; `c = f * c + i * activation(z_c)`,
     `h = o * activation(c)`."""
 
@@ -200,7 +259,7 @@ class LSTM(_Gated):
         return {**super().get_config(), "unit_forget_bias": self.unit_forget_bias}
 
 
-class GRU(_Gated):
+class _GRUStep(_Gated):
     """Keras's GRU: gates update, reset, candidate; `h = z * h + (1 - z) * candidate`. With
     `reset_after` (Keras's default) the reset gate multiplies the recurrent projection, which has
     its own bias (the second row of a `(2, 3 * units)` bias); without, it multiplies the state."""
@@ -238,6 +297,170 @@ class GRU(_Gated):
 
     def get_config(self):
         return {**super().get_config(), "reset_after": self.reset_after}
+
+
+class SimpleRNN(_SimpleStep, _RNN):
+    """Keras's SimpleRNN."""
+
+
+class LSTM(_LSTMStep, _RNN):
+    """Keras's LSTM."""
+
+
+class GRU(_GRUStep, _RNN):
+    """Keras's GRU."""
+
+
+class SimpleRNNCell(_SimpleStep, _Cell):
+    """Keras's SimpleRNNCell: one step of SimpleRNN."""
+
+
+class LSTMCell(_LSTMStep, _Cell):
+    """Keras's LSTMCell: one step of LSTM; its states are `[h, c]`."""
+
+
+class GRUCell(_GRUStep, _Cell):
+    """Keras's GRUCell: one step of GRU."""
+
+
+def _state_sizes(cell) -> list:
+    size = getattr(cell, "state_size", None)
+    if isinstance(size, int):
+        return [size]
+    if isinstance(size, (list, tuple)):
+        return list(size)
+    raise ValueError("state_size must be an integer, or a list/tuple of integers (one for each state tensor).")
+
+
+def _flat_count(structure) -> int:
+    return sum(_flat_count(s) for s in structure) if isinstance(structure, (list, tuple)) else 1
+
+
+class StackedRNNCells(Layer):
+    """Keras's `StackedRNNCells`: cells run one after the other in a step, each on the last one's
+    output; the states are each cell's (a bare state for a cell with an integer `state_size`)."""
+
+    def __init__(self, cells, **kwargs):
+        super().__init__(**kwargs)
+        for cell in cells:
+            if not hasattr(cell, "call"):
+                raise ValueError(f"All cells must have a `call` method. Received cell without a `call` method: {cell}")
+            if not hasattr(cell, "state_size"):
+                raise ValueError(f"All cells must have a `state_size` attribute. Received cell without a "
+                                 f"`state_size`: {cell}")
+        self.cells = list(cells)
+
+    @property
+    def state_size(self):
+        return [c.state_size for c in self.cells]
+
+    @property
+    def output_size(self):
+        last = self.cells[-1]
+        if getattr(last, "output_size", None) is not None:
+            return last.output_size
+        return _state_sizes(last)[0]
+
+    def build(self, input_shape):
+        for cell in self.cells:
+            if isinstance(cell, Layer) and not cell.built:
+                cell.build(input_shape)
+                cell.built = True
+            output = getattr(cell, "output_size", None)
+            input_shape = (input_shape[0], output if output is not None else _state_sizes(cell)[0])
+        self.built = True
+
+    def get_initial_state(self, batch_size=None):
+        states = []
+        for cell in self.cells:
+            if hasattr(cell, "get_initial_state"):
+                initial = cell.get_initial_state(batch_size=batch_size)
+                states.append(initial[0] if isinstance(cell.state_size, int) and isinstance(initial, list) else initial)
+            else:
+                zeros = [_ops().zeros((batch_size, d), _ms_dtype(self.dtype_policy.compute_dtype))
+                         for d in _state_sizes(cell)]
+                states.append(zeros[0] if isinstance(cell.state_size, int) else zeros)
+        return states
+
+    def call(self, inputs, states, training=None):
+        new_states = []
+        for cell, state in zip(self.cells, states):
+            as_list = isinstance(state, (list, tuple))
+            extra = {"training": training} if training is not None and getattr(cell, "_call_takes_training", False) \
+                else {}
+            inputs, state = cell(inputs, list(state) if as_list else [state], **extra)
+            if len(state) == 1 and not as_list:
+                state = state[0]
+            new_states.append(state)
+        return inputs, new_states[0] if len(new_states) == 1 else new_states
+
+
+class RNN(Layer):
+    """Keras's `RNN(cell)`: a cell (a layer with `call(inputs, states)` and `state_size`, this
+    package's or the program's own; a list of cells is stacked) run over the time axis, with
+    Keras's `return_sequences`, `return_state` (the output, then every state), `go_backwards`,
+    `initial_state`, masks and `zero_output_for_mask`. `stateful` and `unroll` (a compile-time
+    choice of TF's; the numbers are the same) as in the sequence layers: `stateful` is refused."""
+
+    supports_masking = True
+
+    def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
+                 unroll=False, zero_output_for_mask=False, **kwargs):
+        if isinstance(cell, (list, tuple)):
+            cell = StackedRNNCells(cell)
+        if not hasattr(cell, "call"):
+            raise ValueError(f"Argument `cell` should have a `call` method. Received: cell={cell}")
+        if not hasattr(cell, "state_size"):
+            raise ValueError("The RNN cell should have a `state_size` attribute (single integer or list of "
+                             f"integers, one integer per RNN state). Received: cell={cell}")
+        super().__init__(**kwargs)
+        if stateful:
+            raise NotImplementedError("RNN: stateful=True is not provided by migrate.runtime.keras")
+        self.cell = cell
+        self.return_sequences, self.return_state = bool(return_sequences), bool(return_state)
+        self.go_backwards = bool(go_backwards)
+        self.zero_output_for_mask = bool(zero_output_for_mask)
+        self.state_size = _state_sizes(cell)
+        self.single_state = isinstance(cell.state_size, int)
+
+    @property
+    def _state_count(self) -> int:
+        return _flat_count(self.state_size)
+
+    def build(self, input_shape):
+        if isinstance(self.cell, Layer) and not self.cell.built:
+            self.cell.build((input_shape[0],) + tuple(input_shape[2:]))
+            self.cell.built = True
+        self.built = True
+
+    def get_initial_state(self, batch_size):
+        if hasattr(self.cell, "get_initial_state"):
+            states = self.cell.get_initial_state(batch_size=batch_size)
+            return list(states) if isinstance(states, (list, tuple)) else [states]
+        return [_ops().zeros((batch_size, d), _ms_dtype(self.dtype_policy.compute_dtype)) for d in self.state_size]
+
+    def compute_mask(self, inputs, previous_mask=None):
+        mask = previous_mask[0] if isinstance(previous_mask, (list, tuple)) else previous_mask
+        output_mask = mask if self.return_sequences else None
+        return [output_mask] + [None] * len(self.state_size) if self.return_state else output_mask
+
+    def call(self, sequences, initial_state=None, mask=None, training=None):
+        ops = _ops()
+        batch, steps = int(sequences.shape[0]), int(sequences.shape[1])
+        if initial_state is None:
+            states = self.get_initial_state(batch)
+        else:
+            states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
+        extra = {"training": training} if training is not None and getattr(self.cell, "_call_takes_training", False) \
+            else {}
+
+        def step(t, states):
+            output, new_states = self.cell(sequences[:, t], states, **extra)
+            return output, (list(new_states) if isinstance(new_states, (list, tuple)) else [new_states])
+
+        outputs, states = _loop(step, steps, batch, states, mask, self.go_backwards, self.zero_output_for_mask)
+        result = ops.stack(outputs, axis=1) if self.return_sequences else outputs[-1]
+        return [result, *states] if self.return_state else result
 
 
 def _copy(layer, **changes):
