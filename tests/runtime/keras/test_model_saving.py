@@ -75,6 +75,12 @@ LAYERS = {
     "GRUCell": lambda L: L.GRUCell(2, reset_after=False),
     "SimpleRNNCell": lambda L: L.SimpleRNNCell(2, activation="relu"),
     "StackedRNNCells": lambda L: L.StackedRNNCells([L.SimpleRNNCell(2), L.GRUCell(3)]),
+    "Conv3D": lambda L: L.Conv3D(2, (1, 3, 3), strides=(1, 2, 2), padding="same", groups=1),
+    "MaxPooling3D": lambda L: L.MaxPooling3D((1, 2, 2), padding="same"),
+    "AveragePooling3D": lambda L: L.AveragePooling3D(2, strides=1),
+    "GlobalAveragePooling3D": lambda L: L.GlobalAveragePooling3D(keepdims=True),
+    "GlobalMaxPooling3D": lambda L: L.GlobalMaxPooling3D(),
+    "TimeDistributed": lambda L: L.TimeDistributed(L.Dense(2, activation="relu")),
     "Masking": lambda L: L.Masking(mask_value=-1.0),
     "TensorOperation": lambda L: L.TensorOperation("getitem", (slice(None), slice(0, 2))),
     "Lambda": lambda L: L.Lambda(np.negative),
@@ -89,7 +95,8 @@ LAYERS = {
 }
 ALIASES = {"Convolution1D", "Convolution2D", "Convolution2DTranspose", "SeparableConvolution2D", "MaxPool1D",
            "MaxPool2D", "AvgPool1D", "AvgPool2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",
-           "GlobalMaxPool2D", "Layer", "InputLayer"}
+           "GlobalMaxPool2D", "Layer", "InputLayer", "Convolution3D", "MaxPool3D", "AvgPool3D", "GlobalAvgPool3D",
+           "GlobalMaxPool3D"}
 
 
 def test_every_public_layer_class_is_covered():

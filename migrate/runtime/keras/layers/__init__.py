@@ -3,7 +3,8 @@
 from ..symbolic import Input
 from .augmentation import RandomFlip, RandomRotation, RandomZoom
 from .base import Layer
-from .convolution import (Conv1D, Conv2D, Conv2DTranspose, Convolution1D, Convolution2D, Convolution2DTranspose,
+from .convolution import (Conv1D, Conv2D, Conv2DTranspose, Conv3D, Convolution1D, Convolution2D, Convolution2DTranspose,
+                          Convolution3D,
                           DepthwiseConv2D, SeparableConv2D, SeparableConvolution2D, UpSampling1D, UpSampling2D,
                           UpSampling3D)
 from .core import (Activation, AlphaDropout, Dense, Dropout, Embedding, Flatten, Identity, InputLayer, Lambda, LeakyReLU, Masking, Permute,
@@ -13,10 +14,13 @@ from .merging import (Add, Average, Concatenate, Maximum, Minimum, Multiply, Sub
                       maximum, minimum, multiply, subtract)
 from .lookup import CategoryEncoding, IntegerLookup, StringLookup, TextVectorization
 from .normalization import BatchNormalization, LayerNormalization, Normalization, SyncBatchNormalization
-from .recurrent import GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells
-from .pooling import (AveragePooling1D, AveragePooling2D, AvgPool1D, AvgPool2D, GlobalAveragePooling1D,
-                      GlobalAveragePooling2D, GlobalAvgPool1D, GlobalAvgPool2D, GlobalMaxPool1D, GlobalMaxPool2D,
-                      GlobalMaxPooling1D, GlobalMaxPooling2D, MaxPool1D, MaxPool2D, MaxPooling1D, MaxPooling2D)
+from .recurrent import (GRU, LSTM, RNN, Bidirectional, GRUCell, LSTMCell, SimpleRNN, SimpleRNNCell, StackedRNNCells,
+                        TimeDistributed)
+from .pooling import (AveragePooling1D, AveragePooling2D, AveragePooling3D, AvgPool1D, AvgPool2D, AvgPool3D,
+                      GlobalAveragePooling1D, GlobalAveragePooling2D, GlobalAveragePooling3D, GlobalAvgPool1D,
+                      GlobalAvgPool2D, GlobalAvgPool3D, GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPool3D,
+                      GlobalMaxPooling1D, GlobalMaxPooling2D, GlobalMaxPooling3D, MaxPool1D, MaxPool2D, MaxPool3D,
+                      MaxPooling1D, MaxPooling2D, MaxPooling3D)
 
 __all__ = [
     "Input", "Layer", "InputLayer", "Dense", "Activation", "Dropout", "AlphaDropout", "Rescaling", "Resizing",
@@ -29,6 +33,7 @@ __all__ = [
     "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "BatchNormalization", "SyncBatchNormalization",
     "LayerNormalization", "Normalization", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
     "concatenate", "add", "subtract", "multiply", "average", "maximum", "minimum", "SimpleRNN", "GRU", "LSTM", "Bidirectional", "Masking", "RNN", "SimpleRNNCell", "GRUCell", "LSTMCell",
-    "StackedRNNCells",
+    "StackedRNNCells", "TimeDistributed", "Conv3D", "Convolution3D", "MaxPooling3D", "AveragePooling3D", "MaxPool3D",
+    "AvgPool3D", "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GlobalAvgPool3D", "GlobalMaxPool3D",
     "StringLookup", "IntegerLookup", "TextVectorization", "CategoryEncoding", "RandomFlip", "RandomRotation", "RandomZoom",
 ]

@@ -1,4 +1,4 @@
-"""Conv1D, Conv2D, DepthwiseConv2D, Conv2DTranspose and UpSampling2D with Keras's layouts: inputs channels_last (NWC / NHWC), kernels `(k, in, out)` /
+"""Conv1D, Conv2D, Conv3D, DepthwiseConv2D, Conv2DTranspose and UpSampling2D with Keras's layouts: inputs channels_last (NWC / NHWC / NDHWC), kernels `(k, in, out)` /
 `(kh, kw, in, out)`.
 
 MindSpore's convolution takes NCHW inputs and `(out, in, kh, kw)` kernels, so the layer
@@ -103,7 +103,30 @@ class Conv1D(_Conv):
     rank = 1
 
 
-Convolution1D, Convolution2D = Conv1D, Conv2D
+class Conv3D(_Conv):
+    """Keras's Conv3D: inputs NDHWC (or NCDHW), kernel `(kd, kh, kw, in / groups, out)`; MindSpore's
+    `ops.conv3d` on NCDHW with the kernel as `(out, in / groups, kd, kh, kw)`, "same" padded by TF's rule."""
+
+    rank = 3
+
+    def call(self, inputs):
+        ops = _ops()
+        x = inputs.transpose(0, 4, 1, 2, 3) if self.data_format == "channels_last" else inputs
+        if self.padding == "same":
+            pads = [tfnn.same_padding(x.shape[2 + i], self.kernel_size[i], self.strides[i], self.dilation_rate[i])
+                    for i in range(3)]
+            if any(p for pair in pads for p in pair):
+                x = ops.pad(x, (pads[2][0], pads[2][1], pads[1][0], pads[1][1], pads[0][0], pads[0][1]))
+        y = ops.conv3d(x, self.kernel.transpose(4, 3, 0, 1, 2), None, stride=self.strides, pad_mode="valid",
+                       dilation=self.dilation_rate, groups=self.groups)
+        if self.bias is not None:
+            y = ops.bias_add(y, self.bias)
+        if self.data_format == "channels_last":
+            y = y.transpose(0, 2, 3, 4, 1)
+        return self.activation(y)
+
+
+Convolution1D, Convolution2D, Convolution3D = Conv1D, Conv2D, Conv3D
 
 
 def _depthwise_kernel(layer, channels: int):

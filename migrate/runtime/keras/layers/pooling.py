@@ -7,6 +7,8 @@ would differ at the borders).
 
 from __future__ import annotations
 
+import numpy as np
+
 from ... import tfnn
 from ._padding import normalize_tuple
 from .base import Layer
@@ -62,7 +64,45 @@ class AveragePooling1D(_Pooling):
     rank, mode = 1, "avg"
 
 
+class _Pooling3D(_Pooling):
+    """3-D pooling of NDHWC (or NCDHW) inputs on MindSpore's `max_pool3d`/`avg_pool3d`, "same" padded as TF
+    pads (-inf for max; an average over the real elements of each window only)."""
+
+    rank = 3
+
+    def call(self, inputs):
+        ops = _ops()
+        x = inputs.transpose(0, 4, 1, 2, 3) if self.data_format == "channels_last" else inputs
+        pool = ops.max_pool3d if self.mode == "max" else ops.avg_pool3d
+
+        def pooled(value):
+            return pool(value, self.pool_size, self.strides)
+
+        if self.padding == "same":
+            pads = [tfnn.same_padding(x.shape[2 + i], self.pool_size[i], self.strides[i]) for i in range(3)]
+            padding = (pads[2][0], pads[2][1], pads[1][0], pads[1][1], pads[0][0], pads[0][1])
+            if any(padding):
+                if self.mode == "max":
+                    y = pooled(ops.pad(x, padding, value=float(np.finfo(np.float32).min)))
+                else:
+                    y = pooled(ops.pad(x, padding)) / pooled(ops.pad(ops.ones_like(x), padding))
+            else:
+                y = pooled(x)
+        else:
+            y = pooled(x)
+        return y.transpose(0, 2, 3, 4, 1) if self.data_format == "channels_last" else y
+
+
+class MaxPooling3D(_Pooling3D):
+    mode = "max"
+
+
+class AveragePooling3D(_Pooling3D):
+    mode = "avg"
+
+
 MaxPool1D, MaxPool2D, AvgPool1D, AvgPool2D = MaxPooling1D, MaxPooling2D, AveragePooling1D, AveragePooling2D
+MaxPool3D, AvgPool3D = MaxPooling3D, AveragePooling3D
 
 
 class _GlobalPooling(Layer):
@@ -115,5 +155,14 @@ class GlobalMaxPooling1D(_GlobalPooling):
     rank, mode = 1, "max"
 
 
-GlobalAvgPool1D, GlobalAvgPool2D = GlobalAveragePooling1D, GlobalAveragePooling2D
-GlobalMaxPool1D, GlobalMaxPool2D = GlobalMaxPooling1D, GlobalMaxPooling2D
+class GlobalAveragePooling3D(_GlobalPooling):
+    rank, mode = 3, "avg"
+
+
+class GlobalMaxPooling3D(_GlobalPooling):
+    rank, mode = 3, "max"
+
+
+GlobalAvgPool1D, GlobalAvgPool2D, GlobalAvgPool3D = GlobalAveragePooling1D, GlobalAveragePooling2D, \
+    GlobalAveragePooling3D
+GlobalMaxPool1D, GlobalMaxPool2D, GlobalMaxPool3D = GlobalMaxPooling1D, GlobalMaxPooling2D, GlobalMaxPooling3D

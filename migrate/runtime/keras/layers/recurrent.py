@@ -563,3 +563,45 @@ class Bidirectional(Layer):
             count = self.forward_layer._state_count * 2
             return list(output_mask if isinstance(output_mask, tuple) else (output_mask,)) + [None] * count
         return output_mask
+
+
+class TimeDistributed(Layer):
+    """Keras's `TimeDistributed(layer)`: `layer` applied to every step of the time axis (axis 1), one
+    call per step as Keras 3 makes them (so a batch normalization in training sees each step's
+    batch), the outputs stacked back along time. A mask `(batch, time)` gives each call its step's."""
+
+    supports_masking = True
+
+    def __init__(self, layer, **kwargs):
+        if not isinstance(layer, Layer):
+            raise ValueError(f"Please initialize `TimeDistributed` layer with a `keras.layers.Layer` instance. "
+                             f"Received: {layer}")
+        super().__init__(**kwargs)
+        self.layer = layer
+
+    def build(self, input_shape):
+        if len(input_shape) < 3:
+            raise ValueError(f"`TimeDistributed` Layer should be passed an `input_shape` with at least 3 dimensions, "
+                             f"received: {input_shape}")
+        if not self.layer.built:
+            self.layer.build((input_shape[0],) + tuple(input_shape[2:]))
+            self.layer.built = True
+        self.built = True
+
+    def call(self, inputs, training=None, mask=None):
+        if mask is not None and (len(mask.shape) < 2 or tuple(mask.shape[:2]) != tuple(inputs.shape[:2])):
+            raise ValueError(f"The `mask` passed to the `TimeDistributed` layer has a shape {tuple(mask.shape)} that "
+                             f"is incompatible with the input shape {tuple(inputs.shape)}. The first two dimensions "
+                             "of the mask (batch size and timesteps) must match the input's first two dimensions.")
+        outputs = []
+        for t in range(int(inputs.shape[1])):
+            extra = {}
+            if mask is not None and self.layer._call_takes_mask:
+                extra["mask"] = mask[:, t]
+            if training is not None and self.layer._call_takes_training:
+                extra["training"] = training
+            outputs.append(self.layer(inputs[:, t], **extra))
+        return _ops().stack(outputs, axis=1)
+
+    def compute_mask(self, inputs, previous_mask=None):
+        return previous_mask
