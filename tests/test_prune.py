@@ -281,7 +281,7 @@ class Summaries:
             pass
 
 
-x = tf.signal.fft(tf.sparse.reorder(1))
+x = tf.signal.dct(tf.sparse.reorder(1))
 '''
 
 
@@ -297,7 +297,7 @@ def test_statements_only_flags_match_are_set_aside_with_their_markers(index):
         (7, 9, "tensorflow.strings.unicode_split"), (8, 9, "tensorflow.nn.gelu"), (8, 25, "tensorflow.nn.gelu"),
         (9, 8, "tensorflow.debugging.is_numeric_tensor"), (11, 12, "tensorflow.keras.utils.model_to_dot"),
         (15, 6, "tensorflow.custom_gradient"), (18, 13, "tensorflow.summary.audio"),
-        (19, 16, "tensorflow.errors.DataLossError"), (23, 5, "tensorflow.signal.fft"), (23, 19, "tensorflow.sparse.reorder"),
+        (19, 16, "tensorflow.errors.DataLossError"), (23, 5, "tensorflow.signal.dct"), (23, 19, "tensorflow.sparse.reorder"),
     }
     result = assert_same(FLAGGED.encode(), index)
     assert {(f.line, f.col, f.api) for f in result.findings} == found
@@ -310,7 +310,7 @@ def test_statements_only_flags_match_are_set_aside_with_their_markers(index):
     assert above["z"].startswith("    # migrate: TFU901 `tf.nn.gelu` is not converted; MindSpore: `mindspore.ops.gelu`")
     assert above["z"].count("tf.nn.gelu") == 1
     assert above["try:"] == "        # migrate: TFU901 `tf.errors.DataLossError` is not converted; MindSpore's API mapping lists no direct counterpart"
-    assert above["x"].startswith("# migrate: TFU901 `tf.signal.fft` is not converted; MindSpore's API mapping lists no direct counterpart; `tf.sparse.reorder`")
+    assert above["x"].startswith("# migrate: TFU901 `tf.signal.dct` is not converted; MindSpore's API mapping lists no direct counterpart; `tf.sparse.reorder`")
 
 
 def test_a_flagged_statement_keeps_its_import_and_a_converted_one_drops_it(index):
@@ -365,11 +365,11 @@ def test_a_with_only_a_flag_reports_does_not_keep_its_function_whole(header, who
 
 def test_a_suppressed_flag_has_no_marker_and_no_finding(index):
     body = "".join(f"def f{i}():\n    return {i}\n\n" for i in range(30))
-    text = "import tensorflow as tf\n\n" + body + "y = tf.nn.gelu([1.0])  # migrate: ignore[TFU901]\nz = tf.signal.fft(-1.0)\n"
+    text = "import tensorflow as tf\n\n" + body + "y = tf.nn.gelu([1.0])  # migrate: ignore[TFU901]\nz = tf.signal.dct(-1.0)\n"
     pruned = cut(text, index)
-    assert "tf.nn.gelu" not in pruned.text and [api for *_, api, _ in pruned.flagged] == ["tensorflow.signal.fft"]
+    assert "tf.nn.gelu" not in pruned.text and [api for *_, api, _ in pruned.flagged] == ["tensorflow.signal.dct"]
     result = assert_same(text.encode(), index)
-    assert [f.api for f in result.findings] == ["tensorflow.signal.fft"]
+    assert [f.api for f in result.findings] == ["tensorflow.signal.dct"]
     assert result.converted.decode().count("# migrate: TFU901") == 1
 
 
@@ -395,7 +395,7 @@ def test_a_file_left_with_nothing_to_plan_skips_libcst(index, monkeypatch):
     fast = convert_source(FLAGGED.encode(), index, "t.py", ConvertOptions(pruning=0))
     assert (fast.converted, fast.findings) == (whole.converted, whole.findings)
     for busy in [FLAGGED + "m = tf.keras.Sequential()\n", FLAGGED + "os.environ['TF_CONFIG'] = '{}'\n",
-                 FLAGGED.replace("x = tf.signal.fft", "x = 'TF_CONFIG' 'a'\ny = tf.signal.fft")]:
+                 FLAGGED.replace("x = tf.signal.dct", "x = 'TF_CONFIG' 'a'\ny = tf.signal.dct")]:
         assert cut(busy, index).needs_planner, busy
 
 

@@ -1491,3 +1491,141 @@ def _dtype_name(dtype) -> str:
 
 def _shape_text(shape) -> str:
     return ", ".join("?" if d is None else str(d) for d in shape)
+
+
+# -- complex values and tf.signal ----------------------------------------------------------------
+
+
+def abs(x, name=None):  # noqa: A001 - TF's name
+    """`tf.abs`: the magnitude, real even for complex input (MindSpore's `ops.abs` keeps a complex
+    dtype there), the absolute value otherwise."""
+    ops = _ops()
+    x = _tensor(x)
+    return ops.ComplexAbs()(x) if ops.is_complex(x) else ops.abs(x)
+
+
+def _signal(value, complex_input: bool = False):
+    """A signal as TF converts it: a tensor as it is; anything else float32 (complex64), TF's preferred dtype."""
+    import mindspore as ms
+
+    if isinstance(value, ms.Tensor):
+        return value
+    array = np.asarray(value)
+    return ms.Tensor(array.astype(np.complex64 if complex_input or np.iscomplexobj(array) else np.float32))
+
+
+def _lengths(fft_length, count: int):
+    if fft_length is None:
+        return None
+    lengths = tuple(int(n) for n in np.asarray(fft_length.asnumpy() if hasattr(fft_length, "asnumpy")
+                                               else fft_length).reshape(-1))
+    if len(lengths) != count:
+        raise InvalidArgumentError(f"fft_length must have {count} element(s), got {len(lengths)}")
+    return lengths
+
+
+def rfft(input_tensor, fft_length=None, name=None):
+    """`tf.signal.rfft`: the FFT of a real signal over its innermost axis, the first `n // 2 + 1`
+    frequencies (`fft_length`: the signal cropped or zero-padded to it first)."""
+    lengths = _lengths(fft_length, 1)
+    return _ops().rfft(_signal(input_tensor), None if lengths is None else lengths[0], -1)
+
+
+def irfft(input_tensor, fft_length=None, name=None):
+    """`tf.signal.irfft`: the real signal of `n // 2 + 1` frequencies (`fft_length` `n`, by default
+    `2 * (inner - 1)`)."""
+    lengths = _lengths(fft_length, 1)
+    return _ops().irfft(_signal(input_tensor, True), None if lengths is None else lengths[0], -1)
+
+
+def rfft2d(input_tensor, fft_length=None, name=None):
+    """`tf.signal.rfft2d`: the 2-D FFT of a real signal over its two innermost axes."""
+    return _ops().rfft2(_signal(input_tensor), _lengths(fft_length, 2), (-2, -1))
+
+
+def irfft2d(input_tensor, fft_length=None, name=None):
+    """`tf.signal.irfft2d`: the inverse of `rfft2d`."""
+    return _ops().irfft2(_signal(input_tensor, True), _lengths(fft_length, 2), (-2, -1))
+
+
+def fft(input, name=None):  # noqa: A002 - TF's parameter names
+    """`tf.signal.fft`: the FFT of a complex signal over its innermost axis."""
+    return _ops().fft(_signal(input, True), None, -1)
+
+
+def ifft(input, name=None):  # noqa: A002 - TF's parameter names
+    """`tf.signal.ifft`: the inverse FFT over the innermost axis (divided by its length, as TF)."""
+    return _ops().ifft(_signal(input, True), None, -1)
+
+
+def fft2d(input, name=None):  # noqa: A002 - TF's parameter names
+    """`tf.signal.fft2d`: the 2-D FFT over the two innermost axes."""
+    return _ops().fft2(_signal(input, True), None, (-2, -1))
+
+
+def ifft2d(input, name=None):  # noqa: A002 - TF's parameter names
+    """`tf.signal.ifft2d`: the inverse 2-D FFT over the two innermost axes."""
+    return _ops().ifft2(_signal(input, True), None, (-2, -1))
+
+
+def _raised_cosine_window(window_length, periodic, dtype, a: float, b: float):
+    """TF's raised-cosine window: `a - b * cos(2 pi k / n)`, `n = length - 1`, plus one for an even
+    `periodic` window (TF's rule: an odd window is the same either way); computed in `dtype`."""
+    import mindspore as ms
+
+    from .tensors import numpy_dtype
+
+    length = int(window_length)
+    kind = np.dtype(numpy_dtype(dtype) if dtype is not None else np.float32).type
+    if length == 1:
+        return ms.Tensor(np.ones(1, kind))
+    n = kind(length + (1 if periodic else 0) * (1 - length % 2) - 1)
+    count = np.arange(length, dtype=kind)
+    return ms.Tensor((kind(a) - kind(b) * np.cos(kind(2 * np.pi) * count / n)).astype(kind))
+
+
+def hann_window(window_length, periodic=True, dtype=None, name=None):
+    """`tf.signal.hann_window`: `0.5 - 0.5 cos(2 pi k / n)` by TF's rule for `n` (MindSpore's
+    `ops.hann_window` makes odd periodic windows differently)."""
+    return _raised_cosine_window(window_length, periodic, dtype, 0.5, 0.5)
+
+
+def hamming_window(window_length, periodic=True, dtype=None, name=None):
+    """`tf.signal.hamming_window`: `0.54 - 0.46 cos(2 pi k / n)` by TF's rule for `n`."""
+    return _raised_cosine_window(window_length, periodic, dtype, 0.54, 0.46)
+
+
+def frame(signal, frame_length, frame_step, pad_end=False, pad_value=0, axis=-1, name=None):
+    """`tf.signal.frame` over the innermost axis: windows of `frame_length` samples every
+    `frame_step`, as a new axis before the samples; with `pad_end` the end is padded with
+    `pad_value` to make `ceil(n / frame_step)` frames, as TF does."""
+    ops = _ops()
+    if axis != -1:
+        raise NotImplementedError("tf.signal.frame: only axis=-1 is provided by migrate.runtime.tfmath")
+    x = _signal(signal)
+    frame_length, frame_step = int(frame_length), int(frame_step)
+    samples = int(x.shape[-1])
+    if pad_end:
+        frames = -(-samples // frame_step)
+        needed = max((frames - 1) * frame_step + frame_length - samples, 0)
+        if needed:
+            x = ops.pad(x, (0, needed), value=float(pad_value))
+    else:
+        frames = max(1 + (samples - frame_length) // frame_step, 0) if samples >= frame_length else 0
+    import mindspore as ms
+
+    indices = np.arange(frames)[:, None] * frame_step + np.arange(frame_length)[None, :]
+    return ops.gather(x, ms.Tensor(indices.astype(np.int32)), x.ndim - 1)
+
+
+def stft(signals, frame_length, frame_step, fft_length=None, window_fn=hann_window, pad_end=False, name=None):
+    """`tf.signal.stft`: frames of the signal (`frame`), each multiplied by `window_fn(frame_length)`
+    (a periodic Hann window by default) and transformed by `rfft` over `fft_length` (by default the
+    smallest power of two holding a frame): `(..., frames, fft_length // 2 + 1)` complex."""
+    frame_length = int(frame_length)
+    if fft_length is None:
+        fft_length = 1 << (frame_length - 1).bit_length()
+    framed = frame(signals, frame_length, frame_step, pad_end=pad_end)
+    if window_fn is not None:
+        framed = framed * window_fn(frame_length, dtype=framed.dtype)
+    return _ops().rfft(framed, int(fft_length), -1)

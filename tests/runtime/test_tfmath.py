@@ -183,3 +183,15 @@ def test_tf_errors_are_caught_as_tf_catches_them(tmp_path):
     with pytest.raises(tferrors.OpError, match="None of conditions evaluated as True"):
         tfmath.case([(False, lambda: 1)])
     assert issubclass(tferrors.InvalidArgumentError, ValueError)  # (MindSpore's own argument errors)
+
+
+def test_abs_of_a_complex_tensor_is_its_real_magnitude():
+    import mindspore as ms
+
+    from migrate.runtime import tfmath
+
+    spectrum = tfmath.rfft(np.arange(8, dtype=np.float32))
+    magnitude = tfmath.abs(spectrum)
+    assert magnitude.dtype == ms.float32
+    np.testing.assert_allclose(magnitude.asnumpy(), np.abs(np.fft.rfft(np.arange(8.0))), rtol=1e-5)
+    assert tfmath.abs(ms.Tensor(np.array([-2, 3], np.int32))).asnumpy().tolist() == [2, 3]
