@@ -33,6 +33,10 @@ NORMALIZE_PREFIXES = (
     ("tensorflow.losses.", "tensorflow.keras.losses."),
     ("tensorflow.metrics.", "tensorflow.keras.metrics."),
     ("tensorflow.optimizers.", "tensorflow.keras.optimizers."),
+    # TF 1's file API under its two other names: `tf.gfile` (TF 1's top level) and the module
+    # that defines it (`from tensorflow.python.platform import gfile`) are `tf.compat.v1.gfile`.
+    ("tensorflow.gfile.", "tensorflow.compat.v1.gfile."),
+    ("tensorflow.python.platform.gfile.", "tensorflow.compat.v1.gfile."),
 )
 
 

@@ -44,8 +44,9 @@ class Rename(Operation):
         ),
         "keep_after": Param((str, list), doc="'x.*' keeps all that follows this prefix of the API's name (or the "
                                              "longest of a list of prefixes it starts with), not only its last name"),
-        "uncalled": Param(bool, doc="only where the name is not called but passed on as a function, as an "
-                                    "argument (`activation=tf.nn.relu`); its calls are another rule's"),
+        "uncalled": Param(bool, doc="only where the name is not called but passed on or kept as a function "
+                                    "(`activation=tf.nn.relu`, `self.act = tf.nn.relu`); its calls are another "
+                                    "rule's"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -54,12 +55,21 @@ class Rename(Operation):
     def accepts(self, node, parent, params) -> bool:
         if not params.get("uncalled"):
             return True
-        # Handed on as an argument only: a name bound to it (`act = tf.nn.relu`) is an alias
-        # whose calls are analysed as the API's own, so it stays with them.
-        return isinstance(parent(node), cst.Arg)
+        # Handed on or kept as a value (an argument, an attribute, an element, a return), not
+        # called. A plain name bound to it (`act = tf.nn.relu`) is an alias whose calls are
+        # analysed as the API's own, so it stays with them.
+        holder = parent(node)
+        if isinstance(holder, cst.Call) and holder.func is node:
+            return False
+        if isinstance(holder, cst.Assign):
+            return not all(isinstance(t.target, cst.Name) for t in holder.targets)
+        if isinstance(holder, cst.AnnAssign):
+            return not isinstance(holder.target, cst.Name)
+        return not (isinstance(holder, cst.Attribute) and holder.value is node)
 
     def refusal(self, params) -> str:
-        return "only a function handed on as an argument (`activation=tf.nn.relu`) is renamed here"
+        return ("only a function handed on or kept as a value (`activation=tf.nn.relu`, `self.act = tf.nn.relu`) "
+                "is renamed here")
 
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
         return renamed(params["to"], ctx.current.api, suffix, params.get("keep_after"))

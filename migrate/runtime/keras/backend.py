@@ -32,9 +32,33 @@ def clear_session() -> None:
     from .layers import base
 
     base.reset_name_counters()
+    base._learning_phase[0] = None  # (Keras 2 forgets the learning phase too)
 
 
 _IMAGE_DATA_FORMAT = "channels_last"
+
+
+def set_learning_phase(value) -> None:
+    """Keras 2's `set_learning_phase(0 or 1)`: the `training` of every model or layer called without
+    one (1: dropout drops and batch normalization normalizes with the batch's statistics), until
+    changed; an explicit `training=` and `fit`/`evaluate`/`predict` still decide for themselves."""
+    import warnings
+
+    from .layers import base
+
+    warnings.warn("`tf.keras.backend.set_learning_phase` is deprecated and will be removed after 2020-10-11. To "
+                  "update it, simply pass a True/False value to the `training` argument of the `__call__` method of "
+                  "your layer or model.", stacklevel=2)
+    if value not in {0, 1}:
+        raise ValueError("Expected learning phase to be 0 or 1.")
+    base._learning_phase[0] = bool(value)
+
+
+def learning_phase() -> int:
+    """Keras 2's `learning_phase()`: the phase `set_learning_phase` set, 0 while unset."""
+    from .layers import base
+
+    return int(bool(base._learning_phase[0]))
 
 
 def image_data_format() -> str:

@@ -520,3 +520,25 @@ def test_gradients_of_sources_a_tape_does_not_watch_are_none():
     assert float(grads[0].asnumpy()) == 30.0 + 6.0
     value, grads = value_and_grad(forward, None, (c,))()
     assert grads == (None,) and float(value.asnumpy()) == 111.0
+
+
+def test_keras2_learning_phase_sets_the_training_of_calls_given_none():
+    """Keras 2's `set_learning_phase`: its phase for calls without `training=`, until cleared."""
+    x = np.ones((4, 50), np.float32)
+    model = mk.Sequential([mk.Input((50,)), mk.layers.Dropout(0.5)])
+    try:
+        assert mk.backend.learning_phase() == 0
+        with pytest.warns(UserWarning, match="set_learning_phase` is deprecated"):
+            mk.backend.set_learning_phase(1)
+        assert mk.backend.learning_phase() == 1
+        dropped = model(x).asnumpy()
+        assert (dropped == 0).any() and set(np.unique(dropped)) <= {0.0, 2.0}
+        assert np.array_equal(model(x, training=False).asnumpy(), x)  # an explicit value still decides
+        with pytest.warns(UserWarning):
+            mk.backend.set_learning_phase(0)
+        assert np.array_equal(model(x).asnumpy(), x)
+        with pytest.warns(UserWarning), pytest.raises(ValueError, match="Expected learning phase to be 0 or 1."):
+            mk.backend.set_learning_phase(2)
+    finally:
+        mk.backend.clear_session()
+    assert mk.backend.learning_phase() == 0 and np.array_equal(model(x).asnumpy(), x)

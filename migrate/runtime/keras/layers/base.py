@@ -61,10 +61,16 @@ def unique_name(base: str) -> str:
     return base if count == 0 else f"{base}_{count}"
 
 
+# Keras 2's global learning phase (`backend.set_learning_phase`): the `training` of an outermost
+# call that is given none; None while unset.
+_learning_phase: list = [None]
+
+
 def current_training():
-    """The `training` value of the innermost enclosing layer call (None outside any call)."""
+    """The `training` value of the innermost enclosing layer call (outside any call, the global
+    learning phase Keras 2's `set_learning_phase` sets; None when it is unset)."""
     stack = getattr(_context, "training", None)
-    return stack[-1] if stack else None
+    return stack[-1] if stack else _learning_phase[0]
 
 
 @contextlib.contextmanager
