@@ -127,6 +127,7 @@ class MigrateCommand(FreshTree, CodemodCommand):
         rewriter = Rewriter(planner, self.context, self.aliases)
         new = tree.visit(rewriter)
         rewriter.schedule_unused_imports(new)
+        new = rewriter.drop_shadowing_imports(new)
         self.known_unused = rewriter.known_unused
         self.findings = sorted(plan.findings)
         return new

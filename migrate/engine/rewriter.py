@@ -46,6 +46,11 @@ class Rewriter(cst.CSTTransformer):
         # Requested imports known to be unused after the rewrite (see schedule_unused_imports),
         # or None when RemoveImportsVisitor must find out for itself.
         self.known_unused: dict[cst.ImportAlias, cst.Import | cst.ImportFrom] | None = {}
+        # Imports inside a function or block whose every read this pass replaced by code that
+        # reads the same name as an import it added at the top of the module: left there, they
+        # would shadow that import (`import horovod.tensorflow as hvd` in a function, whose
+        # `hvd.init()` became `migrate.runtime.horovod`'s). Dropped after the pass, by id.
+        self.shadowing: dict[int, set[int]] = {}
         # The plan's nodes and their ancestors: only there can anything change, so the walk
         # goes down nowhere else (a skipped subtree comes back as it was).
         self.work: set[cst.CSTNode] = set()
@@ -170,6 +175,9 @@ class Rewriter(cst.CSTTransformer):
                     continue  # (a file with `__all__` may export an unread import: it stays)
                 if not all(self._inside_replaced(read) for read in reads):
                     continue
+                if reads and name in self.new_words and name in self._added_names() and not self._top_level(node):
+                    self.shadowing.setdefault(id(node), set()).add(id(alias))
+                    continue
                 if self.known_unused is not None:
                     # Every read was replaced; unless a replacement reads the name again (or
                     # `__all__` may export it), nothing reads it now.
@@ -194,6 +202,20 @@ class Rewriter(cst.CSTTransformer):
             spelled = Counter(import_key(node, alias) for node in self.p.imports for alias in aliases_of(node))
             if any(spelled[import_key(n, a)] > 1 for a, n in self.known_unused.items()):
                 self.known_unused = None
+
+    def _added_names(self) -> set[str]:
+        """The names the imports this pass added bind at the top of the module."""
+        return {bound_name(imp) for imp in self.scheduled}
+
+    def _top_level(self, node: cst.Import | cst.ImportFrom) -> bool:
+        line = self.p.parent(node)
+        return isinstance(line, cst.SimpleStatementLine) and isinstance(self.p.parent(line), cst.Module)
+
+    def drop_shadowing_imports(self, new: cst.Module) -> cst.Module:
+        """``new`` without the imports :attr:`shadowing` names (a block left empty gets ``pass``)."""
+        if not self.shadowing:
+            return new
+        return new.visit(_DropAliases(self.shadowing))
 
     def _inside_replaced(self, node: cst.CSTNode) -> bool:
         cur = node
@@ -484,3 +506,23 @@ def _loads_tensorflow(name: str) -> bool:
     """Whether importing ``name`` loads TensorFlow: TensorFlow's modules, and Horovod's for it."""
     return name.split(".")[0] == "tensorflow" or any(
         name == root or name.startswith(root + ".") for root in ("horovod.tensorflow", "horovod.keras"))
+
+
+class _DropAliases(cst.CSTTransformer):
+    """Removes the import aliases given by (id of their import, ids of the aliases): the import
+    nodes the rewrite left as they were, so the same objects stand in the converted module."""
+
+    def __init__(self, drops: dict[int, set[int]]) -> None:
+        self.drops = drops
+
+    def _leave(self, original, updated):
+        dropped = self.drops.get(id(original))
+        if dropped is None:
+            return updated
+        kept = [alias for alias in original.names if id(alias) not in dropped]
+        if not kept:
+            return cst.RemoveFromParent()
+        kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
+        return updated.with_changes(names=kept)
+
+    leave_Import = leave_ImportFrom = _leave
