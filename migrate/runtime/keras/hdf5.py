@@ -24,7 +24,6 @@ again afterwards, as Keras's `finalize_state`.
 from __future__ import annotations
 
 import os
-import re
 import warnings
 
 import numpy as np
@@ -111,7 +110,7 @@ def _legacy_pairs(group, model, by_name: bool, skip_mismatch: bool, path: str) -
                     continue
                 pairs += [(w, v, f"layer #{k} (named {layer.name})") for w, v in zip(weights, values)]
         return pairs
-    layers = [layer for layer in model.layers if _legacy_weights(layer)]
+    layers = [layer for layer in keras_layer_order(model) if _legacy_weights(layer)]
     names = [layer.name for layer in layers]
     if sorted(saved) == sorted(names) and len(set(names)) == len(names):
         # The file names exactly the model's layers: pair by name. A functional model with branches
@@ -138,6 +137,51 @@ def _legacy_pairs(group, model, by_name: bool, skip_mismatch: bool, path: str) -
     return pairs
 
 
+def keras_layer_order(model) -> list:
+    """`model.layers` in the order Keras lists a functional model's layers, which is the order of
+    its weight files: deepest from the outputs first, ties in the order a walk from the outputs
+    meets them (Keras's ``map_graph``). `model.layers` here is the order the layers were called;
+    the two differ where the graph branches (an Inception module's towers)."""
+    if getattr(model, "_graph_inputs", None) is None:
+        return list(model.layers)
+    from .symbolic import flatten
+
+    inputs = [id(t) for t in flatten(model._graph_inputs)]
+    finished, in_decreasing_depth, index = set(), [], {}
+
+    def walk(tensor):  # Keras's `_build_map_helper`, the parents first
+        node = tensor.node
+        if node is None or id(node) in finished:
+            return
+        is_input = type(node.layer).__name__ == "InputLayer"
+        if not is_input and id(tensor) in inputs:
+            finished.add(id(node))
+            return
+        index.setdefault(node.layer, len(index))
+        if not is_input:
+            for parent in node.inputs:
+                walk(parent)
+        finished.add(id(node))
+        in_decreasing_depth.append(node)
+
+    for output in flatten(model._graph_outputs):
+        walk(output)
+    in_graph = {id(node) for node in in_decreasing_depth}
+    node_depth, layer_depth = {}, {}
+    for node in reversed(in_decreasing_depth):
+        depth = max(node_depth.setdefault(id(node), 0), layer_depth.get(node.layer, 0))
+        layer_depth[node.layer] = node_depth[id(node)] = depth
+        for parent in node.inputs:
+            if parent.node is not None and id(parent.node) in in_graph:
+                node_depth[id(parent.node)] = max(depth + 1, node_depth.get(id(parent.node), 0))
+    for tensor in flatten(model._graph_inputs):
+        if tensor.node is not None and tensor.node.layer not in layer_depth:
+            layer_depth[tensor.node.layer], index[tensor.node.layer] = 0, -1
+    ordered = sorted(layer_depth, key=lambda layer: (-layer_depth[layer], index[layer]))
+    listed = set(map(id, model.layers))
+    return [layer for layer in ordered if id(layer) in listed]
+
+
 def _own_weights(layer) -> list:
     """A layer's own weights (not its sublayers'), trainable then not: Keras 3's `vars/<i>` order."""
     inner = {id(w) for sub in _sublayers(layer) for w in sub.weights}
@@ -148,20 +192,15 @@ def _sublayers(layer) -> list:
     return list(getattr(layer, "layers", None) or []) if hasattr(layer, "get_layer") else []
 
 
-def _snake_case(name: str) -> str:
-    """Keras's `naming.to_snake_case`."""
-    name = re.sub(r"\W+", "", name)
-    name = re.sub("(.)([A-Z][a-z]+)", r"\1_\2", name)
-    return re.sub("([a-z])([A-Z])", r"\1_\2", name).lower()
-
-
 def _class_key(layer) -> str:
     """What Keras 3 files a layer under: its class's name in snake case (a model built from inputs and
     outputs is Keras's `Functional`)."""
     if hasattr(layer, "get_layer") and getattr(layer, "_graph_inputs", None) is not None \
             and type(layer).__name__ == "Model":
         return "functional"
-    return _snake_case(type(layer).__name__)
+    from .layers.base import to_snake_case
+
+    return to_snake_case(type(layer).__name__)
 
 
 def _keras3_pairs(group, model, path: str) -> list:

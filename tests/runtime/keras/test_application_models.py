@@ -35,6 +35,8 @@ CASES = {
     "mobilenet_v2_imagenet": ("MobileNetV2", {"input_shape": [96, 96, 3], "alpha": 0.35, "include_top": False},
                               "models/mobilenet_v2_weights_tf_dim_ordering_tf_kernels_0.35_96_no_top.h5",
                               [96, 96, 3]),
+    "inception_v3_any_size": ("InceptionV3", {"include_top": False, "pooling": "avg"}, "inception_v3.h5",
+                              [80, 80, 3]),
 }
 # Small models written the same way on both sides (`K` is Keras there, ours here).
 SMALL = """

@@ -49,8 +49,11 @@ def reset_name_counters() -> None:
 
 
 def to_snake_case(name: str) -> str:
+    """Keras's `naming.to_snake_case` (`Conv2D` -> `conv2d`, `GlobalAveragePooling2D` ->
+    `global_average_pooling2d`), without a leading underscore."""
+    name = re.sub(r"\W+", "", name)
     name = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", name)
-    name = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", name).lower()
+    name = re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower()
     return name[1:] if name.startswith("_") else name
 
 
