@@ -1,4 +1,4 @@
-"""Keras's 3-D layers (Conv3D, 3-D pooling, global 3-D pooling) and `TimeDistributed` in `mk`,
+"""Keras's 3-D layers (Conv3D, Conv3DTranspose, 3-D pooling, global 3-D pooling) and `TimeDistributed` in `mk`,
 against Keras on the same weights and inputs (the video tutorials' layers)."""
 
 import json
@@ -47,11 +47,18 @@ def time_distributed(K):
     return K.Model(inputs, K.layers.TimeDistributed(K.layers.Dense(3))(pooled))
 
 
+def conv3d_transpose(K):
+    inputs = K.Input((5, 7, 9, 4))
+    return K.Model(inputs, [K.layers.Conv3DTranspose(3, (2, 3, 3), strides=2)(inputs),
+                            K.layers.Conv3DTranspose(2, 3, strides=(1, 2, 2), padding="same", activation="relu")(inputs),
+                            K.layers.Conv3DTranspose(2, 1, strides=2, padding="same", use_bias=False)(inputs)])
+
+
 def time_distributed_batch_norm(K):
     return K.Sequential([K.Input((5, 7, 9, 4)), K.layers.TimeDistributed(K.layers.BatchNormalization())])
 '''
 NAMES = ["conv3d_same_strided", "conv3d_dilated_groups", "conv2plus1d", "pools_same", "time_distributed",
-         "time_distributed_batch_norm"]
+         "time_distributed_batch_norm", "conv3d_transpose"]
 
 
 def _inputs():
@@ -104,3 +111,17 @@ def test_time_distributed_checks_its_layer_and_input():
         mk.layers.TimeDistributed(lambda x: x)
     with pytest.raises(ValueError, match="at least 3 dimensions"):
         mk.layers.TimeDistributed(mk.layers.Dense(2))(np.ones((2, 3), np.float32))
+
+
+def test_conv3d_transpose_differentiates():
+    import mindspore as ms
+
+    layer = mk.layers.Conv3DTranspose(2, 3, strides=2, padding="same")
+    x = ms.Tensor(_inputs()[:1])
+    layer(x)
+
+    def loss():
+        return (layer(x) ** 2).sum()
+
+    grads = ms.value_and_grad(loss, None, layer.trainable_weights)()[1]
+    assert [tuple(g.shape) for g in grads] == [(3, 3, 3, 2, 4), (2,)] and all(g.asnumpy().any() for g in grads)

@@ -81,6 +81,7 @@ LAYERS = {
     "GlobalAveragePooling3D": lambda L: L.GlobalAveragePooling3D(keepdims=True),
     "GlobalMaxPooling3D": lambda L: L.GlobalMaxPooling3D(),
     "TimeDistributed": lambda L: L.TimeDistributed(L.Dense(2, activation="relu")),
+    "Conv3DTranspose": lambda L: L.Conv3DTranspose(2, 3, strides=2, padding="same"),
     "Masking": lambda L: L.Masking(mask_value=-1.0),
     "TensorOperation": lambda L: L.TensorOperation("getitem", (slice(None), slice(0, 2))),
     "Lambda": lambda L: L.Lambda(np.negative),
@@ -96,7 +97,7 @@ LAYERS = {
 ALIASES = {"Convolution1D", "Convolution2D", "Convolution2DTranspose", "SeparableConvolution2D", "MaxPool1D",
            "MaxPool2D", "AvgPool1D", "AvgPool2D", "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D",
            "GlobalMaxPool2D", "Layer", "InputLayer", "Convolution3D", "MaxPool3D", "AvgPool3D", "GlobalAvgPool3D",
-           "GlobalMaxPool3D"}
+           "GlobalMaxPool3D", "Convolution3DTranspose"}
 
 
 def test_every_public_layer_class_is_covered():
@@ -413,3 +414,20 @@ def test_tensors_in_a_config_come_back_as_tensors_and_clones_keep_their_lambdas(
     np.testing.assert_array_equal(loaded.predict(X, verbose=0), model.predict(X, verbose=0))
     clone = mk.models.clone_model(model)
     np.testing.assert_array_equal(clone.predict(X, verbose=0), model.predict(X, verbose=0))
+
+
+def test_a_models_config_rebuilds_it_through_json_as_from_config():
+    """`Model.from_config(model.get_config())`: the same layers, connections and outputs once
+    the weights are copied (BERT's serialization test); Sequential likewise."""
+    inputs = mk.Input((5,), name="ids")
+    hidden = mk.layers.Dense(4, activation="relu", name="hidden")(inputs)
+    joined = mk.layers.Concatenate(name="joined")([hidden, mk.layers.Dense(2, name="side")(inputs)])
+    model = mk.Model(inputs, mk.layers.Dense(3, name="head")(joined))
+    twin = mk.Model.from_config(json.loads(json.dumps(model.get_config())))
+    assert [layer.name for layer in twin.layers] == [layer.name for layer in model.layers]
+    twin.set_weights(model.get_weights())
+    x = np.random.default_rng(0).normal(size=(2, 5)).astype(np.float32)
+    np.testing.assert_allclose(twin(x).asnumpy(), model(x).asnumpy(), rtol=1e-6)
+    stack = mk.Sequential([mk.Input((5,)), mk.layers.Dense(3), mk.layers.Dropout(0.1)])
+    again = mk.Sequential.from_config(json.loads(json.dumps(stack.get_config())))
+    assert [type(layer) for layer in again.layers] == [type(layer) for layer in stack.layers]

@@ -3,8 +3,8 @@
 from ..symbolic import Input
 from .augmentation import RandomFlip, RandomRotation, RandomZoom
 from .base import Layer
-from .convolution import (Conv1D, Conv2D, Conv2DTranspose, Conv3D, Convolution1D, Convolution2D, Convolution2DTranspose,
-                          Convolution3D,
+from .convolution import (Conv1D, Conv2D, Conv2DTranspose, Conv3D, Conv3DTranspose, Convolution1D, Convolution2D,
+                          Convolution2DTranspose, Convolution3D, Convolution3DTranspose,
                           DepthwiseConv2D, SeparableConv2D, SeparableConvolution2D, UpSampling1D, UpSampling2D,
                           UpSampling3D)
 from .core import (Activation, AlphaDropout, Dense, Dropout, Embedding, Flatten, Identity, InputLayer, Lambda, LeakyReLU, Masking, Permute,
@@ -33,7 +33,7 @@ __all__ = [
     "GlobalAvgPool1D", "GlobalAvgPool2D", "GlobalMaxPool1D", "GlobalMaxPool2D", "BatchNormalization", "SyncBatchNormalization",
     "LayerNormalization", "Normalization", "Concatenate", "Add", "Subtract", "Multiply", "Average", "Maximum", "Minimum",
     "concatenate", "add", "subtract", "multiply", "average", "maximum", "minimum", "SimpleRNN", "GRU", "LSTM", "Bidirectional", "Masking", "RNN", "SimpleRNNCell", "GRUCell", "LSTMCell",
-    "StackedRNNCells", "TimeDistributed", "Conv3D", "Convolution3D", "MaxPooling3D", "AveragePooling3D", "MaxPool3D",
+    "StackedRNNCells", "TimeDistributed", "Conv3D", "Convolution3D", "Conv3DTranspose", "Convolution3DTranspose", "MaxPooling3D", "AveragePooling3D", "MaxPool3D",
     "AvgPool3D", "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GlobalAvgPool3D", "GlobalMaxPool3D",
     "StringLookup", "IntegerLookup", "TextVectorization", "CategoryEncoding", "RandomFlip", "RandomRotation", "RandomZoom",
 ]

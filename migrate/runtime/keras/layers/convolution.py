@@ -230,21 +230,23 @@ class Conv2DTranspose(KernelLayer):
     at the end where the kernel is smaller than the stride.
     """
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None,
-                 data_format=None, dilation_rate=(1, 1), activation=None, use_bias=True,
+    rank = 2
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", output_padding=None,
+                 data_format=None, dilation_rate=1, activation=None, use_bias=True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", kernel_regularizer=None,
                  bias_regularizer=None, activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
                  **kwargs):
         super().__init__(**kwargs)
         self.filters = int(filters)
-        self.kernel_size = normalize_tuple(kernel_size, 2, "kernel_size")
-        self.strides = normalize_tuple(strides, 2, "strides")
-        self.dilation_rate = normalize_tuple(dilation_rate, 2, "dilation_rate")
+        self.kernel_size = normalize_tuple(kernel_size, self.rank, "kernel_size")
+        self.strides = normalize_tuple(strides, self.rank, "strides")
+        self.dilation_rate = normalize_tuple(dilation_rate, self.rank, "dilation_rate")
         self.padding = padding.lower()
         if self.padding not in ("valid", "same"):
             raise ValueError(f"Invalid padding {padding!r}")
-        if output_padding is not None or self.dilation_rate != (1, 1):
-            raise NotImplementedError("Conv2DTranspose: output_padding and dilation_rate are not supported by "
+        if output_padding is not None or any(d != 1 for d in self.dilation_rate):
+            raise NotImplementedError(f"{type(self).__name__}: output_padding and dilation_rate are not supported by "
                                       "migrate.runtime.keras")
         self.output_padding = output_padding
         self.data_format = data_format or "channels_last"
@@ -277,17 +279,25 @@ class Conv2DTranspose(KernelLayer):
         if self.padding == "same":
             # TF's "same" convolution of the output size pads max(full - size, 0), half before: cut that;
             # a kernel smaller than the stride leaves rows the kernel never reaches, zeros at the end.
-            sizes = (self._output_size(h, 0), self._output_size(w, 1))
-            before = [max(full[i] - sizes[i], 0) // 2 for i in range(2)]
-            y = y[:, :, before[0]:before[0] + sizes[0], before[1]:before[1] + sizes[1]]
-            short = [sizes[i] - y.shape[2 + i] for i in range(2)]
-            if any(short):
-                y = ops.pad(y, (0, short[1], 0, short[0]))
+            y = self._same(y, (h, w), full)
         if self.bias is not None:
             y = ops.bias_add(y, self.bias)  # NCHW; one BiasAddGrad in the backward pass
         if self.data_format == "channels_last":
             y = y.transpose(0, 2, 3, 1)
         return self.activation(y)
+
+    def _same(self, y, sizes_in, full):
+        """The "same" output of the full result `y` (N, C, *spatial): TF's "same" convolution of the
+        output size pads max(full - size, 0), half before: cut that; a kernel smaller than the stride
+        leaves rows the kernel never reaches, zeros at the end."""
+        ops = _ops()
+        sizes = [self._output_size(n, i) for i, n in enumerate(sizes_in)]
+        before = [max(full[i] - sizes[i], 0) // 2 for i in range(len(sizes))]
+        y = y[(slice(None), slice(None)) + tuple(slice(b, b + n) for b, n in zip(before, sizes))]
+        short = [sizes[i] - y.shape[2 + i] for i in range(len(sizes))]
+        if any(short):
+            y = ops.pad(y, tuple(v for n in reversed(short) for v in (0, n)))
+        return y
 
     def get_config(self):
         return {**super().get_config(), "filters": self.filters, "kernel_size": self.kernel_size,
@@ -295,7 +305,35 @@ class Conv2DTranspose(KernelLayer):
                 "activation": activations.serialize(self.activation), "use_bias": self.use_bias}
 
 
-Convolution2DTranspose = Conv2DTranspose
+class Conv3DTranspose(Conv2DTranspose):
+    """Keras's Conv3DTranspose: kernel `(kd, kh, kw, filters, in)`, NDHWC, TF's output sizes, on
+    MindSpore's `Conv3DTranspose` primitive (the full result, cut for "same" as in 2-D)."""
+
+    rank = 3
+
+    def call(self, inputs):
+        ops = _ops()
+        x = inputs.transpose(0, 4, 1, 2, 3) if self.data_format == "channels_last" else inputs
+        spatial = tuple(x.shape[2:])
+        full = tuple((s - 1) * self.strides[i] + self.kernel_size[i] for i, s in enumerate(spatial))
+        key = (tuple(x.shape), str(x.dtype))
+        primitive = self._primitives.get(key)
+        if primitive is None:
+            primitive = self._primitives[key] = ops.Conv3DTranspose(
+                in_channel=int(x.shape[1]), out_channel=self.filters, kernel_size=self.kernel_size, pad_mode="valid",
+                stride=self.strides)
+        # Keras (kd, kh, kw, filters, in) -> MindSpore's (in, filters, kd, kh, kw)
+        y = primitive(x, self.kernel.transpose(4, 3, 0, 1, 2))
+        if self.padding == "same":
+            y = self._same(y, spatial, full)
+        if self.bias is not None:
+            y = ops.bias_add(y, self.bias)
+        if self.data_format == "channels_last":
+            y = y.transpose(0, 2, 3, 4, 1)
+        return self.activation(y)
+
+
+Convolution2DTranspose, Convolution3DTranspose = Conv2DTranspose, Conv3DTranspose
 
 
 class UpSampling2D(Layer):
