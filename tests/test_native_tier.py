@@ -923,3 +923,14 @@ def test_variance_scaling_initializers_draw_kerass_distribution(name, distributi
         limit = np.sqrt(3.0 * scale / n)
         assert np.abs(weights).max() <= limit and np.abs(weights).max() > 0.99 * limit
         assert weights.std() == pytest.approx(limit / np.sqrt(3.0), rel=0.02)
+
+
+def test_an_activation_handed_on_as_tfs_function_is_lowered_as_its_name():
+    """`activation=tf.nn.relu` is Keras's "relu" (the function is what the name resolves to)."""
+    out, findings = convert(HEAD.replace('activation="relu"', "activation=tf.nn.relu").replace(
+        "tf.keras.layers.Dense(1)", "tf.keras.layers.Dense(1, activation=tf.nn.sigmoid)"))
+    assert "mk." not in out and "ops.relu" not in out and "ops.sigmoid" not in out
+    assert 'nn.Dense(4, 3, weight_init="xavier_uniform", bias_init="zeros", activation="relu")' in out
+    assert 'nn.Dense(3, 1, weight_init="xavier_uniform", bias_init="zeros", activation="sigmoid")' in out
+    custom = HEAD.replace('activation="relu"', "activation=my_relu")
+    assert "mk.Sequential" in convert(custom)[0]  # a function of the program's own keeps the shim

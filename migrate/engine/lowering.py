@@ -54,6 +54,8 @@ class NativeCommand(CodemodCommand):
             for text in rule.params.get("shim_imports", ()):
                 imp = Import.parse(text)
                 RemoveImportsVisitor.remove_unused_import(self.context, imp.module, imp.obj, imp.asname)
+        # (an activation handed on as `ops.relu` became the layer's own: the conversion's `ops` may go)
+        RemoveImportsVisitor.remove_unused_import(self.context, "mindspore", "ops")
         return new
 
 

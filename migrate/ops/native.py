@@ -161,6 +161,24 @@ def _literal(node: cst.CSTNode) -> bool:
     return _number(node) or (isinstance(node, cst.Name) and node.value in ("True", "False"))
 
 
+# MindSpore's functions that compute a Keras activation of the same name with Keras's defaults
+# (`softmax` over the last axis, `elu`'s alpha 1): `tf.nn.relu` handed to a layer becomes `ops.relu`.
+_ACTIVATION_FUNCTIONS = frozenset({"relu", "tanh", "sigmoid", "softmax", "silu", "elu"})
+
+
+def _imports_mindspore_ops(module: cst.Module) -> bool:
+    """Whether the module imports `mindspore.ops` as `ops` at its top (`from mindspore import ops`)."""
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.ImportFrom) and not small.relative and small.module is not None \
+                    and dotted(small.module) == "mindspore" and not isinstance(small.names, cst.ImportStar):
+                if any(alias.evaluated_name == "ops" and alias.asname is None for alias in small.names):
+                    return True
+    return False
+
+
 def _string(node: cst.CSTNode) -> str | None:
     if isinstance(node, cst.SimpleString):
         value = node.evaluated_value
@@ -253,8 +271,18 @@ class NativePass:
         self.building = None  # the cells of the model being lowered (a SequentialCell's), for its uses' checks
         self.absorbed: set[cst.Name] = set()  # reads of a model's name in the `add` statements its list holds
         self.loops: list[tuple] = []  # (rule, model) whose Keras loop runs natively
+        self.ms_ops = _imports_mindspore_ops(module)  # whether the top-level name `ops` is `mindspore.ops`
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def activation_name(self, node: cst.CSTNode) -> str | None:
+        """A layer's `activation=`: Keras's name for it, given as a string (`"relu"`) or as MindSpore's
+        function of that activation (`ops.relu`, what `tf.nn.relu` handed on converts to)."""
+        name = _string(node)
+        if name is None and self.ms_ops and isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) \
+                and node.value.value == "ops" and node.attr.value in _ACTIVATION_FUNCTIONS:
+            name = node.attr.value
+        return name
 
     def fresh(self, base: str) -> str:
         name, n = base, 2
@@ -647,7 +675,7 @@ class NativePass:
         activation = given(bound, "activation")
         after = None  # an activation nn.Dense does not take by name: its cell, after the layer
         if activation is not None:
-            act = _string(activation)
+            act = self.activation_name(activation)
             if act is None or (act not in rule.params["activations"] and act not in rule.params["activation_cells"]):
                 return "the activation is not one of " + ", ".join(
                     f"'{a}'" for a in {**rule.params["activations"], **rule.params["activation_cells"]})
@@ -722,7 +750,7 @@ class NativePass:
             *[cst.Arg(v, keyword=cst.Name(k), equal=_EQUAL) for k, v in kwargs.items()]])]
         activation = given(bound, "activation")
         if activation is not None:
-            act = _string(activation)
+            act = self.activation_name(activation)
             if act is None or (act not in rule.params["activation_cells"] and act != "linear"):
                 return "the activation is not one of " + ", ".join(f"'{a}'" for a in rule.params["activation_cells"])
             if act != "linear":
