@@ -104,3 +104,73 @@ def compare_area(ours: dict, theirs: dict, rtol: float, atol_scale: float = 1e-5
         if not np.allclose(a, b, rtol=rtol, atol=atol_scale * max(scale, 1e-3)):
             problems.append(f"{key}: max relative difference {max_relative_difference(ours[key], theirs[key]):.3g}")
     return problems
+
+
+# -- one model definition, built by Keras and by `mk` on the same weights -------------------------
+
+# Keras's side of `same_weights_cases`: each case function of `CASES` builds a model (or layer)
+# from the Keras module it is given (and the extra arguments named), which is called once to
+# build, given seeded random weights, and called again (with `training` when asked); the
+# weights it was given, its outputs (nested results flattened) and its weights after the call.
+_KERAS_CASES = r"""
+import json, sys
+import numpy as np
+import keras
+exec(sys.argv[1])
+names, x, options = json.loads(sys.argv[2]), np.asarray(json.loads(sys.argv[3]), np.float32), json.loads(sys.argv[4])
+extra = [eval(e) for e in options["extra"]]
+
+
+def flat(result):
+    if isinstance(result, (list, tuple)):
+        return [leaf for item in result for leaf in flat(item)]
+    return [result]
+
+
+out = {}
+for name in names:
+    model = globals()[name](keras, *extra)
+    model(x)
+    rng = np.random.default_rng(11)
+    weights = [rng.normal(scale=0.5, size=w.shape).astype(np.float32) for w in model.get_weights()]
+    model.set_weights(weights)
+    kwargs = {} if options["training"] is None else {"training": options["training"]}
+    out[name] = {"weights": [w.tolist() for w in weights], "outputs": [np.asarray(r).tolist() for r in flat(model(x, **kwargs))],
+                 "after": [w.tolist() for w in model.get_weights()]}
+print(json.dumps(out))
+"""
+
+
+def _flat(result) -> list:
+    if isinstance(result, (list, tuple)):
+        return [leaf for item in result for leaf in _flat(item)]
+    return [result]
+
+
+def keras_cases(cases: str, names: list[str], x: np.ndarray, extra: tuple[str, ...] = (), training=None) -> dict:
+    """Keras's weights, outputs and weights after the call of each case (see `_KERAS_CASES`); `extra`:
+    expressions on Keras's side for the case functions' arguments after the module."""
+    from tests.helpers import python_json
+
+    return python_json(_KERAS_CASES, cases, json.dumps(names), json.dumps(x.tolist()),
+                       json.dumps({"extra": list(extra), "training": training}))
+
+
+def assert_case_is_kerass(cases: str, name: str, keras: dict, x: np.ndarray, *extra, training=None,
+                          rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    """The case built with `mk` (and `extra`) on Keras's weights gives Keras's outputs and weights after."""
+    from migrate.runtime import keras as mk
+
+    scope: dict = {}
+    exec(cases, scope)  # noqa: S102 - the test's own model code, shared with Keras's side
+    model = scope[name](mk, *extra)
+    model(x)
+    expected = keras[name]
+    assert [w.shape for w in model.get_weights()] == [np.shape(w) for w in expected["weights"]]
+    model.set_weights([np.asarray(w, np.float32) for w in expected["weights"]])
+    results = _flat(model(x) if training is None else model(x, training=training))
+    assert len(results) == len(expected["outputs"])
+    for ours, theirs in zip(results, expected["outputs"]):
+        np.testing.assert_allclose(ours.asnumpy(), np.asarray(theirs, np.float32), rtol=rtol, atol=atol)
+    for ours, theirs in zip(model.get_weights(), expected["after"]):
+        np.testing.assert_allclose(ours, np.asarray(theirs, np.float32), rtol=rtol, atol=atol)

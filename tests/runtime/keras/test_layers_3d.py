@@ -1,12 +1,9 @@
 """Keras's 3-D layers (Conv3D, Conv3DTranspose, 3-D pooling, global 3-D pooling) and `TimeDistributed` in `mk`,
 against Keras on the same weights and inputs (the video tutorials' layers)."""
 
-import json
-
 import numpy as np
 import pytest
-
-from tests.helpers import python_json
+from keras_helpers import assert_case_is_kerass, keras_cases
 
 pytest.importorskip("mindspore")
 
@@ -65,45 +62,15 @@ def _inputs():
     return np.random.default_rng(3).normal(size=(2, 5, 7, 9, 4)).astype(np.float32)
 
 
-KERAS_SIDE = r"""
-import json, sys
-import numpy as np
-import keras
-exec(sys.argv[1])
-x = np.asarray(json.loads(sys.argv[3]), np.float32)
-out = {}
-for name in json.loads(sys.argv[2]):
-    model = globals()[name](keras)
-    rng = np.random.default_rng(11)
-    weights = [rng.normal(scale=0.5, size=w.shape).astype(np.float32) for w in model.get_weights()]
-    model.set_weights(weights)
-    result = model(x, training=True)
-    results = result if isinstance(result, (list, tuple)) else [result]
-    out[name] = {"weights": [w.tolist() for w in weights], "outputs": [np.asarray(r).tolist() for r in results],
-                 "after": [w.tolist() for w in model.get_weights()]}
-print(json.dumps(out))
-"""
-
-
 @pytest.fixture(scope="module")
 def keras():
-    return python_json(KERAS_SIDE, CASES, json.dumps(NAMES), json.dumps(_inputs().tolist()))
+    return keras_cases(CASES, NAMES, _inputs(), training=True)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_3d_layers_and_time_distributed_compute_kerass_outputs(name, keras):
-    scope = {}
-    exec(CASES, scope)  # noqa: S102 - the test's own model code, shared with Keras's side
-    model = scope[name](mk)
-    model.set_weights([np.asarray(w, np.float32) for w in keras[name]["weights"]])
-    result = model(_inputs(), training=True)
-    results = result if isinstance(result, (list, tuple)) else [result]
-    assert len(results) == len(keras[name]["outputs"])
-    for ours, theirs in zip(results, keras[name]["outputs"]):
-        np.testing.assert_allclose(ours.asnumpy(), np.asarray(theirs, np.float32), rtol=1e-4, atol=1e-5)
-    # (the batch normalization's moving statistics move as Keras's, one update per step)
-    for ours, theirs in zip(model.get_weights(), keras[name]["after"]):
-        np.testing.assert_allclose(ours, np.asarray(theirs, np.float32), rtol=1e-4, atol=1e-5)
+    # (a batch normalization's moving statistics move as Keras's too, one update per step)
+    assert_case_is_kerass(CASES, name, keras, _inputs(), training=True, rtol=1e-4, atol=1e-5)
 
 
 def test_time_distributed_checks_its_layer_and_input():

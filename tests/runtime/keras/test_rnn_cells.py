@@ -6,12 +6,9 @@ options; a cell is also called alone, as the time-series tutorial's autoregressi
 Each case is written once and run by both sides.
 """
 
-import json
-
 import numpy as np
 import pytest
-
-from tests.helpers import python_json
+from keras_helpers import assert_case_is_kerass, keras_cases
 
 pytest.importorskip("mindspore")
 
@@ -93,58 +90,16 @@ def _inputs():
     return x
 
 
-def _flat(result):
-    if isinstance(result, (list, tuple)):
-        return [leaf for item in result for leaf in _flat(item)]
-    return [result]
-
-
-KERAS_SIDE = r"""
-import json, sys
-import numpy as np
-import keras
-exec(sys.argv[1])
-x = np.asarray(json.loads(sys.argv[3]), np.float32)
-
-
-def flat(result):
-    if isinstance(result, (list, tuple)):
-        return [leaf for item in result for leaf in flat(item)]
-    return [result]
-
-
-out = {}
-for name in json.loads(sys.argv[2]):
-    model = globals()[name](keras, keras.ops.matmul)
-    model(x)
-    rng = np.random.default_rng(11)
-    weights = [rng.normal(scale=0.5, size=w.shape).astype(np.float32) for w in model.get_weights()]
-    model.set_weights(weights)
-    out[name] = {"weights": [w.tolist() for w in weights], "outputs": [np.asarray(r).tolist() for r in flat(model(x))]}
-print(json.dumps(out))
-"""
-
-
 @pytest.fixture(scope="module")
 def keras():
-    return python_json(KERAS_SIDE, CASES, json.dumps(NAMES), json.dumps(_inputs().tolist()))
+    return keras_cases(CASES, NAMES, _inputs(), extra=("keras.ops.matmul",))
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_rnn_and_cells_compute_kerass_outputs(name, keras):
     from mindspore import ops
 
-    scope = {}
-    exec(CASES, scope)  # noqa: S102 - the test's own model code, shared with Keras's side
-    model = scope[name](mk, ops.matmul)
-    x = _inputs()
-    model(x)
-    assert [w.shape for w in model.get_weights()] == [np.shape(w) for w in keras[name]["weights"]]
-    model.set_weights([np.asarray(w, np.float32) for w in keras[name]["weights"]])
-    results = _flat(model(x))
-    assert len(results) == len(keras[name]["outputs"])
-    for ours, theirs in zip(results, keras[name]["outputs"]):
-        np.testing.assert_allclose(ours.asnumpy(), np.asarray(theirs, np.float32), rtol=1e-5, atol=1e-6)
+    assert_case_is_kerass(CASES, name, keras, _inputs(), ops.matmul)
 
 
 def test_cells_state_sizes_and_initial_states_are_kerass():
