@@ -37,6 +37,10 @@ CASES = {
                               [96, 96, 3]),
     "inception_v3_any_size": ("InceptionV3", {"include_top": False, "pooling": "avg"}, "inception_v3.h5",
                               [80, 80, 3]),
+    "efficientnet_b0_any_size": ("EfficientNetB0", {"include_top": False, "pooling": "max"}, "efficientnetb0.h5",
+                                 [48, 48, 3]),
+    "efficientnet_b1_top": ("EfficientNetB1", {"input_shape": [32, 32, 3], "classes": 5}, "efficientnetb1.h5",
+                            [32, 32, 3]),
 }
 # Small models written the same way on both sides (`K` is Keras there, ours here).
 SMALL = """

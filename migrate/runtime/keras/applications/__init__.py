@@ -1,7 +1,7 @@
 """``keras.applications``: Keras's image models, their input scaling and ImageNet's class names.
 
 - The models (`VGG16`, `VGG19`, `ResNet50`/`101`/`152` and their `V2` forms, `MobileNetV2`,
-  `InceptionV3`)
+  `InceptionV3`, `EfficientNetB0`-`B7`)
   are Keras 3's builders on migrate's Keras layers: the same architecture, layer names and
   defaults, so `get_layer("block_13_expand_relu")`, `trainable = False` and a model built on
   `base.output` work as in Keras. `weights="imagenet"` reads the file Keras caches in
@@ -16,6 +16,8 @@ from types import SimpleNamespace
 
 from ._common import decode_predictions
 from ._preprocess import MODULES, preprocess_input, scaling_of
+from .efficientnet import (EfficientNetB0, EfficientNetB1, EfficientNetB2, EfficientNetB3, EfficientNetB4,
+                           EfficientNetB5, EfficientNetB6, EfficientNetB7)
 from .inception_v3 import InceptionV3
 from .mobilenet_v2 import MobileNetV2
 from .resnet import ResNet50, ResNet50V2, ResNet101, ResNet101V2, ResNet152, ResNet152V2
@@ -29,6 +31,9 @@ _MODELS = {
     "resnet_v2": {"ResNet50V2": ResNet50V2, "ResNet101V2": ResNet101V2, "ResNet152V2": ResNet152V2},
     "mobilenet_v2": {"MobileNetV2": MobileNetV2},
     "inception_v3": {"InceptionV3": InceptionV3},
+    "efficientnet": {f"EfficientNetB{i}": b for i, b in enumerate(
+        (EfficientNetB0, EfficientNetB1, EfficientNetB2, EfficientNetB3, EfficientNetB4, EfficientNetB5, EfficientNetB6,
+         EfficientNetB7))},
 }
 
 imagenet_utils = SimpleNamespace(preprocess_input=preprocess_input, decode_predictions=decode_predictions)
@@ -37,4 +42,5 @@ for _module in MODULES:
                                          **_MODELS.get(_module, {}))
 
 __all__ = ["preprocess_input", "decode_predictions", "imagenet_utils", "VGG16", "VGG19", "ResNet50", "ResNet101",
-           "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "MobileNetV2", "InceptionV3", *MODULES]
+           "ResNet152", "ResNet50V2", "ResNet101V2", "ResNet152V2", "MobileNetV2", "InceptionV3",
+           *(f"EfficientNetB{i}" for i in range(8)), *MODULES]
