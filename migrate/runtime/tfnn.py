@@ -78,19 +78,30 @@ def _pool_primitive(mode: str, kernel: tuple, strides: tuple):
     return cls(kernel_size=kernel, strides=strides, pad_mode="VALID", data_format="NCHW")
 
 
-def pool_nchw(x, mode: str, kernel: tuple, strides: tuple, same: bool):
-    """A 2-D max (``mode="max"``) or average pool of ``x`` (N, C, H, W), "same" padded as TF pads."""
+def same_pads(sizes, kernel, strides, dilations=None) -> tuple[int, ...]:
+    """TF's "same" padding of the spatial axes of these ``sizes``, as ``ops.pad`` takes it (the last
+    axis's (before, after) first)."""
+    dilations = dilations or (1,) * len(sizes)
+    pairs = [same_padding(int(n), k, s, d) for n, k, s, d in zip(sizes, kernel, strides, dilations)]
+    return tuple(p for pair in reversed(pairs) for p in pair)
+
+
+def pool_same(x, pool, mode: str, kernel: tuple, strides: tuple):
+    """``pool`` (a max or average pool of ``mode`` over the axes after the channels) of ``x`` "same"
+    padded as TF pads: with -inf for max; an average over the real elements of each window only."""
     ops = _ops()
-    pool = _pool_primitive(mode, tuple(kernel), tuple(strides))
-    if not same:
-        return pool(x)
-    pads = [same_padding(x.shape[2 + i], kernel[i], strides[i]) for i in range(2)]
-    padding = (pads[1][0], pads[1][1], pads[0][0], pads[0][1])
+    padding = same_pads(x.shape[2:], kernel, strides)
     if not any(padding):
         return pool(x)
     if mode == "max":
         return pool(ops.pad(x, padding, value=float(np.finfo(np.float32).min)))
     return pool(ops.pad(x, padding)) / pool(ops.pad(ops.ones_like(x), padding))
+
+
+def pool_nchw(x, mode: str, kernel: tuple, strides: tuple, same: bool):
+    """A 2-D max (``mode="max"``) or average pool of ``x`` (N, C, H, W), "same" padded as TF pads."""
+    pool = _pool_primitive(mode, tuple(kernel), tuple(strides))
+    return pool_same(x, pool, mode, kernel, strides) if same else pool(x)
 
 
 def _spatial(value, n: int, channels_last: bool, what: str) -> tuple[int, ...]:

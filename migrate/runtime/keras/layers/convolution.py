@@ -113,10 +113,9 @@ class Conv3D(_Conv):
         ops = _ops()
         x = inputs.transpose(0, 4, 1, 2, 3) if self.data_format == "channels_last" else inputs
         if self.padding == "same":
-            pads = [tfnn.same_padding(x.shape[2 + i], self.kernel_size[i], self.strides[i], self.dilation_rate[i])
-                    for i in range(3)]
-            if any(p for pair in pads for p in pair):
-                x = ops.pad(x, (pads[2][0], pads[2][1], pads[1][0], pads[1][1], pads[0][0], pads[0][1]))
+            padding = tfnn.same_pads(x.shape[2:], self.kernel_size, self.strides, self.dilation_rate)
+            if any(padding):
+                x = ops.pad(x, padding)
         y = ops.conv3d(x, self.kernel.transpose(4, 3, 0, 1, 2), None, stride=self.strides, pad_mode="valid",
                        dilation=self.dilation_rate, groups=self.groups)
         if self.bias is not None:

@@ -7,8 +7,6 @@ would differ at the borders).
 
 from __future__ import annotations
 
-import numpy as np
-
 from ... import tfnn
 from ._padding import normalize_tuple
 from .base import Layer
@@ -78,18 +76,7 @@ class _Pooling3D(_Pooling):
         def pooled(value):
             return pool(value, self.pool_size, self.strides)
 
-        if self.padding == "same":
-            pads = [tfnn.same_padding(x.shape[2 + i], self.pool_size[i], self.strides[i]) for i in range(3)]
-            padding = (pads[2][0], pads[2][1], pads[1][0], pads[1][1], pads[0][0], pads[0][1])
-            if any(padding):
-                if self.mode == "max":
-                    y = pooled(ops.pad(x, padding, value=float(np.finfo(np.float32).min)))
-                else:
-                    y = pooled(ops.pad(x, padding)) / pooled(ops.pad(ops.ones_like(x), padding))
-            else:
-                y = pooled(x)
-        else:
-            y = pooled(x)
+        y = tfnn.pool_same(x, pooled, self.mode, self.pool_size, self.strides) if self.padding == "same" else pooled(x)
         return y.transpose(0, 2, 3, 4, 1) if self.data_format == "channels_last" else y
 
 

@@ -42,6 +42,25 @@ class _ForgetBiasOne(initializers.Initializer):
         return values
 
 
+def _zeros(batch: int, sizes, dtype) -> list:
+    """Zero states `(batch, size)` for each of `sizes`, in `dtype`."""
+    dtype = _ms_dtype(dtype)
+    return [_ops().zeros((batch, size), dtype) for size in sizes]
+
+
+def _training_kwargs(cell, training) -> dict:
+    """`training=` for a call of `cell` when one is given and the cell's `call` takes it (as Keras passes it)."""
+    return {"training": training} if training is not None and getattr(cell, "_call_takes_training", False) else {}
+
+
+def _sequence_mask(layer, previous_mask, state_count: int):
+    """Keras's mask of a recurrent layer's output: the sequence keeps its mask when the layer returns
+    sequences; its states have none."""
+    mask = previous_mask[0] if isinstance(previous_mask, (list, tuple)) else previous_mask
+    output_mask = mask if layer.return_sequences else None
+    return [output_mask] + [None] * state_count if layer.return_state else output_mask
+
+
 def _tree_map2(fn, new, old):
     """`fn` over the matching tensors of two state structures (lists nest in a stack of cells)."""
     if isinstance(new, (list, tuple)):
@@ -127,8 +146,7 @@ class _Recurrent(Layer):
         self.built = True
 
     def _zero_states(self, batch: int, dtype) -> list:
-        dtype = _ms_dtype(dtype)
-        return [_ops().zeros((batch, self.units), dtype) for _ in range(self._state_count)]
+        return _zeros(batch, [self.units] * self._state_count, dtype)
 
     def get_config(self):
         return {**super().get_config(), "units": self.units, "activation": activations.serialize(self.activation),
@@ -153,10 +171,7 @@ class _RNN(_Recurrent):
     supports_masking = True
 
     def compute_mask(self, inputs, previous_mask=None):
-        """Keras's: the sequence keeps its mask when the layer returns sequences; its states have none."""
-        mask = previous_mask[0] if isinstance(previous_mask, (list, tuple)) else previous_mask
-        output_mask = mask if self.return_sequences else None
-        return [output_mask] + [None] * self._state_count if self.return_state else output_mask
+        return _sequence_mask(self, previous_mask, self._state_count)
 
     def call(self, inputs, mask=None, training=None, initial_state=None):
         ops = _ops()
@@ -332,10 +347,6 @@ def _state_sizes(cell) -> list:
     raise ValueError("state_size must be an integer, or a list/tuple of integers (one for each state tensor).")
 
 
-def _flat_count(structure) -> int:
-    return sum(_flat_count(s) for s in structure) if isinstance(structure, (list, tuple)) else 1
-
-
 class StackedRNNCells(Layer):
     """Keras's `StackedRNNCells`: cells run one after the other in a step, each on the last one's
     output; the states are each cell's (a bare state for a cell with an integer `state_size`)."""
@@ -377,8 +388,7 @@ class StackedRNNCells(Layer):
                 initial = cell.get_initial_state(batch_size=batch_size)
                 states.append(initial[0] if isinstance(cell.state_size, int) and isinstance(initial, list) else initial)
             else:
-                zeros = [_ops().zeros((batch_size, d), _ms_dtype(self.dtype_policy.compute_dtype))
-                         for d in _state_sizes(cell)]
+                zeros = _zeros(batch_size, _state_sizes(cell), self.dtype_policy.compute_dtype)
                 states.append(zeros[0] if isinstance(cell.state_size, int) else zeros)
         return states
 
@@ -386,9 +396,7 @@ class StackedRNNCells(Layer):
         new_states = []
         for cell, state in zip(self.cells, states):
             as_list = isinstance(state, (list, tuple))
-            extra = {"training": training} if training is not None and getattr(cell, "_call_takes_training", False) \
-                else {}
-            inputs, state = cell(inputs, list(state) if as_list else [state], **extra)
+            inputs, state = cell(inputs, list(state) if as_list else [state], **_training_kwargs(cell, training))
             if len(state) == 1 and not as_list:
                 state = state[0]
             new_states.append(state)
@@ -421,11 +429,12 @@ class RNN(Layer):
         self.go_backwards = bool(go_backwards)
         self.zero_output_for_mask = bool(zero_output_for_mask)
         self.state_size = _state_sizes(cell)
-        self.single_state = isinstance(cell.state_size, int)
 
     @property
     def _state_count(self) -> int:
-        return _flat_count(self.state_size)
+        """How many states `return_state` gives after the output: one per entry of `state_size` (a
+        stack's cells each give theirs as one entry)."""
+        return len(self.state_size)
 
     def build(self, input_shape):
         if isinstance(self.cell, Layer) and not self.cell.built:
@@ -437,12 +446,10 @@ class RNN(Layer):
         if hasattr(self.cell, "get_initial_state"):
             states = self.cell.get_initial_state(batch_size=batch_size)
             return list(states) if isinstance(states, (list, tuple)) else [states]
-        return [_ops().zeros((batch_size, d), _ms_dtype(self.dtype_policy.compute_dtype)) for d in self.state_size]
+        return _zeros(batch_size, self.state_size, self.dtype_policy.compute_dtype)
 
     def compute_mask(self, inputs, previous_mask=None):
-        mask = previous_mask[0] if isinstance(previous_mask, (list, tuple)) else previous_mask
-        output_mask = mask if self.return_sequences else None
-        return [output_mask] + [None] * len(self.state_size) if self.return_state else output_mask
+        return _sequence_mask(self, previous_mask, self._state_count)
 
     def call(self, sequences, initial_state=None, mask=None, training=None):
         ops = _ops()
@@ -451,8 +458,7 @@ class RNN(Layer):
             states = self.get_initial_state(batch)
         else:
             states = list(initial_state) if isinstance(initial_state, (list, tuple)) else [initial_state]
-        extra = {"training": training} if training is not None and getattr(self.cell, "_call_takes_training", False) \
-            else {}
+        extra = _training_kwargs(self.cell, training)
 
         def step(t, states):
             output, new_states = self.cell(sequences[:, t], states, **extra)
@@ -595,11 +601,9 @@ class TimeDistributed(Layer):
                              "of the mask (batch size and timesteps) must match the input's first two dimensions.")
         outputs = []
         for t in range(int(inputs.shape[1])):
-            extra = {}
+            extra = _training_kwargs(self.layer, training)
             if mask is not None and self.layer._call_takes_mask:
                 extra["mask"] = mask[:, t]
-            if training is not None and self.layer._call_takes_training:
-                extra["training"] = training
             outputs.append(self.layer(inputs[:, t], **extra))
         return _ops().stack(outputs, axis=1)
 
