@@ -133,10 +133,11 @@ def source_inputs(tensor) -> list:
     return found[0] if len(found) == 1 else found
 
 
-def start(weights, include_top: bool, classes: int, input_tensor, input_shape, default_size: int = 224):
+def start(weights, include_top: bool, classes: int, input_tensor, input_shape, default_size: int = 224,
+          min_size: int = 32, quote: str = "'"):
     """The checks every builder starts with, and its input: Keras's `(image input, input shape)`."""
-    check_weights(weights, include_top, classes)
-    input_shape = obtain_input_shape(input_shape, default_size=default_size, min_size=32,
+    check_weights(weights, include_top, classes, quote=quote)
+    input_shape = obtain_input_shape(input_shape, default_size=default_size, min_size=min_size,
                                      require_flatten=include_top, weights=weights)
     return image_input(input_tensor, input_shape), input_shape
 

@@ -88,10 +88,8 @@ def EfficientNet(width_coefficient, depth_coefficient, default_size, dropout_rat
     if blocks_args == "default":
         blocks_args = [dict(kernel_size=k, repeats=r, filters_in=i, filters_out=o, expand_ratio=e, strides=s)
                        for k, r, i, o, e, s in _BLOCKS]
-    _common.check_weights(weights, include_top, classes, quote="`")
-    input_shape = _common.obtain_input_shape(input_shape, default_size=default_size, min_size=32,
-                                             require_flatten=include_top, weights=weights)
-    img_input = _common.image_input(input_tensor, input_shape)
+    img_input, _ = _common.start(weights, include_top, classes, input_tensor, input_shape, default_size=default_size,
+                                 quote="`")
 
     def round_filters(filters, divisor=depth_divisor):
         filters *= width_coefficient

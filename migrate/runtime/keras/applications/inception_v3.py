@@ -55,10 +55,8 @@ def InceptionV3(include_top=True, weights="imagenet", input_tensor=None, input_s
     from ..symbolic import unknown_dims_probed_at
 
     layers = mk.layers
-    _common.check_weights(weights, include_top, classes, quote="`")
-    input_shape = _common.obtain_input_shape(input_shape, default_size=299, min_size=75, require_flatten=include_top,
-                                             weights=weights)
-    img_input = _common.image_input(input_tensor, input_shape)
+    img_input, _ = _common.start(weights, include_top, classes, input_tensor, input_shape, default_size=299,
+                                 min_size=75, quote="`")
     with unknown_dims_probed_at(96):
         x = _conv2d_bn(layers, img_input, 32, 3, 3, strides=(2, 2), padding="valid")
         x = _conv2d_bn(layers, x, 32, 3, 3, padding="valid")
