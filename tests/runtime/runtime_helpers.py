@@ -36,6 +36,7 @@ class Job:
     stdout: str
     stderr: str
     seconds: float
+    ended: float = 0.0  # wall-clock time (time.time()) the process was seen to end
 
 
 def _default_signals() -> None:
@@ -75,7 +76,7 @@ class Running:
                 code = self.process.wait(timeout=30)
                 code = f"killed after {timeout:g} s (exit {code})"
             self._job = Job(code, self._out.read_text(errors="replace"), self._err.read_text(errors="replace"),
-                            time.monotonic() - self.started)
+                            time.monotonic() - self.started, time.time())
         return self._job
 
 
