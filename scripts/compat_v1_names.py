@@ -74,6 +74,11 @@ SAME_FOR_THE_RULES = {
     "transpose": "v1 takes `name` third and `conjugate` fourth; the rule binds `a` and `perm` by position",
     "constant": "v1 adds `verify_shape`, which no rule accepts; `value`, `dtype`, `shape` are v2's",
     "gather_nd": "v1 takes `name` before `batch_dims`",
+    "argmax": "v1 takes `name` third, then the deprecated alias `dimension` and `output_type`; the rules bind "
+              "`input` and `axis` by position, `output_type` by keyword",
+    "argmin": "as `argmax`",
+    "math.argmax": "as `argmax`",
+    "math.argmin": "as `argmax`",
 }
 
 # v1 functions that name their first parameter otherwise (the rest as SAME_FOR_THE_RULES checks it):

@@ -56,6 +56,8 @@ def test_a_keras_backend_helper_that_does_more_is_not_its_tf_call():
     "y = {tf}.expand_dims(x, 0)",
     "y = {tf}.concat([a, b], axis=0)",
     "y = {tf}.reshape(x, [-1, 4])",
+    "y = {tf}.argmax(x, 0, output_type={tf}.int32)",  # (v1's third parameter is `name`: by keyword only)
+    "y = {tf}.math.argmin(x, axis=1)",
 ])
 def test_a_v1_spelling_converts_as_the_v2_spelling(body):
     v2 = convert("import tensorflow as tf\n" + body.format(tf="tf") + "\n")
@@ -78,6 +80,8 @@ def test_what_differs_in_v1_converts_with_tf_1s_meaning():
     ("tf.compat.v1.shape(x, out_type=tf.int64)", "TFM204 not converted"),
     ("tf.compat.v1.transpose(x, [1, 0], 't')", "TFM213 not converted"),  # v1's third is `name`
     ("tf.compat.v1.constant([1, 2], verify_shape=True)", "TFM214 not converted"),
+    ("tf.compat.v1.argmax(x, 1, 'a')", "TFM208 not converted"),  # v1's third is `name`
+    ("tf.compat.v1.argmax(x, dimension=1)", "TFM208 not converted"),  # a deprecated alias
     # A deprecated alias argument does not fit the rule's signature.
     ("tf.compat.v1.reduce_sum(x, axis=1, keep_dims=True)", "TFM201 not converted"),
 ])
@@ -95,7 +99,8 @@ def test_only_listed_names_are_renamed():
     assert {"cast", "float32", "reduce_sum", "nn.relu"} <= SAME_IN_V1
     # v1's parameters in another order after a common prefix: every call the rules accept binds alike
     assert {"transpose", "constant"} <= SAME_IN_V1
-    assert not {"where", "cond", "shape", "argmax", "distribute.MirroredStrategy"} & SAME_IN_V1
+    assert {"argmax", "math.argmin"} <= SAME_IN_V1
+    assert not {"where", "cond", "shape", "distribute.MirroredStrategy"} & SAME_IN_V1
 
 
 @pytest.mark.parametrize("v1, v2", [
