@@ -168,6 +168,13 @@ class RuleIndex:
         rule = found[0][0]
         return ("mark", rule) if ops.REGISTRY[rule.operation].fallback else ("rewrite", None)
 
+    def deciding(self, qualname: str) -> tuple[Rule, str] | None:
+        """The first candidate that decides every use of the name, wherever it stands (a rule that
+        takes only uses in certain places leaves the others to the next): what a use is when
+        nothing about its place is known, or when the place-bound rule does not take it."""
+        return next(((rule, suffix) for rule, suffix in self.candidates(qualname)
+                     if ops.REGISTRY[rule.operation].everywhere(rule.params)), None)
+
     def candidates(self, qualname: str) -> list[tuple[Rule, str]]:
         """(rule, suffix) pairs, most specific first; the suffix is what a prefix rule keeps."""
         found = [(rule, "") for rule in self.named.get(qualname, ())]

@@ -196,16 +196,16 @@ class Assigner(cst.CSTVisitor):
             self._plan(marking, node, qual, "")
             return False
         if self.kept_depth:  # in a call that stays TensorFlow: stays as written, as its call does
-            found = p.index.candidates(qual)
-            rule = found[0][0] if found else None
+            found = p.index.deciding(qual)
+            rule = found[0] if found else None
             if rule is not None and ops.REGISTRY[rule.operation].marks:  # still marked for a person, never renamed
                 self._plan(rule if ops.REGISTRY[rule.operation].keeps_tf(rule.params) else _without_rename(rule),
-                           node, qual, found[0][1])
+                           node, qual, found[1])
                 return False
             return True
         why = p.kept_refusals.get(node)
         if why is not None:  # given a TensorFlow value: the call stays TensorFlow
-            p.refuse(p.index.candidates(qual)[0][0], node, qual, why)
+            p.refuse((p.index.deciding(qual) or p.index.candidates(qual)[0])[0], node, qual, why)
             return False
         refused = None
         for rule, suffix in p.index.candidates(qual):
@@ -215,7 +215,7 @@ class Assigner(cst.CSTVisitor):
             if op.target == "block":
                 return self._plan_block(rule, op, node, qual)
             # A statement rule is reached only when the object escaped: a fallback rule takes it.
-            if op.target != "statement" and op.accepts(node, p.parent, rule.params):
+            if op.target != "statement" and op.accepts_in(p, node, rule.params):
                 self._plan(rule, node, qual, suffix)
                 return False
             refused = refused or rule

@@ -540,7 +540,7 @@ class Planner:
                 continue
             node, rule, api = found
             op = ops.REGISTRY[rule.operation]
-            if op.marks or op.accepts(node, self.parent, rule.params):
+            if op.marks or op.accepts_in(self, node, rule.params):
                 self.use_actions[node] = (rule, api)
 
     def _static_uses(self, target: cst.Name, kind: str) -> dict[cst.CSTNode, tuple[Rule, str]] | None:
@@ -567,9 +567,9 @@ class Planner:
                 continue
             node, rule, api = found
             op = ops.REGISTRY[rule.operation]
-            if op.marks or (not op.static and op.accepts(node, self.parent, rule.params)):
+            if op.marks or (not op.static and op.accepts_in(self, node, rule.params)):
                 self.use_actions[node] = (rule, api)  # flagged or kept whether or not the object escapes
-            if not op.static or not op.accepts(node, self.parent, rule.params) or self.suppresses(rule, node):
+            if not op.static or not op.accepts_in(self, node, rule.params) or self.suppresses(rule, node):
                 static = False  # a use left as it is needs the object
             uses[node] = (rule, api)
         if not static:

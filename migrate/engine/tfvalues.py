@@ -55,8 +55,8 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
         return {q for q in qual_of(func) if q.split(".")[0] in index.roots}
 
     def first_ops_of(func: ast.expr) -> list:
-        return [(ops.REGISTRY[found[0][0].operation], found[0][0].params)
-                for found in map(index.candidates, quals(func)) if found]
+        return [(ops.REGISTRY[found[0].operation], found[0].params)
+                for found in map(index.deciding, quals(func)) if found]
 
     def first_ops(call: ast.Call) -> list:
         return first_ops_of(call.func)

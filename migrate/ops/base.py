@@ -313,6 +313,18 @@ class Operation:
         """Can this operation rewrite ``node`` (the matched reference) where it stands?"""
         return True
 
+    def everywhere(self, params: dict[str, Any]) -> bool:
+        """Whether the rule decides every use of its names, wherever it stands; False for one that
+        takes only uses in certain places (:meth:`accepts_in`), whose other uses are the next rule's.
+        What a file's calls stay TensorFlow for (:mod:`migrate.engine.tfvalues`) is read off the
+        first rule of a name that decides everywhere."""
+        return True
+
+    def accepts_in(self, view, node: cst.CSTNode, params: dict[str, Any]) -> bool:
+        """:meth:`accepts`, for an operation that must also resolve names around ``node``:
+        ``view`` is the planner (``parent(node)``, ``resolve(node)``)."""
+        return self.accepts(node, view.parent, params)
+
     def keeps_tf(self, params: dict[str, Any]) -> bool:
         """Whether a use this operation marks stays TensorFlow as written (its arguments too);
         one it renames (a flag's ``to``) does not."""

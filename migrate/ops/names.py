@@ -47,10 +47,44 @@ class Rename(Operation):
         "uncalled": Param(bool, doc="only where the name is not called but passed on or kept as a function "
                                     "(`activation=tf.nn.relu`, `self.act = tf.nn.relu`); its calls are another "
                                     "rule's"),
+        "within": Param(dict, doc="only as a keyword argument (`keywords`) of `self.<one of calls>(...)` in a "
+                                  "method of a class whose bases include one of `classes` (resolved names): "
+                                  "where the name means what the replacement does only there"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
         check_target(params["to"])
+        within = params.get("within")
+        if within is not None:
+            if set(within) != {"calls", "keywords", "classes"} or not all(
+                    isinstance(v, list) and v and all(isinstance(x, str) for x in v) for v in within.values()):
+                raise ValueError("within needs non-empty lists 'calls', 'keywords' and 'classes'")
+
+    def everywhere(self, params) -> bool:
+        return "within" not in params
+
+    def accepts_in(self, view, node, params) -> bool:
+        if not self.accepts(node, view.parent, params):
+            return False
+        within = params.get("within")
+        if within is None:
+            return True
+        arg = view.parent(node)
+        if not (isinstance(arg, cst.Arg) and arg.value is node and arg.keyword is not None
+                and arg.keyword.value in within["keywords"]):
+            return False
+        call = view.parent(arg)
+        func = call.func if isinstance(call, cst.Call) else None
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+                and func.attr.value in within["calls"]):
+            return False
+        method = call
+        while method is not None and not isinstance(method, cst.FunctionDef):
+            method = view.parent(method)
+        block = view.parent(method) if method is not None else None
+        owner = view.parent(block) if isinstance(block, cst.IndentedBlock) else None
+        return isinstance(owner, cst.ClassDef) and any(view.resolve(base.value) in within["classes"]
+                                                       for base in owner.bases)
 
     def accepts(self, node, parent, params) -> bool:
         if not params.get("uncalled"):

@@ -154,6 +154,12 @@ def Variable(initial_value=None, trainable=None, name=None, dtype=None, shape=No
     parameter = ms.Parameter(tensor, name=_unique(base), requires_grad=differentiable)
     parameter.trainable = trainable
     parameter.synchronization, parameter.aggregation = synchronization, aggregation
+    return with_variable_methods(parameter)
+
+
+def with_variable_methods(parameter):
+    """``parameter`` answering TF's ``assign``, ``assign_add``, ``assign_sub`` and ``read_value``
+    (in place): what a converted program's own code calls on its variables, Keras weights too."""
     parameter.assign = types.MethodType(_assign, parameter)
     parameter.assign_add = types.MethodType(_assign_add, parameter)
     parameter.assign_sub = types.MethodType(_assign_sub, parameter)

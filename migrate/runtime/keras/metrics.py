@@ -22,6 +22,7 @@ joined with the waiting ones (another shape, a weight where they had none) makes
 from __future__ import annotations
 
 import contextlib
+import enum
 import functools
 
 import numpy as np
@@ -30,6 +31,7 @@ from . import losses as losses_module
 from .autodiff import is_building
 from .serialization import AutoConfig
 from ._tensors import as_float, as_tensor, contiguous
+from ..tfvariable import with_variable_methods
 
 
 def _ops():
@@ -93,10 +95,11 @@ class Metric(AutoConfig):
         from . import initializers
 
         value = initializers.get(initializer)(tuple(shape), dtype=dtype or self.dtype)
-        variable = ms.Parameter(ms.Tensor(contiguous(value)), name=f"{self.name}/{name or 'variable'}",
-                                requires_grad=False)
+        variable = with_variable_methods(ms.Parameter(ms.Tensor(contiguous(value)),
+                                                      name=f"{self.name}/{name or 'variable'}", requires_grad=False))
         self._variables.append(variable)
-        self._aggregations.append(aggregation)
+        # (Keras 2 takes `tf.VariableAggregation` members, converted to tfvariable's: the same names)
+        self._aggregations.append(aggregation.name.lower() if isinstance(aggregation, enum.Enum) else aggregation)
         return variable
 
     def add_weight(self, name=None, shape=(), initializer="zeros", dtype=None, aggregation="sum", **kwargs):
@@ -209,7 +212,9 @@ class Metric(AutoConfig):
         import mindspore as ms
 
         local = [v.asnumpy().copy() for v in self._variables]
-        flat = np.concatenate([a.astype(np.float32).reshape(-1) for a in local])
+        # (one sum for all: the first replica's copy is what every other adds nothing to)
+        flat = np.concatenate([(a if aggregation != "only_first_replica" or group.rank == 0 else np.zeros_like(a))
+                               .astype(np.float32).reshape(-1) for a, aggregation in zip(local, self._aggregations)])
         summed = group.all_reduce_sum(ms.Tensor(flat)).asnumpy()
         offset = 0
         for variable, array, aggregation in zip(self._variables, local, self._aggregations):
@@ -217,8 +222,6 @@ class Metric(AutoConfig):
             offset += array.size
             if aggregation == "mean":
                 part = part / group.size
-            elif aggregation == "only_first_replica":
-                part = array
             variable.set_data(ms.Tensor(part.astype(array.dtype)))
         self._in_sync = True
         try:

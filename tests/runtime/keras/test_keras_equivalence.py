@@ -237,6 +237,15 @@ def test_two_process_custom_loop_and_metrics_equal_mirrored_strategy(distributed
         assert rank["custom_loop"]["iterations"] == theirs["custom_loop"]["iterations"]
 
 
+def test_a_programs_own_metric_combines_its_weights_by_their_aggregation_as_mirrored_strategy(distributed):
+    """SUM and MEAN weights read as the replicas' sum and mean, ONLY_FIRST_REPLICA as the first's (TFD300)."""
+    ranks, theirs, _ = distributed
+    for rank in ranks:
+        _check(rank, theirs, rtol=1e-5, keys=["custom_metric"])
+    first_batch = theirs["custom_metric"][0]
+    assert first_batch[1] == 8.0 and first_batch[3] == 4.0  # count of both replicas; the first replica's
+
+
 def test_two_process_checkpoints_written_once_and_restorable(distributed):
     ranks, _, shared = distributed
     for rank in ranks:

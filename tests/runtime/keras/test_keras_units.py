@@ -542,3 +542,37 @@ def test_keras2_learning_phase_sets_the_training_of_calls_given_none():
     finally:
         mk.backend.clear_session()
     assert mk.backend.learning_phase() == 0 and np.array_equal(model(x).asnumpy(), x)
+
+
+def test_a_programs_own_layer_and_metric_update_their_weights_with_tfs_variable_methods():
+    """`self.w.assign_add(...)` on what `add_weight` made, as a subclass written for TF does."""
+    class Counter(mk.layers.Layer):
+        def build(self, shape):
+            self.calls = self.add_weight(name="calls", shape=(), initializer="zeros", trainable=False)
+            self.scale = self.add_weight(name="scale", shape=(), initializer="ones")
+
+        def call(self, x):
+            self.calls.assign_add(1.0)
+            self.scale.assign(self.scale.read_value() * 2.0)
+            return x * self.scale
+
+    class Total(mk.metrics.Metric):
+        def __init__(self):
+            super().__init__()
+            self.total = self.add_weight(name="total", initializer="zeros")
+
+        def update_state(self, values):
+            self.total.assign_add(ms.ops.sum(values))
+            self.total.assign_sub(1.0)
+
+        def result(self):
+            return self.total + 0.0
+
+    layer, metric = Counter(), Total()
+    x = ms.Tensor(np.ones((2, 3), np.float32))
+    layer(x)
+    out = layer(x)
+    assert float(layer.calls.asnumpy()) == 2.0 and np.allclose(out.asnumpy(), 4.0)
+    metric.update_state(x)
+    metric.update_state(x)
+    assert float(metric.result().asnumpy()) == 10.0

@@ -37,6 +37,7 @@ from .. import initializers as initializers_module
 from ..autodiff import LiveWeights
 from .. import constraints as constraints_module
 from .. import regularizers as regularizers_module
+from ...tfvariable import with_variable_methods
 from ..serialization import AutoConfig, with_auto_config
 from .._tensors import _ms_dtype, as_tensor, contiguous, flatten, map_structure, tensor_of
 
@@ -270,6 +271,7 @@ class Layer(AutoConfig, nn.Cell):
         parameter._keras_trainable = bool(trainable)
         parameter._keras_constraint = constraints_module.get(constraint)
         parameter._keras_autocast = bool(autocast)
+        with_variable_methods(parameter)  # (a subclass's own code calls `self.w.assign_add(...)`)
         super().__setattr__(attr, parameter)
         self._own_weights.append(parameter)
         if regularizer is not None:

@@ -33,6 +33,11 @@ class TFBackend:
     def constant_initializer(self, value):
         return self.tf.constant_initializer(value)
 
+    def metric_weight(self, metric, name, aggregation):
+        """A metric's scalar weight aggregated across replicas by ``aggregation`` ("SUM", "MEAN",
+        "ONLY_FIRST_REPLICA"): Keras 3's spelling (TF 2.21's Metric.add_weight takes none)."""
+        return metric.add_variable(shape=(), initializer="zeros", aggregation=aggregation.lower(), name=name)
+
     def scaled_loss_and_grads(self, model, optimizer, x, y):
         """Mean squared error, its gradients through `optimizer.scale_loss` (the loss itself is unscaled)."""
         tf = self.tf
@@ -77,6 +82,14 @@ class MKBackend:
 
     def constant_initializer(self, value):
         return self.keras.constant_initializer(value)
+
+    def metric_weight(self, metric, name, aggregation):
+        """What TFD300 converts Keras 2's `add_weight(..., aggregation=tf.VariableAggregation.X)` to."""
+        from migrate.runtime import tfvariable
+
+        return metric.add_weight(name=name, initializer="zeros",
+                                 synchronization=tfvariable.VariableSynchronization.ON_READ,
+                                 aggregation=getattr(tfvariable.VariableAggregation, aggregation))
 
 
 def make(name: str):

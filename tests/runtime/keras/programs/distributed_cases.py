@@ -167,6 +167,70 @@ def custom_loop_mk(B):
             "iterations": int(optimizer.iterations.asnumpy())}
 
 
+def stats_metric(B):
+    """A program's own metric whose weights TF aggregates across replicas when it is read: a
+    sum, a count (SUM), an average of per-replica values (MEAN) and the first replica's count."""
+    K = B.keras
+
+    def total_and_rows(column):
+        if B.name == "tf":
+            return B.tf.reduce_sum(column), B.tf.cast(B.tf.shape(column)[0], "float32")
+        return column.sum(), float(column.shape[0])
+
+    class Stats(K.metrics.Metric):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.total = B.metric_weight(self, "total", "SUM")
+            self.count = B.metric_weight(self, "count", "SUM")
+            self.spread = B.metric_weight(self, "spread", "MEAN")
+            self.first = B.metric_weight(self, "first", "ONLY_FIRST_REPLICA")
+
+        def update_state(self, features):
+            total, rows = total_and_rows(features[:, 0])
+            self.total.assign_add(total)
+            self.count.assign_add(rows)
+            self.spread.assign_add(total / (rows + 1.0))
+            self.first.assign_add(rows)
+
+        def result(self):
+            return [self.total + 0.0, self.count + 0.0, self.spread + 0.0, self.first + 0.0]
+
+    return Stats()
+
+
+def custom_metric_tf(B, strategy):
+    tf = B.tf
+    x, _, _, _ = fit_data()
+    with strategy.scope():
+        metric = stats_metric(B)
+    dataset = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(x).batch(GLOBAL_BATCH))
+
+    @tf.function
+    def step(features):
+        strategy.run(metric.update_state, args=(features,))
+
+    results = []
+    for _ in range(2):
+        for features in dataset:
+            step(features)
+            results.append([float(v) for v in metric.result()])
+    return results
+
+
+def custom_metric_mk(B):
+    from migrate.runtime import spmd
+
+    x, _, _, _ = fit_data()
+    metric = stats_metric(B)
+    batches = [x[i:i + GLOBAL_BATCH] for i in range(0, len(x), GLOBAL_BATCH)]
+    results = []
+    for _ in range(2):
+        for features in spmd.distribute_dataset(batches):
+            metric.update_state(B.ms.Tensor(features))
+            results.append([float(B.numpy(v)) for v in metric.result()])
+    return results
+
+
 def checkpoint_checks(B, model):
     """mk only: rank 0 writes once, atomically; everyone can load right after; the manager keeps max_to_keep."""
     from migrate.runtime import spmd
@@ -275,6 +339,7 @@ def main():
         fits, _ = fit_cases(B, strategy.scope)
         results.update(fits)
         results["custom_loop"] = custom_loop_tf(B, strategy)
+        results["custom_metric"] = custom_metric_tf(B, strategy)
         results["loss_scale"] = loss_scale_tf(B, strategy)
         results["fit_callbacks"] = fit_callbacks(B, strategy.scope, os.path.join(out_dir, "callbacks-tf"))
         rank = 0
@@ -287,6 +352,7 @@ def main():
         fits, model = fit_cases(B, contextlib.nullcontext)
         results.update(fits)
         results["custom_loop"] = custom_loop_mk(B)
+        results["custom_metric"] = custom_metric_mk(B)
         results["loss_scale"] = loss_scale_mk(B)
         results["loss_scale_one_replica_overflows"] = loss_scale_mk(B, one_replica_overflows=True)
         results["fit_callbacks"] = fit_callbacks(B, contextlib.nullcontext, os.path.join(out_dir, "callbacks-mk"))
