@@ -1,4 +1,4 @@
-"""`keras.utils.image_dataset_from_directory` / `text_dataset_from_directory` / `timeseries_dataset_from_array` on `migrate.runtime.tfdata`.
+"""`keras.utils`'s `image_`, `text_` and `audio_dataset_from_directory` and `timeseries_dataset_from_array` on `tfdata`.
 
 Keras 3's indexing, kept exactly: class names from the sorted sub-directories (or as given),
 files walked and sorted as `os.walk` lists them, the global shuffle of paths and labels by
@@ -6,9 +6,10 @@ files walked and sorted as `os.walk` lists them, the global shuffle of paths and
 subset as Keras does), the split (the last `int(validation_split * n)` files for validation),
 the label modes (`int` int32, `categorical` one-hot float32, `binary` float32 `(1,)`) and the
 messages. Images are decoded by Pillow (`tfio.decode_image`) and resized as `tf.image.resize`
-resizes (bilinear or nearest: the methods with TF's numbers here), float32. What differs: the
-per-epoch shuffle of the training files is `tfdata`'s buffer shuffle, whose order is not
-tf.data's.
+resizes (bilinear or nearest: the methods with TF's numbers here), float32. WAV files are decoded
+by `tfio.decode_wav` (`tf.audio.decode_wav`'s values) and padded as Keras pads them. What differs:
+the per-epoch shuffle of the training files is `tfdata`'s buffer shuffle, whose order is not
+tf.data's; ragged audio batches and resampling (`sampling_rate`) are refused.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import os
 import numpy as np
 
 IMAGE_FORMATS = (".bmp", ".gif", ".jpeg", ".jpg", ".png")
+AUDIO_FORMATS = (".wav",)
 
 
 def _check_split(validation_split, subset, shuffle, seed) -> None:
@@ -113,14 +115,21 @@ def _label_array(labels, label_mode, num_classes) -> np.ndarray:
 
 
 def _datasets(paths, labels, label_mode, class_names, validation_split, subset, load, shuffle, buffer_size, seed,
-              batch_size, empty: str):
+              batch_size, empty, padded=False):
     """One dataset (or the training and validation pair for `subset="both"`), each with `class_names`
-    and `file_paths`, as Keras builds them."""
+    and `file_paths`, as Keras builds them. `empty(part)` is Keras's message for a part with no
+    files ("training " or "validation " for `subset="both"`, else ""); `padded` batches with
+    `padded_batch`, each batch padded with zeros to its largest element, as Keras batches audio."""
     from .. import tfdata
 
-    def build(part_paths, part_labels, shuffled):
+    def split(part, named):
+        # Keras checks each part as soon as it is split, before splitting the next one
+        part_paths, part_labels = training_or_validation_split(paths, labels, validation_split, part)
         if not part_paths:
-            raise ValueError(empty)
+            raise ValueError(empty(f"{part} " if named else ""))
+        return part_paths, part_labels
+
+    def build(part_paths, part_labels, shuffled):
         names = np.array(part_paths, dtype=object)
         if label_mode:
             dataset = tfdata.Dataset.from_tensor_slices(
@@ -131,16 +140,16 @@ def _datasets(paths, labels, label_mode, class_names, validation_split, subset, 
             dataset = dataset.shuffle(buffer_size, seed=seed)
         dataset = dataset.map((lambda path, label: (load(path), label)) if label_mode else load)
         if batch_size is not None:
-            dataset = dataset.batch(batch_size)
+            dataset = dataset.padded_batch(batch_size) if padded else dataset.batch(batch_size)
         dataset = dataset.prefetch(tfdata.AUTOTUNE)
         dataset.class_names, dataset.file_paths = class_names, list(part_paths)
         return dataset
 
     if subset == "both":
-        train = training_or_validation_split(paths, labels, validation_split, "training")
-        validation = training_or_validation_split(paths, labels, validation_split, "validation")
+        train = split("training", True)
+        validation = split("validation", True)
         return [build(*train, shuffle), build(*validation, False)]
-    return build(*training_or_validation_split(paths, labels, validation_split, subset), shuffle)
+    return build(*split(subset, False), shuffle)
 
 
 def _text(value) -> str:
@@ -149,17 +158,25 @@ def _text(value) -> str:
 
 
 def _indexed(directory, labels, label_mode, class_names, shuffle, seed, validation_split, subset, follow_links,
-             verbose, formats, kind: str, samples: str):
-    """Keras's checks of the arguments both functions share, then the indexed files:
-    (paths, labels, label mode, class names, seed)."""
-    if labels not in ("inferred", None) and not isinstance(labels, (list, tuple)):
-        raise ValueError("`labels` argument should be a list/tuple of integer labels, of the same size as the number "
-                         f"of {kind} files in the target directory. If you wish to infer the labels from the "
-                         'subdirectory names in the target directory, pass `labels="inferred"`. If you wish to get '
-                         f"a dataset that only contains {samples} (no labels), pass `labels=None`. Received: {labels}")
+             verbose, formats, kind: str, samples: str, checks=None, the=""):
+    """Keras's checks of the arguments the three functions share (`checks()`: a function's own,
+    made where Keras makes them), then the indexed files: (paths, labels, label mode, class names,
+    seed)."""
+    if labels not in ("inferred", None):
+        if not isinstance(labels, (list, tuple)):
+            raise ValueError(f"{the}`labels` argument should be a list/tuple of integer labels, of the same size as "
+                             f"the number of {kind} files in the target directory. If you wish to infer the labels "
+                             "from the subdirectory names in the target directory, pass `labels=\"inferred\"`. If "
+                             f"you wish to get a dataset that only contains {samples} (no labels), pass "
+                             f"`labels=None`. Received: labels={labels}")
+        if class_names:
+            raise ValueError(f'You can only pass `class_names` if `labels="inferred"`. Received: labels={labels}, '
+                             f"and class_names={class_names}")
     if label_mode not in {"int", "categorical", "binary", None}:
         raise ValueError('`label_mode` argument must be one of "int", "categorical", "binary", or None. Received: '
                          f"label_mode={label_mode}")
+    if checks is not None:
+        checks()
     if labels is None or label_mode is None:
         labels, label_mode = None, None
     _check_split(validation_split, subset, shuffle, seed)
@@ -204,7 +221,7 @@ def image_dataset_from_directory(directory, labels="inferred", label_mode="int",
 
     return _datasets(paths, labels, label_mode, class_names, validation_split, subset, load, shuffle,
                      batch_size * 8 if batch_size is not None else 1024, seed, batch_size,
-                     f"No images found in directory {directory}. Allowed formats: {IMAGE_FORMATS}")
+                     lambda part: f"No {part}images found in directory {directory}. Allowed formats: {IMAGE_FORMATS}")
 
 
 def text_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None, batch_size=32,
@@ -225,7 +242,52 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int", 
 
     return _datasets(paths, labels, label_mode, class_names, validation_split, subset, load, shuffle,
                      batch_size * 8 if batch_size is not None else 1024, seed, batch_size,
-                     f"No text files found in directory {directory}. Allowed format: .txt")
+                     lambda part: f"No {part}text files found in directory {directory}. Allowed format: .txt")
+
+
+def audio_dataset_from_directory(directory, labels="inferred", label_mode="int", class_names=None, batch_size=32,
+                                 sampling_rate=None, output_sequence_length=None, ragged=False, shuffle=True,
+                                 seed=None, validation_split=None, subset=None, follow_links=False, verbose=True):
+    """Keras's `audio_dataset_from_directory`: batches of `(audio, labels)`, audio float32
+    `(batch, samples, channels)` as `tf.audio.decode_wav` gives it, each batch padded with zeros to
+    its longest clip (and its most channels), or every clip cut or padded to
+    `output_sequence_length` and batched as it is."""
+    from .. import tfio
+
+    def checks():
+        if ragged and output_sequence_length is not None:
+            raise ValueError("Cannot set both `ragged` and `output_sequence_length`")
+        if ragged:
+            raise NotImplementedError(
+                "audio_dataset_from_directory(ragged=True) gives tf.RaggedTensor clips, which MindSpore has no "
+                "counterpart for: pass `output_sequence_length` to cut or pad every clip to one length, or leave "
+                "`ragged=False` to have each batch padded with zeros to its longest clip")
+        if sampling_rate is not None:
+            if not isinstance(sampling_rate, int):
+                raise ValueError("`sampling_rate` should have an integer value. "
+                                 f"Received: sampling_rate={sampling_rate}")
+            if sampling_rate <= 0:
+                raise ValueError(f"`sampling_rate` should be higher than 0. Received: sampling_rate={sampling_rate}")
+            # Keras resamples with tensorflow_io (an ImportError where that is not installed)
+            raise NotImplementedError(
+                "audio_dataset_from_directory(sampling_rate=...) resamples with tensorflow_io's "
+                "`tfio.audio.resample` in Keras, which has no counterpart here: resample the files beforehand, or "
+                "pass `sampling_rate=None` to read them at their own rate")
+
+    paths, labels, label_mode, class_names, seed = _indexed(
+        directory, labels, label_mode, class_names, shuffle, seed, validation_split, subset, follow_links, verbose,
+        AUDIO_FORMATS, "audio", "audio samples", checks, "The ")
+    desired = -1 if output_sequence_length is None else output_sequence_length
+
+    def load(path):
+        audio, _ = tfio.decode_wav(tfio.read_file(_text(path)), desired_samples=desired)
+        return audio
+
+    made = _datasets(paths, labels, label_mode, class_names, validation_split, subset, load, shuffle,
+                     batch_size * 8 if batch_size is not None else 1024, seed, batch_size,
+                     lambda part: f"No {part}audio files found in directory {directory}. Allowed format(s): "
+                                  f"{AUDIO_FORMATS}", padded=output_sequence_length is None)
+    return tuple(made) if subset == "both" else made  # (Keras's image and text functions give a list)
 
 
 def timeseries_dataset_from_array(data, targets, sequence_length, sequence_stride=1, sampling_rate=1,

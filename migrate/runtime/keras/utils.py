@@ -24,7 +24,8 @@ import numpy as np
 
 from . import initializers
 from .directory_datasets import (  # noqa: F401
-    image_dataset_from_directory, text_dataset_from_directory, timeseries_dataset_from_array)
+    audio_dataset_from_directory, image_dataset_from_directory, text_dataset_from_directory,
+    timeseries_dataset_from_array)
 from .image_utils import array_to_img, img_to_array, load_img, save_img  # noqa: F401
 
 

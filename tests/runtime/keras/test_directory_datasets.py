@@ -1,9 +1,10 @@
-"""`image_dataset_from_directory` / `text_dataset_from_directory` against Keras's on the same folders.
+"""`image_` / `text_` / `audio_dataset_from_directory` against Keras's on the same folders.
 
 Keras runs in a subprocess (TensorFlow and MindSpore stay in separate processes) and writes
 what it gives; migrate's runs here. Compared: class names, file order (unshuffled, and
 shuffled with a seed: the same files in each `validation_split` subset), labels in every
-label mode, pixel values after resizing (rtol 1e-5), texts and batch shapes.
+label mode, pixel values after resizing (rtol 1e-5), texts, decoded and padded WAV clips
+(1e-6), batch shapes and dtypes, and Keras's messages for bad audio arguments.
 """
 
 import json
@@ -200,3 +201,227 @@ def test_image_helpers_give_keras_arrays_and_files(folders, tmp_path):
     assert (tmp_path / "ours.png").read_bytes().hex() == keras["saved"]
     with pytest.raises(ValueError, match='color_mode must be "grayscale", "rgb", or "rgba"'):
         mk.utils.load_img(image, color_mode="cmyk")
+
+
+# -- audio_dataset_from_directory -------------------------------------------------------------
+
+# Every case runs on both sides with the same arguments; `AUDIO_CASES[name]` is
+# (folder, keyword arguments), `labels="list"` standing for LIST_LABELS.
+LIST_LABELS = [1, 0, 2, 2, 0, 1, 1, 0, 2, 1, 0, 2, 1, 0]
+AUDIO_CASES = {
+    "seeded": ("audio", {"seed": 7}),
+    "plain": ("audio", {"shuffle": False, "batch_size": 4}),
+    "categorical": ("audio", {"shuffle": False, "batch_size": 5, "label_mode": "categorical"}),
+    "no_labels": ("audio", {"shuffle": False, "batch_size": 5, "label_mode": None}),
+    "binary": ("audio_two", {"shuffle": False, "batch_size": 3, "label_mode": "binary"}),
+    "cut": ("audio_two", {"shuffle": False, "batch_size": 4, "output_sequence_length": 25}),
+    "padded": ("audio_two", {"shuffle": False, "batch_size": 4, "output_sequence_length": 150}),
+    "cut_unbatched": ("audio", {"shuffle": False, "batch_size": None, "output_sequence_length": 30}),
+    "training": ("audio", {"validation_split": 0.3, "subset": "training", "seed": 11, "batch_size": 4}),
+    "validation": ("audio", {"validation_split": 0.3, "subset": "validation", "seed": 11, "batch_size": 3}),
+    "both": ("audio", {"validation_split": 0.3, "subset": "both", "seed": 11, "batch_size": 3,
+                       "label_mode": "categorical"}),
+    "list": ("audio", {"labels": "list", "shuffle": False, "batch_size": 6}),
+    "list_split": ("audio", {"labels": "list", "validation_split": 0.25, "subset": "both", "seed": 3,
+                             "batch_size": 2}),
+}
+# Keras's messages for bad arguments, asked of both sides.
+AUDIO_ERRORS = {
+    "ragged_and_length": ("audio", {"ragged": True, "output_sequence_length": 10}),
+    "rate_not_int": ("audio", {"sampling_rate": 16000.0}),
+    "rate_zero": ("audio", {"sampling_rate": 0}),
+    "labels_kind": ("audio", {"labels": "folders"}),
+    "labels_and_class_names": ("audio", {"labels": "list", "class_names": ["down", "go", "up"]}),
+    "label_mode": ("audio", {"label_mode": "sparse"}),
+    "binary_of_three": ("audio", {"label_mode": "binary"}),
+    "class_names": ("audio", {"class_names": ["down", "left"]}),
+    "no_files": ("audio_none", {}),
+    "list_length": ("audio", {"labels": [0, 1]}),
+    "no_seed": ("audio", {"validation_split": 0.2, "subset": "both"}),
+}
+
+KERAS_AUDIO_SIDE = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+
+root, cases, errors, list_labels = sys.argv[1], *(json.loads(a) for a in sys.argv[2:5])
+
+def plain(part):
+    array = np.asarray(part)
+    return {"dtype": array.dtype.name, "shape": list(array.shape), "value": array.tolist()}
+
+def batches(dataset):
+    return [[plain(p) for p in (batch if isinstance(batch, tuple) else (batch,))] for batch in dataset]
+
+def make(folder, kwargs):
+    kwargs = dict(kwargs, verbose=False)
+    if kwargs.get("labels") == "list":
+        kwargs["labels"] = list(list_labels)
+    return tf.keras.utils.audio_dataset_from_directory(root + "/" + folder, **kwargs)
+
+results = {}
+for name, (folder, kwargs) in cases.items():
+    made = make(folder, kwargs)
+    results[name] = [{"class_names": ds.class_names, "batches": batches(ds)}
+                     for ds in (made if isinstance(made, tuple) else [made])]
+messages = {}
+for name, (folder, kwargs) in errors.items():
+    try:
+        make(folder, kwargs)
+    except ValueError as error:
+        messages[name] = str(error)
+print(json.dumps({"cases": results, "errors": messages}))
+"""
+
+
+def _write_wav(path, samples: np.ndarray, rate: int = 8000) -> None:
+    import wave
+
+    with wave.open(str(path), "wb") as writer:
+        writer.setnchannels(samples.shape[1])
+        writer.setsampwidth(2)
+        writer.setframerate(rate)
+        writer.writeframes(samples.astype("<i2").tobytes())
+
+
+@pytest.fixture(scope="module")
+def audio_folders(tmp_path_factory):
+    from tests.helpers import python_json
+
+    root = tmp_path_factory.mktemp("audio")
+    rng = np.random.default_rng(11)
+    # 14 clips in three classes, mono and stereo, 20 to 120 samples, one in a sub-folder and one
+    # spelled .WAV (Keras's walk finds both); and two classes of mono clips, which batch unpadded
+    # once cut to one length (clips of another channel count would not, in Keras either)
+    layout = {"audio": {"down": ["a.wav", "b.wav", "sub/c.wav", "d.wav", "e.wav"],
+                        "go": ["a.wav", "B.WAV", "c.wav", "d.wav"],
+                        "up": ["a.wav", "b.wav", "c.wav", "d.wav", "e.wav"]},
+              "audio_two": {"no": ["1.wav", "2.wav", "3.wav"], "yes": ["1.wav", "2.wav", "3.wav", "4.wav"]}}
+    for group, classes in layout.items():
+        for label, names in classes.items():
+            for name in names:
+                path = root / group / label / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                channels = 1 if group == "audio_two" else int(rng.integers(1, 3))
+                clip = rng.integers(-32768, 32768, size=(int(rng.integers(20, 121)), channels))
+                clip[0], clip[1] = -32768, 32767  # the ends of the range
+                _write_wav(path, clip)
+        (root / group / ".hidden").mkdir()  # not a class
+        (root / group / next(iter(classes)) / "notes.txt").write_text("not audio")
+    (root / "audio_none" / "empty").mkdir(parents=True)
+    keras = python_json(KERAS_AUDIO_SIDE, str(root), json.dumps(AUDIO_CASES), json.dumps(AUDIO_ERRORS),
+                        json.dumps(LIST_LABELS))
+    return root, keras
+
+
+def _audio(root, folder, kwargs):
+    kwargs = dict(kwargs, verbose=False)
+    if kwargs.get("labels") == "list":
+        kwargs["labels"] = list(LIST_LABELS)
+    made = mk.utils.audio_dataset_from_directory(str(root / folder), **kwargs)
+    return list(made) if isinstance(made, tuple) else [made]
+
+
+def _audio_batches(dataset):
+    out = []
+    for batch in dataset:
+        parts = []
+        for part in batch if isinstance(batch, tuple) else (batch,):
+            array = part.asnumpy() if hasattr(part, "asnumpy") else np.asarray(part)
+            parts.append({"dtype": array.dtype.name, "shape": list(array.shape), "value": array.tolist()})
+        out.append(parts)
+    return out
+
+
+def _same_batches(ours, theirs):
+    assert len(ours) == len(theirs)
+    for our_batch, their_batch in zip(ours, theirs):
+        assert [(p["dtype"], p["shape"]) for p in our_batch] == [(p["dtype"], p["shape"]) for p in their_batch]
+        for ours_part, theirs_part in zip(our_batch, their_batch):
+            np.testing.assert_allclose(ours_part["value"], theirs_part["value"], rtol=0, atol=1e-6)
+
+
+def _rows(batches):
+    """Each example as (label, clip without its padding), sorted: what a shuffle keeps."""
+    rows = []
+    for audio, labels in batches:
+        for clip, label in zip(audio["value"], labels["value"]):
+            clip = np.asarray(clip)
+            kept = np.flatnonzero(clip.any(axis=1))  # the batch's padding: zero samples after the clip's
+            clip = clip[: kept[-1] + 1]
+            clip = clip[:, : np.flatnonzero(clip.any(axis=0))[-1] + 1]  # and zero channels after its own
+            rows.append((json.dumps(label), json.dumps(clip.tolist())))
+    return sorted(rows)
+
+
+@pytest.mark.parametrize("name", ["plain", "categorical", "no_labels", "binary", "cut", "padded", "cut_unbatched",
+                                  "list"])
+def test_audio_batches_are_keras(audio_folders, name):
+    root, keras = audio_folders
+    folder, kwargs = AUDIO_CASES[name]
+    ours = _audio(root, folder, kwargs)
+    assert [ds.class_names for ds in ours] == [part["class_names"] for part in keras["cases"][name]]
+    for dataset, theirs in zip(ours, keras["cases"][name]):
+        _same_batches(_audio_batches(dataset), theirs["batches"])
+
+
+def test_audio_batches_pad_to_their_longest_clip_and_most_channels(audio_folders):
+    root, keras = audio_folders
+    shapes = [batch[0]["shape"] for batch in keras["cases"]["plain"][0]["batches"]]
+    assert len({s[1] for s in shapes}) > 1 and {s[2] for s in shapes} == {1, 2}  # the cases pad both
+    assert [batch[0]["shape"] for batch in _audio_batches(_audio(root, *AUDIO_CASES["plain"])[0])] == shapes
+
+
+@pytest.mark.parametrize("name", ["seeded", "training", "validation"])
+def test_shuffled_audio_holds_keras_examples(audio_folders, name):
+    """The per-epoch shuffle is tfdata's, not tf.data's (Keras shuffles a lone "validation"
+    subset too): the same examples (the same files in a seeded split), batches of Keras's sizes
+    and dtypes, in another order."""
+    root, keras = audio_folders
+    (ours,), (theirs,) = _audio(root, *AUDIO_CASES[name]), keras["cases"][name]
+    batches = _audio_batches(ours)
+    assert ours.class_names == theirs["class_names"]
+    assert [len(b[1]["value"]) for b in batches] == [len(b[1]["value"]) for b in theirs["batches"]]
+    assert {(p["dtype"], len(p["shape"])) for b in batches for p in b} == {
+        (p["dtype"], len(p["shape"])) for b in theirs["batches"] for p in b}
+    assert _rows(batches) == _rows(theirs["batches"])
+
+
+@pytest.mark.parametrize("name, validation_count", [("both", 4), ("list_split", 3)])
+def test_both_subsets_are_keras(audio_folders, name, validation_count):
+    """The seeded global shuffle is Keras's: the validation files come in Keras's order (that
+    subset is not shuffled again), the training files are Keras's."""
+    root, keras = audio_folders
+    train, validation = _audio(root, *AUDIO_CASES[name])
+    (their_train, their_validation) = keras["cases"][name]
+    assert train.class_names == validation.class_names == their_train["class_names"]
+    _same_batches(_audio_batches(validation), their_validation["batches"])
+    assert _rows(_audio_batches(train)) == _rows(their_train["batches"])
+    assert len(validation.file_paths) == validation_count
+    assert len(train.file_paths) == 14 - validation_count and not set(train.file_paths) & set(validation.file_paths)
+
+
+def test_audio_datasets_map_cache_and_prefetch_as_the_tutorial_does(audio_folders):
+    root, _ = audio_folders
+    train, _ = _audio(root, "audio_two", {"validation_split": 0.25, "subset": "both", "seed": 0,
+                                          "output_sequence_length": 150})
+    squeezed = train.map(lambda audio, labels: (ms.ops.squeeze(audio, -1)[:, :100], labels), -1).cache().prefetch(-1)
+    for audio, labels in squeezed.take(1):
+        assert tuple(audio.shape) == (6, 100) and labels.dtype == ms.int32
+
+
+@pytest.mark.parametrize("name", sorted(AUDIO_ERRORS))
+def test_audio_argument_errors_are_keras(audio_folders, name):
+    root, keras = audio_folders
+    with pytest.raises(ValueError) as raised:
+        _audio(root, *AUDIO_ERRORS[name])
+    assert str(raised.value) == keras["errors"][name]
+
+
+def test_ragged_and_resampling_are_refused_naming_what_to_do(audio_folders):
+    root, _ = audio_folders
+    with pytest.raises(NotImplementedError, match="pass `output_sequence_length`"):
+        mk.utils.audio_dataset_from_directory(str(root / "audio"), ragged=True)
+    with pytest.raises(NotImplementedError, match="resample the files beforehand"):
+        mk.utils.audio_dataset_from_directory(str(root / "audio"), sampling_rate=16000)
