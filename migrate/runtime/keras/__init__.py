@@ -19,7 +19,7 @@ Importing this package imports MindSpore (layers are Cells), never TensorFlow.
 """
 
 from . import (activations, applications, backend, callbacks, constraints, datasets, initializers, layers, losses, metrics, mixed_precision,
-               models, optimizers, regularizers, train, utils)
+               models, optimizers, preprocessing, regularizers, train, utils)
 from .autodiff import value_and_grad, value_and_grads
 from .distribute import compute_average_loss, scale_regularization_loss
 from .initializers import constant_initializer, ones_initializer, random_normal_initializer
@@ -33,6 +33,7 @@ __all__ = [
     "Sequential", "Model", "Input", "InputLayer", "Layer", "KerasTensor", "layers", "models", "activations",
     "initializers", "regularizers", "constraints", "losses", "metrics", "mixed_precision", "optimizers", "schedules", "callbacks", "datasets", "train",
     "applications",
+    "preprocessing",
     "utils",
     "backend", "compute_average_loss", "scale_regularization_loss", "constant_initializer", "zeros_initializer",
     "ones_initializer", "random_normal_initializer", "random_uniform_initializer", "value_and_grad", "value_and_grads",
