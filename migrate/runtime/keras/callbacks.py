@@ -584,11 +584,21 @@ class TerminateOnNaN(Callback):
             self.model.stop_training = True
 
 
+def _flattened(callbacks):
+    if callbacks is None:
+        return
+    if isinstance(callbacks, (list, tuple)):
+        for each in callbacks:
+            yield from _flattened(each)
+    else:
+        yield callbacks
+
+
 class CallbackList:
     """Calls a list of callbacks; knows whether any needs per-batch logs (which cost a collective)."""
 
     def __init__(self, callbacks=None, model=None, params=None, add_history=True):
-        self.callbacks = list(callbacks or [])
+        self.callbacks = list(_flattened(callbacks))  # (Keras takes one callback, or nested lists)
         self.history = None
         if add_history:
             self.history = History()

@@ -576,3 +576,26 @@ def test_a_programs_own_layer_and_metric_update_their_weights_with_tfs_variable_
     metric.update_state(x)
     metric.update_state(x)
     assert float(metric.result().asnumpy()) == 10.0
+
+
+def test_keras_2s_generator_methods_are_fit_evaluate_and_predict_and_one_callback_needs_no_list():
+    x, y = data(16)
+
+    def trained(method):
+        mk.utils.set_random_seed(3)
+        model = classifier()
+        model.compile(optimizer=mk.optimizers.SGD(0.1), loss=mk.losses.SparseCategoricalCrossentropy(from_logits=True))
+        seen = []
+        callback = mk.callbacks.LambdaCallback(on_epoch_end=lambda epoch, logs: seen.append(epoch))
+        generator = [(x[i:i + 4], y[i:i + 4]) for i in range(0, 16, 4)]
+        if method == "fit":
+            history = model.fit(x, y, batch_size=4, epochs=2, shuffle=False, verbose=0, callbacks=[callback])
+            return history.history["loss"], model.evaluate(x, y, batch_size=4, verbose=0), model.predict(x, verbose=0), seen
+        history = model.fit_generator(iter(generator * 2), steps_per_epoch=4, epochs=2, verbose=0, callbacks=callback,
+                                      workers=4, use_multiprocessing=True)
+        return (history.history["loss"], model.evaluate_generator(iter(generator), steps=4),
+                model.predict_generator(iter(generator), steps=4), seen)
+
+    ours, theirs = trained("generator"), trained("fit")
+    assert np.allclose(ours[0], theirs[0], rtol=1e-6) and np.isclose(ours[1], theirs[1], rtol=1e-6)
+    assert np.allclose(ours[2], theirs[2], rtol=1e-6) and ours[3] == theirs[3] == [0, 1]

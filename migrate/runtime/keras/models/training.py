@@ -377,6 +377,24 @@ class Trainer:
             return {k: np.concatenate([o[k] for o in outputs]) for k in first}
         return np.concatenate(outputs)
 
+    # Keras 2's generator spellings, which TF 2.0-2.15 kept (deprecated) as these calls of fit, evaluate
+    # and predict; its loader options (queue size, workers, processes) only fed the generator faster.
+    def fit_generator(self, generator, steps_per_epoch=None, epochs=1, verbose=1, callbacks=None,
+                      validation_data=None, validation_steps=None, validation_freq=1, class_weight=None,
+                      max_queue_size=10, workers=1, use_multiprocessing=False, shuffle=True, initial_epoch=0):
+        return self.fit(generator, steps_per_epoch=steps_per_epoch, epochs=epochs, verbose=verbose,
+                        callbacks=callbacks, validation_data=validation_data, validation_steps=validation_steps,
+                        validation_freq=validation_freq, class_weight=class_weight, shuffle=shuffle,
+                        initial_epoch=initial_epoch)
+
+    def evaluate_generator(self, generator, steps=None, callbacks=None, max_queue_size=10, workers=1,
+                           use_multiprocessing=False, verbose=0):
+        return self.evaluate(generator, steps=steps, callbacks=callbacks, verbose=verbose)
+
+    def predict_generator(self, generator, steps=None, callbacks=None, max_queue_size=10, workers=1,
+                          use_multiprocessing=False, verbose=0):
+        return self.predict(generator, steps=steps, callbacks=callbacks, verbose=verbose)
+
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False,
                        reset_metrics=True):
         self._assert_compiled("train_on_batch")
