@@ -15,7 +15,7 @@ from .reduce_op import ReduceOp, resolve_reduce_op
 __all__ = [
     "init", "initialize", "rank", "group_size", "reduce", "all_reduce", "gather", "distribute_dataset",
     "distribute_datasets_from_function", "distribute_values_from_function", "aggregate_gradients",
-    "broadcast_parameters",
+    "broadcast_parameters", "cross_replica_sum", "get_tpu_context",
 ]
 
 _applied_context: dict | None = None
@@ -75,6 +75,36 @@ def gather(value, axis):
     """`strategy.gather(value, axis)`: every replica's value concatenated along `axis`, rank order."""
     context.require_cross_replica("gather")
     return reductions.gather_values(collectives.world(), value, axis)
+
+
+def cross_replica_sum(x, group_assignment=None, name=None):
+    """`tf.compat.v1.tpu.cross_replica_sum(x, group_assignment)`: the elementwise sum over the
+    replicas (processes); differentiable, as TF's is (the gradient is summed alike). A
+    `group_assignment` of one group holding every replica is the same; sums within smaller groups
+    are refused, since MindSpore's CPU collectives span the world group only."""
+    group = collectives.replicas()
+    if group_assignment is not None and [sorted(g) for g in group_assignment] != [list(range(group.size))]:
+        raise NotImplementedError(f"cross_replica_sum over groups {group_assignment} of {group.size} replicas: sums "
+                                  "within groups of replicas are not provided; sum over all of them (group_assignment"
+                                  "=None) and scale by the group's share")
+    return group.all_reduce_sum(x) if group.size > 1 else x
+
+
+class _TPUContext:
+    """What `tpu_function.get_tpu_context()` answers inside a replicated TPU computation: the
+    number of replicas (`number_of_shards`), here the processes of the job."""
+
+    @property
+    def number_of_shards(self) -> int:
+        return collectives.replicas().size
+
+    @property
+    def number_of_partitions(self) -> int:
+        return 1
+
+
+def get_tpu_context() -> _TPUContext:
+    return _TPUContext()
 
 
 def distribute_dataset(dataset, options=None):

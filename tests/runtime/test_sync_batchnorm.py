@@ -1,7 +1,9 @@
 """`BatchNormalization(synchronized=True)` on 2 processes under the launcher is Keras's synchronized
 batch normalization: each replica's output and input gradient are those of one layer over the
 whole global batch (its rows), gamma's and beta's gradients add up to the whole batch's, and
-every replica's moving statistics move by the global batch's (programs/sync_batchnorm.py)."""
+every replica's moving statistics move by the global batch's (programs/sync_batchnorm.py); so does a
+subclass whose own `_moments` (Keras 2's or Keras 3's hook) averages the replicas' moments with
+`spmd.cross_replica_sum` (TFD309)."""
 
 import json
 
@@ -28,7 +30,7 @@ def close(ours, want, what):
     np.testing.assert_allclose(np.asarray(ours), np.asarray(want), rtol=2e-5, atol=2e-5, err_msg=what)
 
 
-@pytest.mark.parametrize("case", ["dense", "images"])
+@pytest.mark.parametrize("case", ["dense", "images", "keras2_hook", "keras3_hook"])
 def test_each_replica_computes_the_global_batchs_normalization(ranks, case):
     for r, got in enumerate(ranks):
         assert got["size"] == SIZE
@@ -40,7 +42,7 @@ def test_each_replica_computes_the_global_batchs_normalization(ranks, case):
         close(got[case]["moving_variance"], whole["moving_variance"], f"rank {r} {case} moving variance")
 
 
-@pytest.mark.parametrize("case", ["dense", "images"])
+@pytest.mark.parametrize("case", ["dense", "images", "keras2_hook", "keras3_hook"])
 def test_the_replicas_weight_gradients_sum_to_the_global_batchs(ranks, case):
     whole = ranks[0][case + "_whole"]
     for weight in ("dgamma", "dbeta"):

@@ -131,10 +131,13 @@ class BatchNormalization(Layer):
             raise NotImplementedError(f"BatchNormalization {self.name!r}: statistics over the unmasked steps only "
                                       "(Keras's masked moments) are not provided by migrate.runtime.keras")
         if training and self.trainable:
-            fused = None if self.synchronized else self._fused_training_step(inputs)
+            own_moments = type(self)._moments is not BatchNormalization._moments
+            fused = None if self.synchronized or own_moments else self._fused_training_step(inputs)
             if fused is not None:
                 return fused
-            if self.synchronized:
+            if own_moments:  # a subclass's statistics (across replicas, say): Keras calls its hook
+                mean, variance = (self._broadcast(m.reshape(-1)) for m in self._subclass_moments(inputs, mask))
+            elif self.synchronized:
                 mean, variance = _synchronized_moments(inputs, self._reduction_axes)
             else:
                 mean, variance = _moments(inputs, self._reduction_axes)
@@ -149,6 +152,27 @@ class BatchNormalization(Layer):
         if self.beta is not None:
             offset = self._broadcast(self.beta) + offset
         return _in_compute_dtype(self, inputs * inv + offset)
+
+    def _moments(self, inputs, reduction_axes=None, keep_dims=False, mask=None):
+        """The batch's mean and biased variance over ``reduction_axes`` (the layer's own), kept
+        dimensions or not: what ``super()._moments(...)`` gives an override, which Keras 2 calls
+        as ``(inputs, reduction_axes, keep_dims)`` and Keras 3 as ``(inputs, mask)``."""
+        axes = tuple(a % self._ndim for a in (self._reduction_axes if reduction_axes is None or
+                                              not isinstance(reduction_axes, (list, tuple)) else reduction_axes))
+        mean, variance = (_synchronized_moments if self.synchronized else _moments)(inputs, axes)
+        if not keep_dims:
+            kept = tuple(int(d) for i, d in enumerate(inputs.shape) if i not in axes)
+            mean, variance = mean.reshape(kept), variance.reshape(kept)
+        return mean, variance
+
+    def _subclass_moments(self, inputs, mask):
+        """A subclass's ``_moments``, called with the arguments of the Keras its signature is written for."""
+        import inspect
+
+        parameters = list(inspect.signature(self._moments).parameters)
+        if "reduction_axes" in parameters or len(parameters) >= 3:  # Keras 2's (inputs, reduction_axes, keep_dims)
+            return self._moments(inputs, list(self._reduction_axes), keep_dims=False)
+        return self._moments(inputs, mask)
 
     def _fused_training_step(self, inputs):
         """Training with MindSpore's fused BatchNorm kernel, or None where it does not apply.
