@@ -543,6 +543,11 @@ CASES = {
     "total_variation_single": "tf.image.total_variation(imgf)",
     "total_variation_int": "tf.image.total_variation(tf.cast(img, tf.int32))",
     "sobel_edges": "tf.image.sobel_edges(x4)",
+    # TFM320 image quality (more in tests/test_image_quality.py)
+    "ssim_uint8": "tf.image.ssim(img, tf.reverse(img, [2]), 255, filter_size=3)",
+    "psnr_float": "tf.image.psnr(imgf, imgf * 0.9 + 0.05, 1.0)",
+    "ssim_multiscale": "tf.image.ssim_multiscale(tf.abs(x4), tf.abs(x4) * 0.8, 3.0, power_factors=(0.5, 0.5), "
+                       "filter_size=3)",
     # TFM315 bitwise (and TFM205's invert)
     "bitwise_and": "tf.bitwise.bitwise_and(i, j)",
     "bitwise_or_xor": "tf.bitwise.bitwise_xor(tf.bitwise.bitwise_or(i, j), j)",

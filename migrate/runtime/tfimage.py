@@ -15,7 +15,10 @@ batch), other numbers for the same seeds, as ``migrate.runtime.tfrandom``'s draw
 The geometric operations (flips, crops, pads) are ``migrate.runtime.tfmath``'s.
 
 ``total_variation`` and ``sobel_edges`` are TF's formulas on MindSpore ops (differentiable:
-style transfer minimises the one, edge losses use the other).
+style transfer minimises the one, edge losses use the other). So are the quality measures
+``psnr``, ``ssim`` and ``ssim_multiscale``: TF's constants, Gaussian window ('VALID', no
+padding) and reductions over the last three axes, on float32 copies of the images as TF
+makes them (uint8 scaled to [0, 1], ``max_val`` with them); ``1 - ssim`` is a training loss.
 """
 
 from __future__ import annotations
@@ -25,9 +28,9 @@ import numpy as np
 from . import tfmath, tfrandom
 
 __all__ = ["adjust_brightness", "adjust_contrast", "adjust_hue", "adjust_saturation", "hsv_to_rgb",
-           "random_brightness", "random_contrast", "random_crop", "random_flip_left_right", "random_flip_up_down",
-           "random_hue", "random_saturation", "rgb_to_hsv", "sample_distorted_bounding_box", "sobel_edges",
-           "total_variation"]
+           "psnr", "random_brightness", "random_contrast", "random_crop", "random_flip_left_right",
+           "random_flip_up_down", "random_hue", "random_saturation", "rgb_to_hsv", "sample_distorted_bounding_box",
+           "sobel_edges", "ssim", "ssim_multiscale", "total_variation"]
 
 
 def _ms():
@@ -344,3 +347,136 @@ def sobel_edges(image):
                     total = term if total is None else total + term
         maps.append(total)
     return ops.stack(maps, axis=-1)
+
+
+# -- image quality: psnr, ssim, ssim_multiscale --------------------------------------------------
+
+def _quality_pair(img1, img2, max_val, what: str):
+    """TF's preamble: the last three axes must agree, batch axes broadcast; both images and
+    ``max_val`` (first cast to the images' dtype) go to float32 as ``convert_image_dtype`` takes
+    them, so a uint8 ``max_val=255`` becomes 1.0 beside images in [0, 1]."""
+    ms, _ = _ms()
+    x, y = _image(img1, what), _image(img2, what)
+    if tuple(x.shape[-3:]) != tuple(y.shape[-3:]):
+        raise ValueError(f"Two images are not compatible: {tuple(x.shape)} and {tuple(y.shape)}")
+    for a, b in zip(reversed(x.shape[:-3]), reversed(y.shape[:-3])):
+        if not (a == 1 or b == 1 or a == b):
+            raise ValueError(f"Two images are not compatible: {tuple(x.shape)} and {tuple(y.shape)}")
+    if isinstance(max_val, ms.Tensor):
+        top = max_val.astype(x.dtype)
+    else:
+        from .tensors import numpy_dtype
+
+        top = ms.Tensor(np.asarray(_scalar(max_val)).astype(numpy_dtype(x.dtype)))
+
+    def floats(t):
+        # (a float32 image is taken as it is: convert_image_dtype would copy it)
+        return t if t.dtype == ms.float32 else tfmath.convert_image_dtype(t, ms.float32)
+
+    return floats(x), floats(y), floats(top)
+
+
+def psnr(a, b, max_val, name=None):
+    """TF's ``psnr``: ``20 log10(max_val) - 10 log10(mse)`` per image, the mean squared error over
+    the last three axes (height, width, channels) of the float32 images."""
+    _, ops = _ms()
+    a, b, top = _quality_pair(a, b, max_val, "psnr")
+    mse = ops.mean(ops.square(a - b), (-3, -2, -1))
+    # TF's order of operations and float32 constants: 20 * log(max) / log(10.0) - float32(10 / ln 10) * log(mse)
+    return 20.0 * ops.log(top) / float(np.log(np.float32(10.0))) - float(np.float32(10 / np.log(10))) * ops.log(mse)
+
+
+def _gauss_taps(size: int, sigma: float):
+    """One axis of TF's ``_fspecial_gauss``: TF takes the softmax of ``-(i² + j²) / (2σ²)`` over the
+    size x size grid, which is the outer product of this softmax over one axis with itself."""
+    ms, _ = _ms()
+    coords = np.arange(size, dtype=np.float64) - (size - 1) / 2.0
+    g = -0.5 * coords ** 2 / np.float64(np.float32(sigma)) ** 2
+    taps = np.exp(g - g.max())
+    return ms.Tensor((taps / taps.sum()).astype(np.float32))
+
+
+def _blur(x, taps):
+    """TF's ``reducer``: each channel of each image correlated with the Gaussian, 'VALID' (no padding),
+    here as two one-axis passes; ``[..., h, w, c]`` becomes ``[..., h - k + 1, w - k + 1, c]``."""
+    _, ops = _ms()
+    size = int(taps.shape[0])
+    *lead, height, width, channels = (int(d) for d in x.shape)
+    planes = ops.transpose(x.reshape((-1, height, width, channels)), (0, 3, 1, 2)).reshape((-1, 1, height, width))
+    planes = ops.conv2d(planes, taps.reshape((1, 1, size, 1)))
+    planes = ops.conv2d(planes, taps.reshape((1, 1, 1, size)))
+    height, width = height - size + 1, width - size + 1
+    out = ops.transpose(planes.reshape((-1, channels, height, width)), (0, 2, 3, 1))
+    return out.reshape((*lead, height, width, channels))
+
+
+def _ssim_per_channel(x, y, top, filter_size, filter_sigma, k1, k2, index_map=False):
+    """TF's ``_ssim_per_channel`` with ``_ssim_helper``: the luminance and contrast-structure terms
+    from Gaussian-weighted local means (biased covariances: TF's compensation is 1.0), averaged
+    over height and width unless ``index_map``; ``(ssim, cs)``, each ``[..., channels]``."""
+    _, ops = _ms()
+    size = int(_scalar(filter_size))
+    for image in (x, y):
+        if image.shape[-3] < size or image.shape[-2] < size:
+            raise ValueError(f"ssim: each image ({tuple(image.shape)}) must be at least filter_size ({size}) high "
+                             f"and wide")
+    taps = _gauss_taps(size, _scalar(filter_sigma))
+    c1 = ops.square(top * float(k1))
+    c2 = ops.square(top * float(k2))
+    mean0, mean1 = _blur(x, taps), _blur(y, taps)
+    num0 = mean0 * mean1 * 2.0
+    den0 = ops.square(mean0) + ops.square(mean1)
+    luminance = (num0 + c1) / (den0 + c1)
+    num1 = _blur(x * y, taps) * 2.0
+    den1 = _blur(ops.square(x) + ops.square(y), taps)
+    cs = (num1 - num0 + c2) / (den1 - den0 + c2)
+    if index_map:
+        return luminance * cs, cs
+    return ops.mean(luminance * cs, (-3, -2)), ops.mean(cs, (-3, -2))
+
+
+def ssim(img1, img2, max_val, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03, return_index_map=False):
+    """TF's ``ssim``: the structural similarity of each image pair (Gaussian window of ``filter_size``
+    and ``filter_sigma``, constants ``(k1 max_val)²`` and ``(k2 max_val)²``), averaged over height,
+    width and then channels; with ``return_index_map`` the per-pixel map, averaged over channels."""
+    _, ops = _ms()
+    x, y, top = _quality_pair(img1, img2, max_val, "ssim")
+    per_channel, _ = _ssim_per_channel(x, y, top, filter_size, filter_sigma, k1, k2, return_index_map)
+    return ops.mean(per_channel, -1)
+
+
+_MSSSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
+
+
+def _halve(x):
+    """TF's step between scales: an odd height or width gets its last row or column repeated
+    (TF's SYMMETRIC pad of one), then 2x2 average pooling, stride 2."""
+    _, ops = _ms()
+    *lead, height, width, channels = (int(d) for d in x.shape)
+    if height % 2:
+        x = ops.concat([x, x[..., -1:, :, :]], -3)
+    if width % 2:
+        x = ops.concat([x, x[..., :, -1:, :]], -2)
+    height, width = (height + 1) // 2, (width + 1) // 2
+    blocks = x.reshape((*lead, height, 2, width, 2, channels))
+    return ops.mean(blocks, (-4, -2))
+
+
+def ssim_multiscale(img1, img2, max_val, power_factors=_MSSSIM_WEIGHTS, filter_size=11, filter_sigma=1.5, k1=0.01,
+                    k2=0.03):
+    """TF's ``ssim_multiscale``: the contrast-structure term at each of ``len(power_factors)`` scales
+    (each half the size of the one before) and the full SSIM at the last, each through a ReLU,
+    raised to its power factor and multiplied; averaged over channels."""
+    ms, ops = _ms()
+    x, y, top = _quality_pair(img1, img2, max_val, "ssim_multiscale")
+    factors = [float(f) for f in (power_factors.asnumpy() if hasattr(power_factors, "asnumpy") else power_factors)]
+    terms = []
+    for scale in range(len(factors)):
+        if scale:
+            x, y = _halve(x), _halve(y)
+        per_channel, cs = _ssim_per_channel(x, y, top, filter_size, filter_sigma, k1, k2)
+        terms.append(ops.relu(cs))
+    terms[-1] = ops.relu(per_channel)  # (the last scale counts its luminance too: its SSIM, not its cs)
+    stacked = ops.stack(terms, -1)
+    weights = ms.Tensor(np.array(factors, np.float32))
+    return ops.mean(ops.prod(ops.pow(stacked, weights), -1), -1)
