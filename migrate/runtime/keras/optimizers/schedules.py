@@ -190,3 +190,53 @@ class CosineDecayRestarts(LearningRateSchedule):
     def get_config(self):
         return {"initial_learning_rate": self.initial_learning_rate, "first_decay_steps": self.first_decay_steps,
                 "t_mul": self._t_mul, "m_mul": self._m_mul, "alpha": self.alpha, "name": self.name}
+
+
+class LinearCosineDecay(LearningRateSchedule):
+    """Keras 2's `tf.keras.experimental.LinearCosineDecay` (TF 1's `train.linear_cosine_decay`):
+    a cosine of `num_periods` periods times a linear decay, plus `beta`, over `decay_steps`."""
+
+    def __init__(self, initial_learning_rate, decay_steps, num_periods=0.5, alpha=0.0, beta=0.001, name=None):
+        self.initial_learning_rate, self.decay_steps = initial_learning_rate, decay_steps
+        self.num_periods, self.alpha, self.beta, self.name = num_periods, alpha, beta, name
+
+    def _parts(self, step):
+        decay_steps = f32(self.decay_steps)
+        step = min(_step(step), decay_steps)
+        linear = f32((decay_steps - step) / decay_steps)
+        fraction = f32(f32(2.0) * f32(self.num_periods) * f32(step / decay_steps))
+        cosine = f32(f32(0.5) * (f32(1.0) + np.cos(f32(math.pi) * fraction)))
+        return step, linear, cosine
+
+    def _rate(self, linear, cosine):
+        return f32(f32(self.initial_learning_rate) * f32((f32(self.alpha) + linear) * cosine + f32(self.beta)))
+
+    def value(self, step):
+        _, linear, cosine = self._parts(step)
+        return self._rate(linear, cosine)
+
+    def get_config(self):
+        return {"initial_learning_rate": self.initial_learning_rate, "decay_steps": self.decay_steps,
+                "num_periods": self.num_periods, "alpha": self.alpha, "beta": self.beta, "name": self.name}
+
+
+class NoisyLinearCosineDecay(LinearCosineDecay):
+    """Keras 2's `tf.keras.experimental.NoisyLinearCosineDecay`: the linear part gets Gaussian noise
+    of variance `initial_variance / (1 + step) ** variance_decay`, drawn anew at every call. The draws
+    are NumPy's (seeded by `seed`), not TF's: the rates differ from TF's by that noise alone."""
+
+    def __init__(self, initial_learning_rate, decay_steps, initial_variance=1.0, variance_decay=0.55,
+                 num_periods=0.5, alpha=0.0, beta=0.001, seed=None, name=None):
+        super().__init__(initial_learning_rate, decay_steps, num_periods, alpha, beta, name)
+        self.initial_variance, self.variance_decay, self.seed = initial_variance, variance_decay, seed
+        self._draws = np.random.default_rng(seed)
+
+    def value(self, step):
+        step, linear, cosine = self._parts(step)
+        variance = f32(f32(self.initial_variance) / np.power(f32(1.0) + step, f32(self.variance_decay)))
+        noise = f32(self._draws.normal(0.0, math.sqrt(variance))) if variance > 0 else f32(0.0)
+        return self._rate(f32(linear + noise), cosine)
+
+    def get_config(self):
+        return {**super().get_config(), "initial_variance": self.initial_variance,
+                "variance_decay": self.variance_decay, "seed": self.seed}
