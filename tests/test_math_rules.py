@@ -538,6 +538,9 @@ CASES = {
     "real_and_imag": "tf.math.real(tf.complex(f, g)) + tf.math.imag(tf.dtypes.complex(g, f))",
     "real_of_real": "tf.math.real(f)",
     "imag_of_real": "tf.math.imag(f)",
+    # TFM200: the real magnitude of what a complex-valued API makes (a spectrogram)
+    "abs_of_stft": "tf.abs(tf.signal.stft(sig, frame_length=16, frame_step=8))",
+    "abs_of_complex": "tf.math.abs(tf.complex(f, g))",
     # TFM316 image filters
     "total_variation_batch": "tf.image.total_variation(x4)",
     "total_variation_single": "tf.image.total_variation(imgf)",

@@ -50,6 +50,9 @@ class Rename(Operation):
         "within": Param(dict, doc="only as a keyword argument (`keywords`) of `self.<one of calls>(...)` in a "
                                   "method of a class whose bases include one of `classes` (resolved names): "
                                   "where the name means what the replacement does only there"),
+        "made_by": Param(list, doc="only where the name is called on what one of these APIs (resolved names) "
+                                   "makes: a call of one, or a name that the nearest statement before, in the "
+                                   "same block, binds to one (`tf.abs` of what `tf.signal.stft` gives)"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -59,13 +62,20 @@ class Rename(Operation):
             if set(within) != {"calls", "keywords", "classes"} or not all(
                     isinstance(v, list) and v and all(isinstance(x, str) for x in v) for v in within.values()):
                 raise ValueError("within needs non-empty lists 'calls', 'keywords' and 'classes'")
+        made_by = params.get("made_by")
+        if made_by is not None and not (made_by and all(isinstance(x, str) for x in made_by)):
+            raise ValueError("made_by needs a non-empty list of API names")
 
     def everywhere(self, params) -> bool:
-        return "within" not in params
+        return "within" not in params and "made_by" not in params
 
     def accepts_in(self, view, node, params) -> bool:
         if not self.accepts(node, view.parent, params):
             return False
+        if "made_by" in params:
+            call = view.parent(node)
+            return isinstance(call, cst.Call) and call.func is node and bool(call.args) and \
+                _made_by(view, call.args[0].value, frozenset(params["made_by"]))
         within = params.get("within")
         if within is None:
             return True
@@ -107,6 +117,77 @@ class Rename(Operation):
 
     def rewrite(self, ctx, original, updated, params, suffix: str = ""):
         return renamed(params["to"], ctx.current.api, suffix, params.get("keep_after"))
+
+
+def _made_by(view, value: cst.BaseExpression, apis: frozenset) -> bool:
+    """Whether ``value`` is a call of one of ``apis``, or a name the nearest statement before its
+    own in the same block binds to one (any other binding of the name in between: not known)."""
+    if isinstance(value, cst.Call):
+        return view.resolve(value.func) in apis
+    if not isinstance(value, cst.Name):
+        return False
+    statement = view.statement_of(value)
+    block = view.parent(statement)
+    if not isinstance(block, (cst.IndentedBlock, cst.Module)):
+        return False
+    body = list(block.body)
+    for before in reversed(body[:body.index(statement)]):
+        small = before.body if isinstance(before, cst.SimpleStatementLine) else ()
+        if len(small) == 1 and isinstance(small[0], cst.Assign) and len(small[0].targets) == 1 and \
+                isinstance(small[0].targets[0].target, cst.Name) and small[0].targets[0].target.value == value.value:
+            return isinstance(small[0].value, cst.Call) and view.resolve(small[0].value.func) in apis
+        if value.value in _bound_names(before):
+            return False
+    return False
+
+
+def _bound_names(statement: cst.CSTNode) -> set[str]:
+    """Names a statement may bind (assignment targets, loop and `with` targets, walrus, imports, defs)."""
+    found: set[str] = set()
+
+    class Binds(cst.CSTVisitor):
+        def _target(self, target) -> None:
+            for name in _names_of(target):
+                found.add(name)
+
+        def visit_AssignTarget(self, node):
+            self._target(node.target)
+
+        def visit_AugAssign(self, node):
+            self._target(node.target)
+
+        def visit_AnnAssign(self, node):
+            self._target(node.target)
+
+        def visit_For(self, node):
+            self._target(node.target)
+
+        def visit_AsName(self, node):
+            self._target(node.name)
+
+        def visit_NamedExpr(self, node):
+            self._target(node.target)
+
+        def visit_FunctionDef(self, node):
+            found.add(node.name.value)
+            return False
+
+        def visit_ClassDef(self, node):
+            found.add(node.name.value)
+            return False
+
+    statement.visit(Binds())
+    return found
+
+
+def _names_of(target: cst.CSTNode) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _names_of(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names_of(target.value)
+    return []
 
 
 class AttributeTemplate(Operation):
