@@ -111,7 +111,9 @@ def compare_area(ours: dict, theirs: dict, rtol: float, atol_scale: float = 1e-5
 # Keras's side of `same_weights_cases`: each case function of `CASES` builds a model (or layer)
 # from the Keras module it is given (and the extra arguments named), which is called once to
 # build, given seeded random weights, and called again (with `training` when asked); the
-# weights it was given, its outputs (nested results flattened) and its weights after the call.
+# weights it was given, its outputs (nested results flattened) and its weights after the call;
+# with `gradients`, also the gradients of the sum of the outputs' squares with respect to the input
+# and then the trainable weights, from one more call.
 _KERAS_CASES = r"""
 import json, sys
 import numpy as np
@@ -137,6 +139,17 @@ for name in names:
     kwargs = {} if options["training"] is None else {"training": options["training"]}
     out[name] = {"weights": [w.tolist() for w in weights], "outputs": [np.asarray(r).tolist() for r in flat(model(x, **kwargs))],
                  "after": [w.tolist() for w in model.get_weights()]}
+    if options["gradients"]:
+        import tensorflow as tf
+
+        inputs = tf.constant(x)
+        sources = [inputs] + list(model.trainable_weights)
+        with tf.GradientTape() as tape:
+            tape.watch(inputs)
+            loss = sum(tf.reduce_sum(tf.square(tf.cast(r, tf.float32))) for r in flat(model(inputs, **kwargs)))
+        out[name]["gradients"] = [np.zeros(s.shape, np.float32).tolist() if g is None else
+                                  np.asarray(tf.convert_to_tensor(g)).tolist()
+                                  for s, g in zip(sources, tape.gradient(loss, sources))]
 print(json.dumps(out))
 """
 
@@ -147,18 +160,21 @@ def _flat(result) -> list:
     return [result]
 
 
-def keras_cases(cases: str, names: list[str], x: np.ndarray, extra: tuple[str, ...] = (), training=None) -> dict:
+def keras_cases(cases: str, names: list[str], x: np.ndarray, extra: tuple[str, ...] = (), training=None,
+                gradients: bool = False) -> dict:
     """Keras's weights, outputs and weights after the call of each case (see `_KERAS_CASES`); `extra`:
-    expressions on Keras's side for the case functions' arguments after the module."""
+    expressions on Keras's side for the case functions' arguments after the module; `gradients`: also
+    the gradients of the sum of the outputs' squares (input first, then the trainable weights)."""
     from tests.helpers import python_json
 
     return python_json(_KERAS_CASES, cases, json.dumps(names), json.dumps(x.tolist()),
-                       json.dumps({"extra": list(extra), "training": training}))
+                       json.dumps({"extra": list(extra), "training": training, "gradients": gradients}))
 
 
 def assert_case_is_kerass(cases: str, name: str, keras: dict, x: np.ndarray, *extra, training=None,
                           rtol: float = 1e-5, atol: float = 1e-6) -> None:
-    """The case built with `mk` (and `extra`) on Keras's weights gives Keras's outputs and weights after."""
+    """The case built with `mk` (and `extra`) on Keras's weights gives Keras's outputs and weights after
+    (and its gradients, when `keras_cases` was asked for them)."""
     from migrate.runtime import keras as mk
 
     scope: dict = {}
@@ -174,3 +190,18 @@ def assert_case_is_kerass(cases: str, name: str, keras: dict, x: np.ndarray, *ex
         np.testing.assert_allclose(ours.asnumpy(), np.asarray(theirs, np.float32), rtol=rtol, atol=atol)
     for ours, theirs in zip(model.get_weights(), expected["after"]):
         np.testing.assert_allclose(ours, np.asarray(theirs, np.float32), rtol=rtol, atol=atol)
+    if "gradients" in expected:
+        import mindspore as ms
+
+        def loss(inputs):
+            results = _flat(model(inputs) if training is None else model(inputs, training=training))
+            return sum((r.astype(ms.float32) ** 2).sum() for r in results)
+
+        weights = list(model.trainable_weights)
+        grads = ms.grad(loss, grad_position=0, weights=weights or None)(ms.Tensor(x))
+        grads = [grads[0], *grads[1]] if weights else [grads]
+        assert len(grads) == len(expected["gradients"])
+        for index, (ours, theirs) in enumerate(zip(grads, expected["gradients"])):
+            what = "the input's gradient" if index == 0 else f"weight {index - 1}'s gradient"
+            np.testing.assert_allclose(ours.asnumpy(), np.asarray(theirs, np.float32), rtol=rtol, atol=atol,
+                                       err_msg=what)

@@ -17,6 +17,7 @@ OPTIMIZERS = {
     "adam": "tf.keras.optimizers.Adam(0.01, beta_1=0.8)",
     "sgd": "tf.keras.optimizers.SGD(0.1, momentum=0.9, nesterov=True)",
     "rmsprop": "tf.keras.optimizers.RMSprop(0.002, rho=0.8, clipnorm=1.0)",
+    "ftrl": "tf.keras.optimizers.Ftrl(0.05, learning_rate_power=-0.6, l1_regularization_strength=0.01, beta=0.1)",
     "loss_scale": "tf.keras.mixed_precision.LossScaleOptimizer(tf.keras.optimizers.SGD(0.5), initial_scale=64.0)",
 }
 # what Keras 3 writes that this runtime does not have: each at the value that leaves Keras's update as it is

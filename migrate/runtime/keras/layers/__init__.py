@@ -1,6 +1,7 @@
 """`tf.keras.layers` on MindSpore Cells (Keras constructor arguments, defaults and layouts)."""
 
 from ..symbolic import Input
+from .attention import AdditiveAttention, Attention
 from .augmentation import RandomFlip, RandomRotation, RandomZoom
 from .base import Layer
 from .convolution import (Conv1D, Conv2D, Conv2DTranspose, Conv3D, Conv3DTranspose, Convolution1D, Convolution2D,
@@ -36,4 +37,5 @@ __all__ = [
     "StackedRNNCells", "TimeDistributed", "Conv3D", "Convolution3D", "Conv3DTranspose", "Convolution3DTranspose", "MaxPooling3D", "AveragePooling3D", "MaxPool3D",
     "AvgPool3D", "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GlobalAvgPool3D", "GlobalMaxPool3D",
     "StringLookup", "IntegerLookup", "TextVectorization", "CategoryEncoding", "RandomFlip", "RandomRotation", "RandomZoom",
+    "Attention", "AdditiveAttention",
 ]

@@ -1,4 +1,4 @@
-"""`tf.keras.optimizers`: SGD, Adam, AdamW, RMSprop, Nadam, Adagrad, Adadelta, Adamax with Keras 3's formulas, LossScaleOptimizer, schedules.
+"""`tf.keras.optimizers`: SGD, Adam, AdamW, RMSprop, Nadam, Adagrad, Adadelta, Adamax, Ftrl with Keras 3's formulas, LossScaleOptimizer, schedules.
 
 Optimizers bind lazily to MindSpore Parameters on the first `apply_gradients` and sum
 gradients across processes in a launched job (see `base`).
@@ -8,13 +8,14 @@ from . import schedules
 from .adam import Adam, AdamW
 from .adaptive import Adadelta, Adagrad, Adamax
 from .base import Optimizer
+from .ftrl import Ftrl
 from .loss_scale import Keras2LossScaleOptimizer, LossScaleOptimizer
 from .nadam import Nadam
 from .rmsprop import RMSprop
 from .sgd import SGD
 
 _BY_NAME = {"sgd": SGD, "adam": Adam, "adamw": AdamW, "rmsprop": RMSprop, "nadam": Nadam, "adagrad": Adagrad,
-            "adadelta": Adadelta, "adamax": Adamax}
+            "adadelta": Adadelta, "adamax": Adamax, "ftrl": Ftrl}
 _BUILTINS = {cls.__name__: cls for cls in (*_BY_NAME.values(), LossScaleOptimizer, Keras2LossScaleOptimizer)}
 
 
@@ -50,4 +51,4 @@ def get(identifier):
 
 
 __all__ = ["Optimizer", "LossScaleOptimizer", "SGD", "Adam", "AdamW", "RMSprop", "Nadam", "Adagrad", "Adadelta", "Adamax",
-           "schedules", "get", "serialize", "deserialize"]
+           "Ftrl", "schedules", "get", "serialize", "deserialize"]

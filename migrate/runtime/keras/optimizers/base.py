@@ -205,13 +205,19 @@ class Optimizer:
         return slot
 
     def add_optimizer_variables(self, variables, names, initializer="zeros"):
-        """One slot per variable for each name; a list per name (a single list for one name)."""
+        """One slot per variable for each name; a list per name (a single list for one name).
+
+        `initializer` is one for all names or, as in Keras 3, a list of one per name."""
         single = isinstance(names, str)
         names = [names] if single else list(names)
+        initializers = list(initializer) if isinstance(initializer, (list, tuple)) else [initializer] * len(names)
+        if len(initializers) != len(names):
+            raise ValueError("The number of provided names must match the number of provided initializers.  "
+                             f"Received name='{names}', initializer='{initializer}'")
         lists = [[] for _ in names]
         for variable in variables:
-            for kind, slots in zip(names, lists):
-                slots.append(self.add_variable_from_reference(variable, kind, initializer))
+            for kind, init, slots in zip(names, initializers, lists):
+                slots.append(self.add_variable_from_reference(variable, kind, init))
         return lists[0] if single else tuple(lists)
 
     def _get_variable_index(self, variable) -> int:
