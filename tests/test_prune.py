@@ -424,7 +424,8 @@ def test_a_file_left_with_nothing_to_plan_skips_libcst(index, monkeypatch):
 ])
 def test_imports_left_unused_are_removed_as_removeimportsvisitor_would(text, way, index, monkeypatch):
     """``known``: removed by RemoveImportsVisitor's own code told what is unused; ``kept``: no
-    removal asked (every import still read); ``full``: its analysis of the converted module decides.
+    removal asked (every import still read); ``full``: its analysis of the converted module decides
+    (``RemoveImports``: the visitor itself, keeping the comments above a line it removes).
     Whichever way, the output is the one the analysis gives (``assert_same`` converts both ways)."""
     from libcst.codemod.visitors import RemoveImportsVisitor
 
@@ -433,7 +434,7 @@ def test_imports_left_unused_are_removed_as_removeimportsvisitor_would(text, way
     monkeypatch.setattr(RemoveImportsVisitor, "transform_module",
                         lambda self, tree: runs.append(type(self).__name__) or original(self, tree))
     fast = convert_source(text.encode(), index, "t.py", ConvertOptions(pruning=0))
-    assert runs == {"known": ["RemoveKnownUnused"], "kept": [], "full": ["RemoveImportsVisitor"]}[way]
+    assert runs == {"known": ["RemoveKnownUnused"], "kept": [], "full": ["RemoveImports"]}[way]
     assert fast.converted == assert_same(text.encode(), index).converted
     if way == "known":
         assert "from tensorflow" not in fast.converted.decode()

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from migrate.engine.imports import AddImports, FreshTree, RemoveKnownUnused, top_level_aliases  # (first)
+from migrate.engine.imports import AddImports, FreshTree, RemoveImports, RemoveKnownUnused, top_level_aliases  # (first)
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
@@ -84,7 +84,8 @@ class MigrateCommand(FreshTree, CodemodCommand):
         if (transform is RemoveImportsVisitor and self.shortcuts and self.known_unused
                 and set(self.known_unused) <= top_level_aliases(tree)):
             return RemoveKnownUnused(self.context, self.known_unused).transform_module(tree)
-        return super()._instantiate_and_run(AddImports if transform is AddImportsVisitor else transform, tree)
+        replacement = {AddImportsVisitor: AddImports, RemoveImportsVisitor: RemoveImports}.get(transform, transform)
+        return super()._instantiate_and_run(replacement, tree)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         if not self.aliases:

@@ -143,7 +143,50 @@ class AddImports(FreshTree, AddImportsVisitor):
         return False
 
 
-class RemoveKnownUnused(FreshTree, RemoveImportsVisitor):
+class KeepsRemovedComments:
+    """An import line that a removal takes whole leaves its comments behind: the lines above it
+    (comments, with the blank lines among them) go to the next statement of its block, or to
+    the block's end. libcst drops a statement with its leading lines, and a comment there
+    (``# Prepare the data.`` above ``import tensorflow as tf``) is the program's text, not the
+    import's."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._kept_comments: list[list[cst.EmptyLine]] = []  # the lines waiting, per block being visited
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, (cst.Module, cst.IndentedBlock)):
+            self._kept_comments.append([])
+        return super().on_visit(node)
+
+    def on_leave(self, original: cst.CSTNode, updated):
+        updated = super().on_leave(original, updated)
+        waiting = self._kept_comments
+        if not waiting:
+            return updated
+        if isinstance(original, (cst.Module, cst.IndentedBlock)):
+            lines = waiting.pop()
+            if lines and isinstance(updated, cst.IndentedBlock) and not updated.body:  # (libcst writes `pass` there)
+                updated = updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()], leading_lines=lines)])
+            elif lines and isinstance(updated, (cst.Module, cst.IndentedBlock)):
+                updated = updated.with_changes(footer=[*lines, *updated.footer])
+            return updated
+        if isinstance(original, cst.SimpleStatementLine) and original.body and isinstance(updated, cst.SimpleStatementLine) \
+                and not updated.body:
+            if any(line.comment is not None for line in original.leading_lines):
+                waiting[-1].extend(original.leading_lines)
+            return updated  # (removed by its block)
+        if waiting[-1] and isinstance(original, cst.BaseStatement) and isinstance(updated, cst.BaseStatement):
+            updated = updated.with_changes(leading_lines=[*waiting[-1], *updated.leading_lines])
+            waiting[-1] = []
+        return updated
+
+
+class RemoveImports(KeepsRemovedComments, RemoveImportsVisitor):
+    """RemoveImportsVisitor that keeps the comments above an import line it removes."""
+
+
+class RemoveKnownUnused(KeepsRemovedComments, FreshTree, RemoveImportsVisitor):
     """RemoveImportsVisitor told which of the requested imports nothing reads any more.
 
     :meth:`Rewriter.schedule_unused_imports` knows it when every read of an import was

@@ -21,7 +21,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from migrate import ops
 from migrate.engine.findings import Finding, one_line
-from migrate.engine.imports import AddImports
+from migrate.engine.imports import AddImports, RemoveImports
 from migrate.rules import Import, Rule
 
 
@@ -39,7 +39,8 @@ class NativeCommand(CodemodCommand):
         self.source: str | None = None
 
     def _instantiate_and_run(self, transform, tree: cst.Module) -> cst.Module:
-        return super()._instantiate_and_run(AddImports if transform is AddImportsVisitor else transform, tree)
+        replacement = {AddImportsVisitor: AddImports, RemoveImportsVisitor: RemoveImports}.get(transform, transform)
+        return super()._instantiate_and_run(replacement, tree)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         new, self.notes, used = ops.native.lower(tree, self.rules, self.jitted)
