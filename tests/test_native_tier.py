@@ -840,8 +840,12 @@ def test_each_lowered_activation_gives_the_shims_values_and_gradients(where, nam
         forward = scope["forward"]
         got[tier] = (forward(x).asnumpy(), ms.grad(lambda t: (forward(t) * ms.Tensor(np.arange(1, 6) if where == "dense"
                                                                                          else np.ones(49), ms.float32)).sum())(x).asnumpy())
-    for ours, theirs in zip(got["native"], got["shim"]):
-        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got["native"][0], got["shim"][0], rtol=1e-5, atol=1e-6)
+    # The gradients to 1e-5: `nn.Dense` multiplies by the transposed kernel, so a pre-activation's
+    # float32 sum may end an ulp apart, and where tanh saturates 1 - tanh(z)**2 makes that ulp of
+    # its value a relative 1e-3 of the derivative (3e-6 here, on a machine whose matrix products
+    # sum in another order).
+    np.testing.assert_allclose(got["native"][1], got["shim"][1], rtol=1e-5, atol=1e-5)
 
 
 def test_a_functional_chain_with_convolutions_is_a_cell_and_keeps_its_comments():
