@@ -464,6 +464,7 @@ CASES = {
     # TFM278 constant of a list or a value, with shape
     "constant_reshaped": "tf.constant([0.0, 0.0, 1.0, 1.0], dtype=tf.float32, shape=[1, 1, 4])",
     "constant_reshaped_int": "tf.constant([1, 2, 3, 4, 5, 6], shape=(2, 3))",
+    "constant_positional_shape": "tf.constant(2, tf.int64, [2, 3])",
     "constant_filled_list": "tf.constant([7.5], shape=[2, 2])",
     "constant_reshaped_tensor": "tf.constant(half, shape=[2, 3])",
     "constant_reshaped_dtype_string": "tf.constant([[1, 2], [3, 4]], 'float64', shape=[4])",
