@@ -138,7 +138,7 @@ def compute() -> tuple[str, list[str], dict[str, str]]:
         rest = name[len("tensorflow."):]
         try:
             v2, v1 = _get(tf, rest), _get(tf.compat.v1, rest)
-        except AttributeError:
+        except (AttributeError, ValueError):  # (a property that raises, `tf.float16.limits`, names nothing to pair)
             continue
         # (a method read twice is two bound objects, equal when they bind one function to one class)
         if v1 is v2 or ((inspect.ismethod(v1) or inspect.isbuiltin(v1)) and v1 == v2) or (
@@ -182,7 +182,7 @@ def _elsewhere(tf, names: list[str], same: set[str]) -> dict[str, str]:
         rest = name[len("tensorflow."):]
         try:
             obj = inspect.unwrap(_get(tf, rest))
-        except AttributeError:
+        except (AttributeError, ValueError):  # (as in compute)
             continue
         if callable(obj) and not isinstance(obj, type(tf)):
             mapped.setdefault(id(obj), rest)

@@ -218,7 +218,8 @@ class Assigner(cst.CSTVisitor):
             if op.target != "statement" and op.accepts_in(p, node, rule.params):
                 self._plan(rule, node, qual, suffix)
                 return False
-            refused = refused or rule
+            if op.everywhere(rule.params):  # (a rule for some places only says nothing of the others)
+                refused = refused or rule
         if refused is not None:
             p.refuse(refused, node, qual)
             p.keep_arguments_of(node, ops.REGISTRY[refused.operation].makes_tf_values)

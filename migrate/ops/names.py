@@ -53,6 +53,8 @@ class Rename(Operation):
         "made_by": Param(list, doc="only where the name is called on what one of these APIs (resolved names) "
                                    "makes: a call of one, or a name that the nearest statement before, in the "
                                    "same block, binds to one (`tf.abs` of what `tf.signal.stft` gives)"),
+        "then": Param(list, doc="only where the name is called and one of these methods is called at once on "
+                                "what it gives (`tf.RaggedTensor.from_row_lengths(...).to_tensor()`)"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -62,16 +64,23 @@ class Rename(Operation):
             if set(within) != {"calls", "keywords", "classes"} or not all(
                     isinstance(v, list) and v and all(isinstance(x, str) for x in v) for v in within.values()):
                 raise ValueError("within needs non-empty lists 'calls', 'keywords' and 'classes'")
-        made_by = params.get("made_by")
-        if made_by is not None and not (made_by and all(isinstance(x, str) for x in made_by)):
-            raise ValueError("made_by needs a non-empty list of API names")
+        for key in ("made_by", "then"):
+            names = params.get(key)
+            if names is not None and not (names and all(isinstance(x, str) for x in names)):
+                raise ValueError(f"{key} needs a non-empty list of names")
 
     def everywhere(self, params) -> bool:
-        return "within" not in params and "made_by" not in params
+        return not {"within", "made_by", "then"} & set(params)
 
     def accepts_in(self, view, node, params) -> bool:
         if not self.accepts(node, view.parent, params):
             return False
+        if "then" in params:
+            call = view.parent(node)
+            method = view.parent(call) if isinstance(call, cst.Call) and call.func is node else None
+            return isinstance(method, cst.Attribute) and method.value is call and \
+                method.attr.value in params["then"] and isinstance(view.parent(method), cst.Call) and \
+                view.parent(method).func is method
         if "made_by" in params:
             call = view.parent(node)
             return isinstance(call, cst.Call) and call.func is node and bool(call.args) and \
