@@ -26,6 +26,8 @@ NORMALIZE_PREFIXES = (
     ("tensorflow.compat.v2.", "tensorflow."),
     ("tensorflow._api.v2.", "tensorflow."),
     ("tensorflow.compat.v1.keras.", "tensorflow.keras."),
+    # Keras's own modules under `keras.src` (Keras 2.13 on and Keras 3) are the public API's implementation
+    ("keras.src.", "tensorflow.keras."),
     ("keras.", "tensorflow.keras."),
     ("tf_keras.", "tensorflow.keras."),
     # TF 2's top-level aliases of Keras's modules (`tf.losses.X is tf.keras.losses.X`)

@@ -352,9 +352,11 @@ class Planner:
         scope = self.scopes.get(node)
         if scope is None:
             return None, False
-        names = {q.name for q in scope.get_qualified_names_for(node) if q.source is QualifiedNameSource.IMPORT}
+        # (imports that are spellings of one API, `try: from tensorflow.keras import layers` /
+        # `except ImportError: from keras import layers`, name it once)
+        names = {normalize(q.name) for q in scope.get_qualified_names_for(node) if q.source is QualifiedNameSource.IMPORT}
         if len(names) == 1:
-            return normalize(names.pop()), False
+            return names.pop(), False
         assignments = list(scope[node.value]) if node.value in scope else []
         if len(assignments) != 1 or not isinstance(assignments[0], Assignment):
             return None, False
