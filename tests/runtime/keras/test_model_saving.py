@@ -63,6 +63,8 @@ LAYERS = {
     "Add": lambda L: L.Add(),
     "Subtract": lambda L: L.Subtract(),
     "Multiply": lambda L: L.Multiply(),
+    "Attention": lambda L: L.Attention(use_scale=True, score_mode="concat", dropout=0.1),
+    "AdditiveAttention": lambda L: L.AdditiveAttention(use_scale=False),
     "Average": lambda L: L.Average(),
     "Maximum": lambda L: L.Maximum(),
     "Minimum": lambda L: L.Minimum(),

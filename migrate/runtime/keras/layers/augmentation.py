@@ -133,6 +133,30 @@ def projective_transform(images, transforms, interpolation="bilinear", fill_mode
     return out
 
 
+def transform(images, transforms, fill_mode="reflect", fill_value=0.0, interpolation="bilinear", output_shape=None,
+              name=None):
+    """Keras 2's ``image_preprocessing.transform`` (what its random layers and AutoAugment-style
+    pipelines call): TF's ``ImageProjectiveTransformV3`` on NHWC images with Keras 2's defaults
+    (reflect, bilinear), in the images' own dtype (a float result cast as TF's kernel casts it)."""
+    import mindspore as ms
+    import numpy as np
+
+    array = images.asnumpy() if hasattr(images, "asnumpy") else np.asarray(images)
+    if array.ndim != 4:
+        raise ValueError(f"images must have rank 4, got {array.ndim}")
+    if output_shape is not None and [int(d) for d in np.asarray(
+            output_shape.asnumpy() if hasattr(output_shape, "asnumpy") else output_shape).reshape(-1)] != \
+            list(array.shape[1:3]):
+        raise NotImplementedError("transform to an output_shape other than the images' own is not provided")
+    if fill_mode not in _FILL_MODES or interpolation not in _INTERPOLATIONS:
+        raise NotImplementedError(f"Unknown fill_mode {fill_mode!r} or interpolation {interpolation!r}: expected "
+                                  f"one of {_FILL_MODES} and {_INTERPOLATIONS}")
+    matrix = transforms.asnumpy() if hasattr(transforms, "asnumpy") else np.asarray(transforms)
+    out = projective_transform(array, matrix, interpolation, fill_mode, float(np.asarray(
+        fill_value.asnumpy() if hasattr(fill_value, "asnumpy") else fill_value)))
+    return ms.Tensor(out.astype(array.dtype))
+
+
 def _checked(layer, fill_mode: str, interpolation: str, data_format) -> None:
     name = type(layer).__name__
     if fill_mode not in _FILL_MODES:
