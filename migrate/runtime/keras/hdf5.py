@@ -49,20 +49,21 @@ def _h5py():
     return h5py
 
 
-def _text(value) -> str:
-    return value.decode("utf8") if hasattr(value, "decode") else str(value)
+def load_attributes_from_hdf5_group(group, name: str) -> list:
+    """Keras's reader of an attribute list (``layer_names``, ``weight_names``), which Keras splits
+    into ``<name>0``, ``<name>1``, ... when it is long: bytes decoded, anything else as stored."""
+    if name in group.attrs:
+        values = list(group.attrs[name])
+    else:
+        values, chunk = [], 0
+        while f"{name}{chunk}" in group.attrs:
+            values.extend(group.attrs[f"{name}{chunk}"])
+            chunk += 1
+    return [v.decode("utf8") if hasattr(v, "decode") else v for v in values]
 
 
 def _names(group, attribute: str) -> list[str]:
-    """An attribute list of names (Keras splits long ones into `<attribute>0`, `<attribute>1`, ...)."""
-    if attribute in group.attrs:
-        values = list(group.attrs[attribute])
-    else:
-        values, chunk = [], 0
-        while f"{attribute}{chunk}" in group.attrs:
-            values.extend(group.attrs[f"{attribute}{chunk}"])
-            chunk += 1
-    return [_text(v) for v in values]
+    return [str(v) for v in load_attributes_from_hdf5_group(group, attribute)]
 
 
 def _legacy_weights(layer) -> list:

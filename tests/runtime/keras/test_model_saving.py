@@ -433,3 +433,30 @@ def test_a_models_config_rebuilds_it_through_json_as_from_config():
     stack = mk.Sequential([mk.Input((5,)), mk.layers.Dense(3), mk.layers.Dropout(0.1)])
     again = mk.Sequential.from_config(json.loads(json.dumps(stack.get_config())))
     assert [type(layer) for layer in again.layers] == [type(layer) for layer in stack.layers]
+
+
+@pytest.mark.tf
+def test_hdf5_attribute_lists_read_as_kerass(tmp_path):
+    """TFK205: a name list as Keras writes it whole or in chunks, read as Keras's reader reads it."""
+    import h5py
+
+    from migrate.runtime.keras import hdf5
+    from tests.helpers import python_json
+
+    pytest.importorskip("tensorflow")
+    path = tmp_path / "names.h5"
+    with h5py.File(path, "w") as f:
+        f.attrs["layer_names"] = np.array([b"dense", b"dense_1"])
+        f.attrs["weight_names0"] = np.array([b"kernel:0", b"bias:0"])
+        f.attrs["weight_names1"] = np.array([b"gamma:0"])
+        f.attrs["numbers"] = np.array([3, 4])
+    keras_side = ("import json, sys, h5py\n"
+                  "from keras.src.legacy.saving.legacy_h5_format import load_attributes_from_hdf5_group as load\n"
+                  "with h5py.File(sys.argv[1], 'r') as f:\n"
+                  "    print(json.dumps({n: [str(v) for v in load(f, n)] for n in "
+                  "('layer_names', 'weight_names', 'numbers', 'missing')}))\n")
+    theirs = python_json(keras_side, str(path))
+    with h5py.File(path, "r") as f:
+        ours = {n: [str(v) for v in hdf5.load_attributes_from_hdf5_group(f, n)]
+                for n in ("layer_names", "weight_names", "numbers", "missing")}
+    assert ours == theirs and ours["weight_names"] == ["kernel:0", "bias:0", "gamma:0"]
