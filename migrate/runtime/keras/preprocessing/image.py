@@ -130,6 +130,15 @@ def _list_valid_filenames_in_directory(directory, white_list_formats, split, cla
         filenames.append(os.path.join(dirname, os.path.relpath(absolute_path, directory)))
     return classes, filenames
 
+    def _save_batch(self, batch_x, index_array, hash_high) -> None:
+        """Keras's ``save_to_dir``: each image of the batch as a file (its random suffix drawn below
+        ``hash_high``, which Keras's iterators set apart: 1e7 from files, 1e4 from arrays)."""
+        for i, j in enumerate(index_array):
+            img = array_to_img(batch_x[i], self.data_format, scale=True)
+            fname = "{prefix}_{index}_{hash}.{format}".format(
+                prefix=self.save_prefix, index=j, hash=np.random.randint(hash_high), format=self.save_format)
+            img.save(os.path.join(self.save_to_dir, fname))
+
 
 class BatchFromFilesMixin:
     """Batches of images read from files, transformed and standardized by the generator."""
@@ -180,11 +189,7 @@ class BatchFromFilesMixin:
                 x = self.image_data_generator.standardize(x)
             batch_x[i] = x
         if self.save_to_dir:
-            for i, j in enumerate(index_array):
-                img = array_to_img(batch_x[i], self.data_format, scale=True)
-                fname = "{prefix}_{index}_{hash}.{format}".format(
-                    prefix=self.save_prefix, index=j, hash=np.random.randint(1e7), format=self.save_format)
-                img.save(os.path.join(self.save_to_dir, fname))
+            self._save_batch(batch_x, index_array, 1e7)
         if self.class_mode == "input":
             batch_y = batch_x.copy()
         elif self.class_mode in {"binary", "sparse"}:
@@ -354,11 +359,7 @@ class NumpyArrayIterator(Iterator):
             x = self.image_data_generator.standardize(x)
             batch_x[i] = x
         if self.save_to_dir:
-            for i, j in enumerate(index_array):
-                img = array_to_img(batch_x[i], self.data_format, scale=True)
-                fname = "{prefix}_{index}_{hash}.{format}".format(
-                    prefix=self.save_prefix, index=j, hash=np.random.randint(1e4), format=self.save_format)
-                img.save(os.path.join(self.save_to_dir, fname))
+            self._save_batch(batch_x, index_array, 1e4)
         batch_x_miscs = [xx[index_array] for xx in self.x_misc]
         output = (batch_x if not batch_x_miscs else [batch_x] + batch_x_miscs,)
         if self.y is None:
