@@ -462,3 +462,31 @@ def test_the_module_as_a_value_converts():
                     "img = image.load_img(path)\nhelpers = image\n",
                     "from migrate.runtime import keras as mk\n\ngen = mk.preprocessing.image.ImageDataGenerator("
                     "horizontal_flip=True)\nimg = mk.utils.load_img(path)\nhelpers = mk.preprocessing.image\n")
+
+
+@pytest.mark.parametrize("source", ["arrays", "files"])
+def test_save_to_dir_writes_each_augmented_image_of_a_batch(tmp_path, source):
+    """Keras's `save_to_dir`: one `<prefix>_<index>_<random>.<format>` file per image of each batch."""
+    from PIL import Image
+
+    from migrate.runtime.keras.preprocessing.image import ImageDataGenerator
+
+    out = tmp_path / "saved"
+    out.mkdir()
+    generator = ImageDataGenerator(rotation_range=10)
+    images = (np.random.default_rng(1).random((4, 8, 8, 3)) * 255).astype(np.float32)
+    if source == "arrays":
+        batches = generator.flow(images, np.arange(4), batch_size=2, shuffle=False, save_to_dir=str(out),
+                                 save_prefix="aug", save_format="png")
+    else:
+        folder = tmp_path / "data" / "cls"
+        folder.mkdir(parents=True)
+        for k, image in enumerate(images):
+            Image.fromarray(image.astype(np.uint8)).save(folder / f"{k}.png")
+        batches = generator.flow_from_directory(str(tmp_path / "data"), target_size=(8, 8), batch_size=2,
+                                                shuffle=False, save_to_dir=str(out), save_prefix="aug")
+    for index in range(len(batches)):
+        batches[index]  # (each batch read saves its images)
+    names = sorted(p.name for p in out.iterdir())
+    assert len(names) == 4 and all(n.startswith("aug_") and n.endswith(".png") for n in names)
+    assert sorted(int(n.split("_")[1]) for n in names) == [0, 1, 2, 3]

@@ -100,6 +100,15 @@ class Iterator(PyDataset):
     def _get_batches_of_transformed_samples(self, index_array):
         raise NotImplementedError
 
+    def _save_batch(self, batch_x, index_array, hash_high) -> None:
+        """Keras's ``save_to_dir``: each image of the batch as a file (its random suffix drawn below
+        ``hash_high``, which Keras's iterators set apart: 1e7 from files, 1e4 from arrays)."""
+        for i, j in enumerate(index_array):
+            img = array_to_img(batch_x[i], self.data_format, scale=True)
+            fname = "{prefix}_{index}_{hash}.{format}".format(
+                prefix=self.save_prefix, index=j, hash=np.random.randint(hash_high), format=self.save_format)
+            img.save(os.path.join(self.save_to_dir, fname))
+
 
 def _iter_valid_files(directory, white_list_formats, follow_links):
     for root, _, files in sorted(os.walk(directory, followlinks=follow_links), key=lambda x: x[0]):
@@ -129,15 +138,6 @@ def _list_valid_filenames_in_directory(directory, white_list_formats, split, cla
         absolute_path = os.path.join(root, fname)
         filenames.append(os.path.join(dirname, os.path.relpath(absolute_path, directory)))
     return classes, filenames
-
-    def _save_batch(self, batch_x, index_array, hash_high) -> None:
-        """Keras's ``save_to_dir``: each image of the batch as a file (its random suffix drawn below
-        ``hash_high``, which Keras's iterators set apart: 1e7 from files, 1e4 from arrays)."""
-        for i, j in enumerate(index_array):
-            img = array_to_img(batch_x[i], self.data_format, scale=True)
-            fname = "{prefix}_{index}_{hash}.{format}".format(
-                prefix=self.save_prefix, index=j, hash=np.random.randint(hash_high), format=self.save_format)
-            img.save(os.path.join(self.save_to_dir, fname))
 
 
 class BatchFromFilesMixin:
