@@ -37,11 +37,13 @@ def test_every_name_a_rule_writes_exists_in_the_runtime(rule):
         return
     import importlib
 
+    # `mk.*` names live in migrate.runtime.keras; another name is the module the rule imports under it
+    # (`from migrate.runtime import tfsaved`, `from migrate.runtime.keras import hdf5`)
+    imported = {imp.asname or imp.obj or imp.module: f"{imp.module}.{imp.obj}" if imp.obj else imp.module
+                for imp in rule.imports}
     for name in rule.match:
         root, *parts = target(rule, name.removesuffix(".*")).split(".")
-        # `mk.*` names live in migrate.runtime.keras; another module the rule imports (`tfsaved`) is
-        # migrate.runtime's
-        obj = mk if root == "mk" else importlib.import_module(f"migrate.runtime.{root}")
+        obj = mk if root == "mk" else importlib.import_module(imported.get(root, f"migrate.runtime.{root}"))
         for part in parts:
             obj = getattr(obj, part, None)
         if obj is None:
