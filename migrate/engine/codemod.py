@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from migrate.engine.imports import AddImports, FreshTree, RemoveImports, RemoveKnownUnused, top_level_aliases  # (first)
+from migrate.engine.imports import FreshTree, RemoveKnownUnused, top_level_aliases, with_our_import_visitors  # (first)
 
 import libcst as cst
 from libcst.codemod import CodemodCommand, CodemodContext
-from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.codemod.visitors import RemoveImportsVisitor
 
 from migrate import ops
 from migrate.engine.aliases import superseded
@@ -84,8 +84,7 @@ class MigrateCommand(FreshTree, CodemodCommand):
         if (transform is RemoveImportsVisitor and self.shortcuts and self.known_unused
                 and set(self.known_unused) <= top_level_aliases(tree)):
             return RemoveKnownUnused(self.context, self.known_unused).transform_module(tree)
-        replacement = {AddImportsVisitor: AddImports, RemoveImportsVisitor: RemoveImports}.get(transform, transform)
-        return super()._instantiate_and_run(replacement, tree)
+        return super()._instantiate_and_run(with_our_import_visitors(transform), tree)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         if not self.aliases:

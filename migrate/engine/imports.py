@@ -225,3 +225,9 @@ def top_level_aliases(module: cst.Module) -> set[cst.ImportAlias]:
 
 def is_import_line(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in statement.body)
+
+
+def with_our_import_visitors(transform):
+    """The class a codemod runs for libcst's import visitor ``transform`` (AddImports, RemoveImports);
+    any other transform as it is."""
+    return {AddImportsVisitor: AddImports, RemoveImportsVisitor: RemoveImports}.get(transform, transform)

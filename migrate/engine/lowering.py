@@ -21,7 +21,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from migrate import ops
 from migrate.engine.findings import Finding, one_line
-from migrate.engine.imports import AddImports, RemoveImports
+from migrate.engine.imports import with_our_import_visitors
 from migrate.rules import Import, Rule
 
 
@@ -39,8 +39,7 @@ class NativeCommand(CodemodCommand):
         self.source: str | None = None
 
     def _instantiate_and_run(self, transform, tree: cst.Module) -> cst.Module:
-        replacement = {AddImportsVisitor: AddImports, RemoveImportsVisitor: RemoveImports}.get(transform, transform)
-        return super()._instantiate_and_run(replacement, tree)
+        return super()._instantiate_and_run(with_our_import_visitors(transform), tree)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         new, self.notes, used = ops.native.lower(tree, self.rules, self.jitted)

@@ -363,3 +363,14 @@ def imported_from(module: cst.Module, package: str, name: str) -> str | None:
                 if alias.evaluated_name == name:
                     return alias.evaluated_alias or name
     return None
+
+
+def target_names(target: cst.CSTNode) -> list[str]:
+    """The names an assignment target binds (``a``, ``a, (b, *c)``; not ``x.a`` or ``x[i]``)."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [name for element in target.elements for name in target_names(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []

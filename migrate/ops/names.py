@@ -6,7 +6,7 @@ from typing import Any
 
 import libcst as cst
 
-from migrate.ops.base import Operation, Param, parse_expression, template_expression
+from migrate.ops.base import Operation, Param, parse_expression, target_names, template_expression
 
 
 def is_store(node: cst.CSTNode, parent) -> bool:
@@ -156,8 +156,7 @@ def _bound_names(statement: cst.CSTNode) -> set[str]:
 
     class Binds(cst.CSTVisitor):
         def _target(self, target) -> None:
-            for name in _names_of(target):
-                found.add(name)
+            found.update(target_names(target))
 
         def visit_AssignTarget(self, node):
             self._target(node.target)
@@ -187,16 +186,6 @@ def _bound_names(statement: cst.CSTNode) -> set[str]:
 
     statement.visit(Binds())
     return found
-
-
-def _names_of(target: cst.CSTNode) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for element in target.elements for n in _names_of(element.value)]
-    if isinstance(target, cst.StarredElement):
-        return _names_of(target.value)
-    return []
 
 
 class AttributeTemplate(Operation):

@@ -30,7 +30,7 @@ from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ComprehensionScope
 
 from migrate.ops import args as argbind
-from migrate.ops.base import Operation, Param, imported_from, template_expression
+from migrate.ops.base import Operation, Param, imported_from, target_names, template_expression
 
 
 @dataclass(frozen=True)
@@ -990,7 +990,7 @@ def _top_level_bindings(body: cst.IndentedBlock, dissolved=lambda statement: Fal
     names: list[str] = []
 
     def targets(node):
-        _target_names(node, names)
+        names.extend(target_names(node))
 
     def smalls(statements):
         for small in statements:
@@ -1254,21 +1254,10 @@ def _bound_by(statement: cst.SimpleStatementLine) -> set[str]:
     for small in statement.body:
         if isinstance(small, cst.Assign):
             for target in small.targets:
-                _target_names(target.target, names)
+                names.extend(target_names(target.target))
         elif isinstance(small, (cst.AugAssign, cst.AnnAssign)):
-            _target_names(small.target, names)
+            names.extend(target_names(small.target))
     return set(names)
-
-
-def _target_names(target: cst.CSTNode, names: list) -> None:
-    """Append the names an assignment target binds (``a``, ``a, (b, *c)``; not ``x.a`` or ``x[i]``)."""
-    if isinstance(target, cst.Name):
-        names.append(target.value)
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for element in target.elements:
-            _target_names(element.value, names)
-    elif isinstance(target, cst.StarredElement):
-        _target_names(target.value, names)
 
 
 def _movable(statement: cst.CSTNode, gradient_names: set[str], forward_binds: set[str], gradient_binds: set[str]) -> bool:
