@@ -938,3 +938,18 @@ def test_an_activation_handed_on_as_tfs_function_is_lowered_as_its_name():
     assert 'nn.Dense(3, 1, weight_init="xavier_uniform", bias_init="zeros", activation="sigmoid")' in out
     custom = HEAD.replace('activation="relu"', "activation=my_relu")
     assert "mk.Sequential" in convert(custom)[0]  # a function of the program's own keeps the shim
+
+
+@pytest.mark.parametrize("condition, apply", [
+    ("hvd.size() > 1", "optimizer(grad_reducer(grads))"),  # the reducer is the identity on one process
+    ("average", "optimizer(grad_reducer(grads) if average else grads)"),
+])
+def test_a_horovod_wrap_under_an_if_reduces_natively_under_that_condition(condition, apply):
+    code = HEAD.replace("import tensorflow as tf\n", "import horovod.tensorflow as hvd\nimport tensorflow as tf\n") \
+        .replace("def train_step(x, y):", "def train_step(x, y, average):") \
+        .replace("    grads = tape.gradient", f"    if {condition}:\n        tape = hvd.DistributedGradientTape(tape)\n"
+                                              "    grads = tape.gradient")
+    out, findings = convert(code)
+    assert "nn.SGD(model.trainable_params()" in out and "mean=True" in out
+    assert apply in out and "allreduce_gradients" not in out, out
+    assert not [f for f in findings if f.status == "manual"]

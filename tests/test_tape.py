@@ -792,3 +792,59 @@ def test_a_metric_update_on_an_object_the_gradient_reads_moves_after_the_gradien
                 f"has_aux=True)()\n        {between}\n        return gradients\n") in out or \
                (f"        loss, gradients = mk.value_and_grad(forward, None, self.trainable_variables)()\n"
                 f"        {between}\n        return gradients\n") in out, out
+
+
+HOISTED = ("import tensorflow as tf\n\nclass M(tf.keras.Model):\n    def call(self, x):\n"
+           "        with tf.GradientTape() as tape:\n{body}"
+           "            grads = tape.gradient(loss, ws)\n            self.optimizer.apply_gradients(zip(grads, ws))\n"
+           "        return loss\n")
+
+
+@pytest.mark.parametrize("body, converts", [
+    # the model's live weights, read after the forward pass: read before it
+    ("            loss = self.net(x).mean()\n            ws = self.net.trainable_weights\n", True),
+    ("            loss = self.net(x).mean()\n            ws = self.net.head.trainable_variables\n"
+     "            print([w.name for w in ws])\n", True),
+    # a list made from them is no live view
+    ("            loss = self.net(x).mean()\n            ws = list(self.net.trainable_weights)\n", False),
+    # all weights (non-trainable too) are not a live view either
+    ("            loss = self.net(x).mean()\n            ws = self.net.weights\n", False),
+    # the body replaces the model it reads the weights of
+    ("            self.net = make()\n            loss = self.net(x).mean()\n            ws = self.net.trainable_weights\n",
+     False),
+    # the name is read under the tape before the line binds it
+    ("            loss = self.net(x).mean() + len(ws)\n            ws = self.net.trainable_weights\n", False),
+    # bound twice under the tape
+    ("            ws = []\n            loss = self.net(x).mean()\n            ws = self.net.trainable_weights\n", False),
+    # the chain starts at a name the body computes
+    ("            net = pick(x)\n            loss = net(x).mean()\n            ws = net.trainable_weights\n", False),
+])
+def test_sources_read_off_a_models_weights_under_the_tape_move_before_the_gradient(body, converts):
+    out, findings = convert(HOISTED.format(body=body))
+    manual = [f for f in findings if f.rule == "TFD701" and f.status == "manual"]
+    assert (not manual) == converts, [f.message for f in manual]
+    if converts:
+        hoisted = next(line for line in out.splitlines() if line.strip().startswith("ws = "))
+        assert out.index("def forward():") < out.index(hoisted) < out.index("mk.value_and_grad(forward")
+        compile(out, "converted.py", "exec")
+
+
+@pytest.mark.parametrize("wrap, converts", [
+    ("    if hvd.size() > 1:\n        tape = hvd.DistributedGradientTape(tape)\n", True),
+    ("    if wrap:\n        tape = hvd.DistributedGradientTape(tape, op=hvd.Sum)\n", True),
+    # an `else`, other statements under the `if`, or a condition that reads the tape
+    ("    if wrap:\n        tape = hvd.DistributedGradientTape(tape)\n    else:\n        pass\n", False),
+    ("    if wrap:\n        log()\n        tape = hvd.DistributedGradientTape(tape)\n", False),
+    ("    if tape is not None:\n        tape = hvd.DistributedGradientTape(tape)\n", False),
+])
+def test_a_wrap_alone_under_an_if_reduces_under_that_if(wrap, converts):
+    code = ("import horovod.tensorflow as hvd\nimport tensorflow as tf\n\ndef step(x, wrap):\n"
+            "    with tf.GradientTape() as tape:\n        loss = net(x).mean()\n"
+            f"{wrap}    grads = tape.gradient(loss, net.trainable_variables)\n    return grads\n")
+    out, findings = convert(code)
+    manual = [f for f in findings if f.rule in ("TFD701", "HVD005") and f.status == "manual"]
+    assert (not manual) == converts, [f.message for f in manual]
+    if converts:
+        gradient = out.index("grads = mk.value_and_grad(forward")
+        condition = out.index("    if ")
+        assert gradient < condition < out.index("grads = hvd.allreduce_gradients(grads")

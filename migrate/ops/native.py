@@ -1232,15 +1232,22 @@ class NativePass:
         reducer_statement = parse_statement(template.format(name=reducer, optimizer=name))
         self.out.statements[statement] = [statement, reducer_statement]
         self.reducer_statements.append(reducer_statement)
+        conditions = {id(use): condition for (use, _), (_, condition) in zip(applies, averaged)} if averaged else {}
         for use, grads in applies:
-            self.out.nodes[use] = lambda new: template_expression("{o}({r}({g}))", o=cst.Name(name), r=cst.Name(reducer),
-                                                                  g=new.args[0].value.args[0].value)
+            condition = conditions.get(id(use))
+            if condition is None:
+                self.out.nodes[use] = lambda new: template_expression(
+                    "{o}({r}({g}))", o=cst.Name(name), r=cst.Name(reducer), g=new.args[0].value.args[0].value)
+            else:  # (reduced only where the program's `if` says so)
+                self.out.nodes[use] = lambda new, condition=condition: template_expression(
+                    "{o}({r}({g}) if {c} else {g})", o=cst.Name(name), r=cst.Name(reducer),
+                    g=new.args[0].value.args[0].value, c=condition)
             self.gone.add(use.args[0].value.func)  # `zip`
         for use in builds:
             self.out.removed.add(self.statement_of(use))
         for up, _ in broadcasts:
             self.out.nodes[up] = lambda new: template_expression("{o}.get_parameters()", o=cst.Name(name))
-        self.out.removed.update(averaged)
+        self.out.removed.update(statement for statement, _ in averaged)
         self.optimizers[name] = (model, reducer)
         how = "averaged (Horovod's `allreduce_gradients`)" if horovod is not None else "summed"
         self.note(self.place(name, statement), rule, "converted", f"`{name}` is a native `{rule.params['to']}` over `{model}`'s weights; "
@@ -1277,15 +1284,23 @@ class NativePass:
                 return True
         return False
 
-    def _averaged_before(self, use: cst.Call, grads: cst.BaseExpression, horovod: str) -> cst.CSTNode | None:
+    def _averaged_before(self, use: cst.Call, grads: cst.BaseExpression, horovod: str):
         """The statement ``grads = hvd.allreduce_gradients(grads)`` (Horovod's average, no other
-        arguments) right before the statement of ``use`` in its block, or None."""
+        arguments) right before the statement of ``use`` in its block, alone or alone under an
+        ``if`` with no ``else``: (that statement, the ``if``'s condition, None where it is the
+        reducer's own ``get_group_size() > 1`` or there is no ``if``), or None."""
         statement = self.statement_of(use)
         block = self.parent.get(statement)
         body = list(getattr(block, "body", ()))
         if not isinstance(grads, cst.Name) or statement not in body or body.index(statement) == 0:
             return None
-        before = body[body.index(statement) - 1]
+        before = outer = body[body.index(statement) - 1]
+        condition = None
+        if isinstance(before, cst.If) and before.orelse is None and isinstance(before.body, cst.IndentedBlock) \
+                and len(before.body.body) == 1:
+            condition, before = before.test, before.body.body[0]
+            if cst.Module([]).code_for_node(condition) == "get_group_size() > 1":
+                condition = None  # (the reducer is the identity on one process)
         small = before.body[0] if isinstance(before, cst.SimpleStatementLine) and len(before.body) == 1 else None
         if not (isinstance(small, cst.Assign) and len(small.targets) == 1
                 and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == grads.value):
@@ -1295,7 +1310,7 @@ class NativePass:
                 and len(value.args) == 1 and value.args[0].keyword is None and isinstance(value.args[0].value, cst.Name)
                 and value.args[0].value.value == grads.value):
             return None
-        return before
+        return outer, condition
 
     # -- loss objects -------------------------------------------------------------------------
 

@@ -65,6 +65,9 @@ class TapeConversion:
     earlier: tuple[cst.SimpleStatementLine, ...] = ()
     gradients: tuple[tuple[str, str], ...] = ()
     deletes: tuple[cst.SimpleStatementLine, ...] = ()
+    # `weights = model.trainable_weights` lines of the body that the sources read: they run
+    # before the forward pass now (a live view of the model's weights, filled once it builds)
+    hoisted: tuple[cst.SimpleStatementLine, ...] = ()
 
 
 class GradientTapeToValueAndGrad(Operation):
@@ -202,8 +205,6 @@ class GradientTapeToValueAndGrad(Operation):
             return "several gradients of one forward pass (two tapes, or a persistent tape asked more than once)"
         if several and watched:
             return ("`tape.watch` with several gradients: take them with `mindspore.grad`'s `grad_position` by hand")
-        if several and reducer is not None:
-            return "a `DistributedGradientTape` asked for several gradients: reduce them where they are computed instead"
 
         # -- each gradient call, its line and the line's place --
         gradients: list[tuple[str, cst.Name, cst.BaseExpression, cst.SimpleStatementLine]] = []
@@ -264,7 +265,9 @@ class GradientTapeToValueAndGrad(Operation):
         assigned = isinstance(assign, cst.Assign) and assign.value is gradient and len(assign.targets) == 1
         if several:
             assigned = True
-        if reducer is not None and assigned and not isinstance(assign.targets[0].target, cst.Name):
+        if reducer is not None and assigned and not all(
+                isinstance(each[3].body[0], cst.Assign) and isinstance(each[3].body[0].targets[0].target, cst.Name)
+                for each in gradients):
             return "the gradients of a `DistributedGradientTape` are not assigned to one name"
         if split is not None and not (assigned and reducer is None):
             return "`tape.gradient` under the tape is not assigned on its own line"
@@ -274,6 +277,12 @@ class GradientTapeToValueAndGrad(Operation):
         between = [s for s in siblings[here + 1:siblings.index(first_line)] if s is not reducer] if split is None else []
         forward = with_statement.body if split is None else with_statement.body.with_changes(
             body=with_statement.body.body[:split])  # (the same statements: only the block is new)
+        # `weights = model.trainable_weights` under the tape, after the forward pass built the
+        # model, with the gradient taken with respect to `weights`: read before the closure runs.
+        sources_read = set().union(*(_names_in(each) for _, _, each, _ in gradients))
+        hoisted = _hoistable_sources(list(forward.body), sources_read)
+        if hoisted:
+            forward = forward.with_changes(body=[s for s in forward.body if s not in hoisted])
         forward_statements = list(forward.body)
 
         def in_forward(node) -> bool:
@@ -304,7 +313,7 @@ class GradientTapeToValueAndGrad(Operation):
         rebound = sorted(set(watched) & set(body_bound))
         if rebound:
             return f"the watched tensor `{rebound[0]}` is assigned under the tape"
-        computed = sorted(set().union(*(_names_in(each) for _, _, each, _ in gradients)) & set(body_bound))
+        computed = sorted((sources_read | _roots(hoisted)) & set(body_bound))
         if computed:
             # (MindSpore needs the weights before the forward pass that computes them here)
             return f"the gradient's sources read `{computed[0]}`, which the tape's body computes"
@@ -387,12 +396,13 @@ class GradientTapeToValueAndGrad(Operation):
         return TapeConversion(with_statement, line, tape, closure, targets[0], tuple(aux), blank, grads,
                               tuple(sorted(carried, key=lambda n: order.get(n, len(order)))), reducer, split,
                               tuple(moved), tuple(watch_lines), tuple(watched), watched_as_list,
-                              earlier, tuple(zip((t for t, _, _, _ in gradients), targets)), tuple(deletes))
+                              earlier, tuple(zip((t for t, _, _, _ in gradients), targets)), tuple(deletes),
+                              tuple(hoisted))
 
     def statements(self, conversion: TapeConversion) -> list[cst.CSTNode]:
         """The original statements the rewrite replaces: the `with`, the `tape.gradient` line (and a wrap)."""
         wrap = [conversion.reducer] if conversion.reducer is not None else []
-        return [conversion.with_statement, *conversion.watch_lines, *wrap, *conversion.moved,
+        return [conversion.with_statement, *conversion.hoisted, *conversion.watch_lines, *wrap, *conversion.moved,
                 *conversion.earlier, conversion.gradient_statement, *conversion.deletes]
 
     def absorbs(self, conversion: TapeConversion) -> list[tuple[cst.CSTNode, str]]:
@@ -400,7 +410,8 @@ class GradientTapeToValueAndGrad(Operation):
         the wrap's function, reported for a person where it stands alone, is converted here."""
         if conversion.reducer is None:
             return []
-        return [(conversion.reducer.body[0].value.func, "the gradients are reduced where the converted tape computes them")]
+        return [(_wrap_line(conversion.reducer).body[0].value.func,
+                 "the gradients are reduced where the converted tape computes them")]
 
     # -- rewriting ---------------------------------------------------------------------
 
@@ -420,6 +431,10 @@ class GradientTapeToValueAndGrad(Operation):
             return ctx.leaves_block(updated.with_changes(leading_lines=lead))
         if original in conversion.watch_lines:
             return cst.RemovalSentinel.REMOVE  # the closure takes the watched tensors as its parameters
+        if original in conversion.hoisted:
+            # It reads the model's live weights: before the forward pass now, after the closure's `def`.
+            _pending(ctx, conversion).setdefault("hoisted", []).append(updated)
+            return cst.RemovalSentinel.REMOVE
         if original in conversion.moved:
             # It reads the forward pass's results: it runs after the gradient now (kept, converted, for that line).
             _pending(ctx, conversion).setdefault("moved", []).append(updated)
@@ -427,7 +442,8 @@ class GradientTapeToValueAndGrad(Operation):
         if original is conversion.reducer:
             # It runs after the gradients now: kept (converted) for the gradient line, removed here.
             comments = [line for line in updated.leading_lines if line.comment is not None]
-            _pending(ctx, conversion)["wrap"] = (updated.body[0].value, comments)
+            condition = updated if isinstance(updated, cst.If) else None
+            _pending(ctx, conversion)["wrap"] = (_wrap_line(updated).body[0].value, comments, condition)
             return cst.RemovalSentinel.REMOVE
         if original is conversion.with_statement:
             returned = cst.parse_statement(f"return {', '.join(outputs)}\n")
@@ -450,10 +466,11 @@ class GradientTapeToValueAndGrad(Operation):
                 leading_lines=lead,
                 whitespace_before_colon=updated.whitespace_before_colon,
             )
-            if not after:
+            hoisted = _pending(ctx, conversion).pop("hoisted", [])
+            if not after and not hoisted:
                 return closure
             # the gradient (already rewritten) and what followed it under the tape, after the closure
-            return cst.FlattenSentinel([closure, *after])
+            return cst.FlattenSentinel([closure, *hoisted, *after])
         gradient = _gradient_call(updated, conversion.tape)
         bound = argbind.bind(gradient, params["gradient_signature"])
         if conversion.earlier:
@@ -506,7 +523,10 @@ class GradientTapeToValueAndGrad(Operation):
         pair = cst.Tuple([cst.Element(value), cst.Element(cst.Tuple(grads))], lpar=[], rpar=[])
         new = _assigned(updated, pair, call).with_changes(leading_lines=_comments_only(updated))
         moved = pending.pop("moved", [])
-        return cst.FlattenSentinel([new, *moved]) if moved else new
+        wrap = pending.pop("wrap", None)
+        # (a `DistributedGradientTape` reduces each gradient it is asked for)
+        reduced = _reduced(*wrap, [g.value.value for g in grads], params["reduce_with"]) if wrap else []
+        return cst.FlattenSentinel([new, *reduced, *moved]) if moved or reduced else new
 
     def _gradient_statements(self, conversion, updated, params, call, value_target, wrap):
         """The gradient line's replacement: the gradient call, and the reduction a wrap asks for."""
@@ -517,14 +537,14 @@ class GradientTapeToValueAndGrad(Operation):
             computed = _assigned(updated, pair, call)
             if wrap is None:
                 return computed
-            return cst.FlattenSentinel([computed, _reduced(*wrap, grads.value, params["reduce_with"])])
+            return cst.FlattenSentinel([computed, *_reduced(*wrap, grads.value, params["reduce_with"])])
         # `f(tape.gradient(...))`: the gradients get a name first, then the statement uses it.
         pair = cst.Tuple([cst.Element(value_target), cst.Element(cst.Name(conversion.grads))], lpar=[], rpar=[])
         computed = cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(pair)], call)], leading_lines=updated.leading_lines)
         used = updated.visit(_Replace(gradient, cst.Name(conversion.grads))).with_changes(leading_lines=[])
         if wrap is None:
             return cst.FlattenSentinel([computed, used])
-        return cst.FlattenSentinel([computed, _reduced(*wrap, conversion.grads, params["reduce_with"]), used])
+        return cst.FlattenSentinel([computed, *_reduced(*wrap, conversion.grads, params["reduce_with"]), used])
 
 
 def _parenthesized(target: cst.BaseExpression) -> cst.BaseExpression:
@@ -577,14 +597,22 @@ def _pending(ctx, conversion: TapeConversion) -> dict:
     return ctx.__dict__.setdefault("_tape_pending", {}).setdefault(id(conversion.gradient_statement), {})
 
 
-def _reduced(wrap: cst.Call, comments: list, grads: str, reduce_with: str) -> cst.SimpleStatementLine:
+def _reduced(wrap: cst.Call, comments: list, condition: cst.If | None, grads, reduce_with: str) -> list[cst.BaseStatement]:
     """``tape = hvd.DistributedGradientTape(tape, k=v)`` (converted) → ``grads = hvd.<reduce_with>(grads, k=v)``,
-    under the wrap's comments."""
+    one line per name in ``grads`` (a name, or the names of several gradients), under the wrap's
+    comments; under the wrap's ``if`` (``condition``, converted) when it had one."""
     func = wrap.func
     func = func.with_changes(attr=cst.Name(reduce_with)) if isinstance(func, cst.Attribute) else cst.Name(reduce_with)
-    args = [wrap.args[0].with_changes(value=cst.Name(grads)), *wrap.args[1:]]
-    return cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(grads))], wrap.with_changes(func=func, args=args))],
-                                   leading_lines=comments)
+    lines = []
+    for name in [grads] if isinstance(grads, str) else grads:
+        args = [wrap.args[0].with_changes(value=cst.Name(name)), *wrap.args[1:]]
+        lines.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))],
+                                                         wrap.with_changes(func=func, args=args))]))
+    if condition is None:
+        return [lines[0].with_changes(leading_lines=comments), *lines[1:]]
+    body = condition.body.with_changes(body=[lines[0].with_changes(leading_lines=_wrap_line(condition).leading_lines),
+                                             *lines[1:]])
+    return [condition.with_changes(body=body, leading_lines=comments)]
 
 
 def _own_uses(view, scopes, bindings: list, tape: cst.Name, with_statement: cst.With, siblings: list) -> list | None:
@@ -731,8 +759,13 @@ def _reducer(view, bindings: list, tape: cst.Name, after: list, reducers: list):
         full[1] in {r.rsplit(".", 1)[-1] for r in reducers}
     if not (resolved or named):
         return why
-    if statement not in after or not resolved:
-        return (f"`{view.code(small).strip()}` is not in the tape's block after the `with` (under an `if`?): "
+    placed = statement
+    if statement not in after:
+        # `if hvd.size() > 1: tape = hvd.DistributedGradientTape(tape)`: the `if` alone, with no
+        # `else`, in the tape's block: the reduction runs under the same condition after the gradients.
+        placed = _conditional_wrap(view, statement)
+    if placed not in after or not resolved:
+        return (f"`{view.code(small).strip()}` is not in the tape's block after the `with`, alone or alone under an `if`: "
                 "reduce the gradients where they are computed instead")
     first = call.args[0] if call.args else None
     if not (first is not None and first.keyword is None and first.star == "" and isinstance(first.value, cst.Name)
@@ -744,7 +777,76 @@ def _reducer(view, bindings: list, tape: cst.Name, after: list, reducers: list):
     uses = sorted(reads - {first.value}, key=view.line_col)
     if any(view.line_col(use) <= view.line_col(statement) for use in uses):
         return f"the tape is used before `{view.code(small).strip()}`"
-    return statement, uses
+    if placed is not statement and _names_in(placed.test) & {tape.value}:
+        return f"the condition of `{view.code(small).strip()}` reads the tape"
+    return placed, uses
+
+
+_LIVE_WEIGHTS = {"trainable_weights", "trainable_variables"}
+
+
+def _hoistable_sources(statements: list, sources: set[str]) -> list[cst.SimpleStatementLine]:
+    """The body's lines ``name = a.b.trainable_weights`` (or ``trainable_variables``) of a name the
+    gradient's sources read, where no earlier line of the body mentions the name and none of the
+    body assigns an attribute on the way (``self.model = ...``). The shim's view of a layer's
+    trainable weights is live (it holds them once the layer builds, see ``mk.value_and_grad``),
+    so read before the forward pass it is what TF read after it. (A name the body binds again
+    stays the body's, and the tape stays for a person.)"""
+    assigned = set()
+    for statement in statements:
+        for node in _attribute_targets(statement):
+            assigned.add(get_full_name_for_node(node) or "")
+    found, mentioned = [], set()
+    for statement in statements:
+        small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+            name, value = small.targets[0].target.value, small.value
+            chain = get_full_name_for_node(value) if isinstance(value, cst.Attribute) else None
+            if name in sources and name not in mentioned and chain and value.attr.value in _LIVE_WEIGHTS and \
+                    not any(chain == a or chain.startswith(a + ".") for a in assigned if a):
+                found.append(statement)
+        mentioned |= _names_in(statement)
+    return found
+
+
+def _roots(statements) -> set[str]:
+    """The first names of the attribute chains ``statements`` (hoisted lines) read."""
+    return {(get_full_name_for_node(s.body[0].value) or "").split(".")[0] for s in statements}
+
+
+def _attribute_targets(statement: cst.CSTNode) -> list[cst.Attribute]:
+    """Every attribute the statement assigns (``self.model = ...``, ``a.b += 1``), at any depth."""
+    found: list[cst.Attribute] = []
+
+    class _Targets(cst.CSTVisitor):
+        def visit_AssignTarget(self, node):
+            if isinstance(node.target, cst.Attribute):
+                found.append(node.target)
+
+        def visit_AugAssign(self, node):
+            if isinstance(node.target, cst.Attribute):
+                found.append(node.target)
+
+        def visit_AnnAssign(self, node):
+            if isinstance(node.target, cst.Attribute):
+                found.append(node.target)
+
+    statement.visit(_Targets())
+    return found
+
+
+def _conditional_wrap(view, statement: cst.SimpleStatementLine) -> cst.If | None:
+    """The ``if`` whose whole body is ``statement``, with no ``else`` (or None)."""
+    block = view.parent(statement)
+    around = view.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if isinstance(around, cst.If) and around.orelse is None and list(block.body) == [statement]:
+        return around
+    return None
+
+
+def _wrap_line(reducer: cst.BaseStatement) -> cst.SimpleStatementLine:
+    """The ``tape = hvd.DistributedGradientTape(tape, ...)`` line of a reducer (itself, or the body of its ``if``)."""
+    return reducer.body.body[0] if isinstance(reducer, cst.If) else reducer
 
 
 def _without_keyword(node: cst.BaseExpression, keyword: str) -> cst.BaseExpression:

@@ -121,6 +121,14 @@ def _unbuilt(weights) -> bool:
     return any(not getattr(owner, "built", True) for owner in owners)
 
 
+def _refresh(weights) -> None:
+    """A :class:`LiveWeights` read before its layers built holds their weights once they have:
+    the program's own name for it (``vars = model.trainable_variables`` before the first step,
+    then ``apply_gradients(zip(grads, vars))``) sees what TF's list holds after the first call."""
+    if isinstance(weights, LiveWeights):
+        weights[:] = weights.current()
+
+
 def value_and_grad(fn, grad_position=None, weights=None, has_aux=False):
     """``mindspore.value_and_grad(fn, grad_position, weights, has_aux)`` that accepts a
     :class:`LiveWeights` view of layers not built yet (see the module docstring).
@@ -136,6 +144,7 @@ def value_and_grad(fn, grad_position=None, weights=None, has_aux=False):
         if weights is not None and _unbuilt(weights):
             with building():
                 fn(*args)
+            _refresh(weights)
         params = weights.current() if isinstance(weights, LiveWeights) else weights
         if isinstance(params, (list, tuple)) and grad_position is None:
             watched = [i for i, p in enumerate(params) if isinstance(p, ms.Parameter) and p.requires_grad]
@@ -200,6 +209,8 @@ def value_and_grads(fn, sources, targets=None, has_aux=False):
         if any(_unbuilt(w) for w in sources):
             with building():
                 fn(*args)
+            for each in sources:
+                _refresh(each)
         value, grads = None, [None] * len(sources)
         with (draws.recorded() if len(groups) > 1 else contextlib.nullcontext()) as made:
             for n, (target, positions) in enumerate(groups.items()):

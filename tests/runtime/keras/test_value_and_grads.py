@@ -228,3 +228,23 @@ def test_weights_extended_in_place_stay_live():
     variables.append(extra)
     loss, grads = mk.value_and_grad(lambda: (a(x) + b(x) + c(x)).sum() * extra, None, variables)()
     assert len(grads) == 7 and float(grads[-1]) == pytest.approx(72.0)
+
+
+@pytest.mark.parametrize("several", [False, True])
+def test_a_name_given_to_weights_not_built_yet_holds_them_after_the_first_step(several):
+    """``trainable_vars = model.trainable_variables`` before the model's first call, then
+    ``apply_gradients(zip(grads, trainable_vars))``: TF reads the list after the forward pass
+    built the model, so the name must hold the weights once the first step built them (an empty
+    list would make the first step apply nothing)."""
+    from migrate.runtime import keras as mk
+
+    model = mk.Sequential([mk.layers.Dense(3, kernel_initializer="ones")])
+    x = ms.Tensor(np.ones((2, 4), np.float32))
+    trainable_vars = model.trainable_variables
+    assert len(trainable_vars) == 0
+    if several:
+        _, (grads,) = mk.value_and_grads(lambda: model(x).sum(), [trainable_vars])()
+    else:
+        _, grads = mk.value_and_grad(lambda: model(x).sum(), None, trainable_vars)()
+    assert len(trainable_vars) == 2 and [tuple(v.shape) for v in trainable_vars] == [(4, 3), (3,)]
+    assert len(list(zip(grads, trainable_vars))) == 2
