@@ -102,3 +102,77 @@ def get_verbosity() -> int:
 
 def set_verbosity(v) -> None:
     get_logger().setLevel(v)
+
+
+# -- `tensorflow.python.util.deprecation.deprecated`: TF's decorator, logging as TF logs ----------
+
+_warned: set = set()
+
+
+def _notice(doc, date, instructions) -> str:
+    """TF's docstring for a deprecated function: " (deprecated)" after the first line, then the notice."""
+    import inspect
+
+    lines = inspect.cleandoc(doc).splitlines() if doc else ["DEPRECATED FUNCTION"]
+    if doc:
+        lines[0] += " (deprecated)"
+    removal = "in a future version" if date is None else f"after {date}"
+    notice = ["", f"Deprecated: THIS FUNCTION IS DEPRECATED. It will be removed {removal}.",
+              "Instructions for updating:", instructions]
+    if len(lines) > 1:
+        if lines[1].strip():
+            notice.append("")
+        lines[1:1] = notice
+    else:
+        lines += notice
+    return "\n".join(lines)
+
+
+def deprecated(date, instructions, warn_once=True):
+    """TF's ``deprecated(date, instructions, warn_once=True)`` decorator (of a function, a method or
+    a class's constructor): a call logs TF's warning on the ``"tensorflow"`` logger, once per
+    function with ``warn_once``, naming the caller's file and line; the docstring gets TF's notice.
+    The date must be ``YYYY-MM-DD`` or None and the instructions not empty, as TF requires."""
+    import functools
+    import re
+
+    if date is not None and not re.match(r"20\d\d-[01]\d-[0123]\d", date):
+        raise ValueError(f"Date must be in format YYYY-MM-DD. Received: {date}")
+    if not instructions:
+        raise ValueError("Don't deprecate things without conversion instructions! Specify the `instructions` argument.")
+    removal = "in a future version" if date is None else f"after {date}"
+
+    def wrapper(func_or_class):
+        cls = func_or_class if isinstance(func_or_class, type) else None
+        name = None
+        if cls is not None:
+            name = "__init__" if cls.__new__ is object.__new__ else "__new__"
+            func = getattr(cls, name)
+        else:
+            func = func_or_class
+        if not callable(func):
+            raise ValueError(f"deprecated is not a function. If this is a property, make sure @property appears "
+                             f"before @deprecated in your source code:\n\n@property\n@deprecated\ndef method(...)")
+
+        @functools.wraps(func)
+        def new_func(*args, **kwargs):
+            if func not in _warned and cls not in _warned:
+                if warn_once:
+                    _warned.add(func)
+                    if cls is not None:
+                        _warned.add(cls)
+                caller = _sys._getframe(1)
+                get_logger().warning(
+                    "From %s: %s (from %s) is deprecated and will be removed %s.\nInstructions for updating:\n%s",
+                    f"{caller.f_code.co_filename}:{caller.f_lineno}", getattr(func, "__qualname__", func.__name__),
+                    func_or_class.__module__, removal, instructions, stacklevel=2)
+            return func(*args, **kwargs)
+
+        new_func.__doc__ = _notice(func.__doc__, date, instructions)
+        if cls is None:
+            return new_func
+        setattr(cls, name, new_func)
+        cls.__doc__ = _notice(cls.__doc__, date, instructions)
+        return cls
+
+    return wrapper

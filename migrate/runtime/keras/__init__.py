@@ -24,13 +24,13 @@ from .autodiff import value_and_grad, value_and_grads
 from .distribute import compute_average_loss, scale_regularization_loss
 from .initializers import constant_initializer, ones_initializer, random_normal_initializer
 from .initializers import random_uniform_initializer, zeros_initializer
-from .layers import Input, InputLayer, Layer
+from .layers import Input, InputLayer, InputSpec, Layer
 from .models import Model, Sequential
 from .optimizers import schedules
 from .symbolic import KerasTensor
 
 __all__ = [
-    "Sequential", "Model", "Input", "InputLayer", "Layer", "KerasTensor", "layers", "models", "activations",
+    "Sequential", "Model", "Input", "InputLayer", "InputSpec", "Layer", "KerasTensor", "layers", "models", "activations",
     "initializers", "regularizers", "constraints", "losses", "metrics", "mixed_precision", "optimizers", "schedules", "callbacks", "datasets", "train",
     "applications",
     "preprocessing",

@@ -4,6 +4,7 @@ from ..symbolic import Input
 from .attention import AdditiveAttention, Attention
 from .augmentation import RandomFlip, RandomRotation, RandomZoom
 from .base import Layer
+from .input_spec import InputSpec
 from .convolution import (Conv1D, Conv2D, Conv2DTranspose, Conv3D, Conv3DTranspose, Convolution1D, Convolution2D,
                           Convolution2DTranspose, Convolution3D, Convolution3DTranspose,
                           DepthwiseConv2D, SeparableConv2D, SeparableConvolution2D, UpSampling1D, UpSampling2D,
@@ -37,5 +38,5 @@ __all__ = [
     "StackedRNNCells", "TimeDistributed", "Conv3D", "Convolution3D", "Conv3DTranspose", "Convolution3DTranspose", "MaxPooling3D", "AveragePooling3D", "MaxPool3D",
     "AvgPool3D", "GlobalAveragePooling3D", "GlobalMaxPooling3D", "GlobalAvgPool3D", "GlobalMaxPool3D",
     "StringLookup", "IntegerLookup", "TextVectorization", "CategoryEncoding", "RandomFlip", "RandomRotation", "RandomZoom",
-    "Attention", "AdditiveAttention",
+    "Attention", "AdditiveAttention", "InputSpec",
 ]

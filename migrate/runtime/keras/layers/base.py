@@ -394,6 +394,12 @@ class Layer(AutoConfig, nn.Cell):
     def construct(self, *args, **kwargs):
         return self.call(*args, **kwargs)
 
+    def _check_input_spec(self, args, kwargs) -> None:
+        if self.input_spec:
+            from .input_spec import assert_input_compatibility
+
+            assert_input_compatibility(self.input_spec, args[0] if args else kwargs.get("inputs"), self.name)
+
     def _call_training(self, explicit):
         """The `training` of a call given `explicit` (None: the enclosing call's); an explicit value at
         the outermost call also sets the cells' own mode (`set_train`)."""
@@ -412,8 +418,10 @@ class Layer(AutoConfig, nn.Cell):
         elif "inputs" in kwargs:
             kwargs["inputs"] = _convert_inputs(kwargs["inputs"])
         training = self._call_training(explicit)
+        self._check_input_spec(args, kwargs)  # (Keras checks the first argument before building)
         if not self.built:
             self._maybe_build(args[0] if args else kwargs.get("inputs"))
+            self._check_input_spec(args, kwargs)  # (and again after: `build` may set the spec)
         if self._pending_restore is not None:
             self._restore_pending()
         if self._call_takes_training and training is not None:
@@ -445,6 +453,7 @@ class Layer(AutoConfig, nn.Cell):
     # --- masks (Keras's): a layer's output carries the mask `compute_mask` gives -------------
 
     supports_masking = False
+    input_spec = None  # a `keras.layers.InputSpec` (or several) the first argument of a call must fit
 
     def compute_mask(self, inputs, previous_mask=None):
         """The mask of the layer's output: by default the input's, passed on (when `supports_masking`)."""
