@@ -23,7 +23,7 @@ import numpy as np
 
 from .draws import draw as _draw
 
-__all__ = ["categorical", "normal", "shuffle", "truncated_normal", "uniform"]
+__all__ = ["categorical", "gamma", "normal", "shuffle", "truncated_normal", "uniform"]
 
 
 def _ms():
@@ -85,6 +85,30 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
     dims, dtype = _shape(shape), _dtype(dtype)
     _float_only(dtype, "normal")
     return _located(_draw(lambda: ops.standard_normal(dims, seed=_seed(seed)), f"normal{dims}"), mean, stddev, dtype)
+
+
+def gamma(shape, alpha, beta=None, dtype=None, seed=None, name=None):
+    """``tf.random.gamma``: draws of Gamma(``alpha``, rate ``beta``) of shape ``shape +
+    broadcast(alpha, beta).shape``; ``beta`` 1 by default.
+
+    MindSpore's CPU kernels have no gamma sampler but the deprecated ``random_gamma``, so the
+    draws are numpy's, seeded by a draw from MindSpore's generator: ``ms.set_seed`` and an
+    operation ``seed`` make them repeat as they make the others. TF differentiates its draws
+    with respect to ``alpha`` (implicit reparameterization); these carry no gradient."""
+    ms, ops = _ms()
+    dtype = _dtype(dtype)
+    _float_only(dtype, "gamma")
+    a = np.asarray(alpha.asnumpy() if hasattr(alpha, "asnumpy") else alpha, np.float64)
+    b = np.asarray(1.0 if beta is None else (beta.asnumpy() if hasattr(beta, "asnumpy") else beta), np.float64)
+    a, b = np.broadcast_arrays(a, b)
+    dims = _shape(shape) + a.shape
+
+    def make():
+        stream = int(ops.randint(0, 2**31 - 1, (1,), seed=_seed(seed)).asnumpy()[0])
+        draws = np.random.default_rng(stream).standard_gamma(a, size=dims) / b
+        return ms.Tensor(draws.astype(np.float32 if dtype != ms.float64 else np.float64))
+
+    return _draw(make, f"gamma{dims}").astype(dtype)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=None, seed=None, name=None):
