@@ -108,6 +108,10 @@ class Checkpoint:
             return _RestoreStatus()
         save_path = os.fspath(save_path)
         path = save_path if os.path.exists(save_path) and not os.path.isdir(save_path) else _file(save_path)
+        if not os.path.exists(path) and os.path.exists(save_path + ".index"):
+            raise ValueError(f"{save_path} is a checkpoint TensorFlow wrote: its objects cannot be restored into "
+                             "MindSpore's; read its values with `tf.train.load_checkpoint` (`tfcheckpoint`) and "
+                             "assign them")
         self._restore_entries(saving.read_entries(path))
         return _RestoreStatus()
 
@@ -194,9 +198,10 @@ def _read_state(directory: str):
 
 
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
-    """The prefix of the newest checkpoint recorded in `checkpoint_dir`, or None."""
+    """The prefix of the newest checkpoint recorded in `checkpoint_dir`, or None: one this runtime
+    wrote (`<prefix>.ckpt`) or one TF wrote (`<prefix>.index`, which `tfcheckpoint` reads)."""
     latest, _ = _read_state(os.fspath(checkpoint_dir))
-    if latest and os.path.exists(_file(latest)):
+    if latest and (os.path.exists(_file(latest)) or os.path.exists(latest + ".index")):
         return latest
     return None
 
