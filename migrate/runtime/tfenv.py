@@ -274,3 +274,44 @@ class ConfigProto(_Options):
 
 class GPUOptions(_Options):
     """``tf.GPUOptions``: recorded and read by nothing, as ``ConfigProto``."""
+
+
+class GraphKeys:
+    """``tf.compat.v1.GraphKeys``: TF 1's names of graph collections, plain strings (a program
+    keys its own dicts with them: ``eval_results[GraphKeys.GLOBAL_STEP]``, an Estimator's
+    ``"global_step"``). The collections themselves belong to TF 1's graphs, which a converted
+    program does not have."""
+
+    ACTIVATIONS = "activations"
+    ASSET_FILEPATHS = "asset_filepaths"
+    BIASES = "biases"
+    CONCATENATED_VARIABLES = "concatenated_variables"
+    COND_CONTEXT = "cond_context"
+    EVAL_STEP = "eval_step"
+    GLOBAL_STEP = "global_step"
+    GLOBAL_VARIABLES = "variables"
+    INIT_OP = "init_op"
+    LOCAL_INIT_OP = "local_init_op"
+    LOCAL_RESOURCES = "local_resources"
+    LOCAL_VARIABLES = "local_variables"
+    LOSSES = "losses"
+    METRIC_VARIABLES = "metric_variables"
+    MODEL_VARIABLES = "model_variables"
+    MOVING_AVERAGE_VARIABLES = "moving_average_variables"
+    QUEUE_RUNNERS = "queue_runners"
+    READY_FOR_LOCAL_INIT_OP = "ready_for_local_init_op"
+    READY_OP = "ready_op"
+    REGULARIZATION_LOSSES = "regularization_losses"
+    RESOURCES = "resources"
+    SAVEABLE_OBJECTS = "saveable_objects"
+    SAVERS = "savers"
+    SUMMARIES = "summaries"
+    SUMMARY_OP = "summary_op"
+    TABLE_INITIALIZERS = "table_initializer"
+    TRAINABLE_RESOURCE_VARIABLES = "trainable_resource_variables"
+    TRAINABLE_VARIABLES = "trainable_variables"
+    TRAIN_OP = "train_op"
+    UPDATE_OPS = "update_ops"
+    VARIABLES = "variables"
+    WEIGHTS = "weights"
+    WHILE_CONTEXT = "while_context"

@@ -197,3 +197,15 @@ def test_a_session_config_records_what_the_lines_filling_it_set():
     assert tfenv.GPUOptions(per_process_gpu_memory_fraction=0.5).per_process_gpu_memory_fraction == 0.5
     with pytest.raises(AttributeError):
         config.__missing_dunder__  # noqa: B018 - dunder lookups stay errors (copy, pickle)
+
+
+def test_graph_keys_are_tfs_strings():
+    from migrate.runtime import tfenv
+
+    code = ("import json, tensorflow as tf\nG = tf.compat.v1.GraphKeys\n"
+            "print(json.dumps({k: getattr(G, k) for k in dir(G) if k.isupper() and not k.startswith(\"_\")}))\n")
+    done = run_python("-c", code, env={"TF_CPP_MIN_LOG_LEVEL": "3"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    keys = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(keys) > 30
+    assert {k: getattr(tfenv.GraphKeys, k) for k in dir(tfenv.GraphKeys) if k.isupper() and not k.startswith("_")} == keys
