@@ -28,6 +28,8 @@ import struct
 
 import numpy as np
 
+from . import _protowire
+
 __all__ = ["CheckpointReader", "NewCheckpointReader", "checkpoints_iterator", "list_variables", "load_checkpoint",
            "load_variable", "wait_for_new_checkpoint"]
 
@@ -43,41 +45,9 @@ _DTYPES = {1: ("float32", "float32"), 2: ("float64", "float64"), 3: ("int32", "i
            23: ("uint64", "uint64")}
 
 
-# -- the wire formats: varints, protobuf fields, snappy -------------------------------------------
+# -- the wire formats: protobuf's (see _protowire), snappy's -------------------------------------------
 
-def _varint(data: bytes, at: int) -> tuple[int, int]:
-    value, shift = 0, 0
-    while True:
-        byte = data[at]
-        at += 1
-        value |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return value, at
-        shift += 7
-
-
-def _fields(message: bytes):
-    """(field number, wire type, value) of each field of a serialized protobuf message."""
-    at = 0
-    while at < len(message):
-        key, at = _varint(message, at)
-        number, kind = key >> 3, key & 7
-        if kind == 0:
-            value, at = _varint(message, at)
-        elif kind == 1:
-            value, at = message[at:at + 8], at + 8
-        elif kind == 2:
-            size, at = _varint(message, at)
-            value, at = message[at:at + size], at + size
-        elif kind == 5:
-            value, at = message[at:at + 4], at + 4
-        else:
-            raise ValueError(f"unsupported protobuf wire type {kind}")
-        yield number, kind, value
-
-
-def _signed(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
+_varint, _fields, _signed = _protowire.varint, _protowire.fields, _protowire.signed
 
 
 def _unsnappy(data: bytes) -> bytes:

@@ -31,6 +31,7 @@ from typing import Iterator
 import numpy as np
 
 # Numbers as a MindSpore tensor; bytes stay NumPy (MindSpore has no string tensor), as in tfdata.
+from . import _protowire
 from .tensors import to_numpy
 from .tferrors import InvalidArgumentError
 from .tfdata import _to_tensor as _tensor
@@ -201,39 +202,7 @@ class TFRecordWriter:
 
 # -- tf.train.Example by its wire format ---------------------------------------------------------
 
-def _varint(data: bytes, at: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[at]
-        at += 1
-        result |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return result, at
-        shift += 7
-
-
-def _fields(data: bytes):
-    """(field number, wire type, value) of a message: bytes for length-delimited fields."""
-    at, end = 0, len(data)
-    while at < end:
-        key, at = _varint(data, at)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, at = _varint(data, at)
-        elif wire == 1:
-            value, at = data[at:at + 8], at + 8
-        elif wire == 2:
-            size, at = _varint(data, at)
-            value, at = data[at:at + size], at + size
-        elif wire == 5:
-            value, at = data[at:at + 4], at + 4
-        else:
-            raise ValueError(f"unsupported protobuf wire type {wire}")
-        yield number, wire, value
-
-
-def _signed(value: int) -> int:
-    return value - (1 << 64) if value >= 1 << 63 else value
+_varint, _fields, _signed = _protowire.varint, _protowire.fields, _protowire.signed
 
 
 def _feature(data: bytes) -> tuple[str, list]:
