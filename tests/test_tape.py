@@ -803,8 +803,10 @@ HOISTED = ("import tensorflow as tf\n\nclass M(tf.keras.Model):\n    def call(se
 @pytest.mark.parametrize("body, converts", [
     # the model's live weights, read after the forward pass: read before it
     ("            loss = self.net(x).mean()\n            ws = self.net.trainable_weights\n", True),
-    ("            loss = self.net(x).mean()\n            ws = self.net.head.trainable_variables\n"
+    ("            loss = self.net(x).mean()\n            ws = self.net.head.trainable_weights\n"
      "            print([w.name for w in ws])\n", True),
+    # `trainable_variables` is a `tf.Module`'s too, which has no live view
+    ("            loss = self.net(x).mean()\n            ws = self.net.trainable_variables\n", False),
     # a list made from them is no live view
     ("            loss = self.net(x).mean()\n            ws = list(self.net.trainable_weights)\n", False),
     # all weights (non-trainable too) are not a live view either
@@ -821,6 +823,18 @@ HOISTED = ("import tensorflow as tf\n\nclass M(tf.keras.Model):\n    def call(se
 ])
 def test_sources_read_off_a_models_weights_under_the_tape_move_before_the_gradient(body, converts):
     out, findings = convert(HOISTED.format(body=body))
+    _check_hoisting(out, findings, converts)
+
+
+@pytest.mark.parametrize("sources", ["ws[:2]", "[w for w in ws if w.trainable]", "ws + extra"])
+def test_sources_made_from_the_weights_under_the_tape_are_not_moved(sources):
+    """A slice or a list made from the live view before the first call is a plain empty list."""
+    body = "            loss = self.net(x).mean()\n            ws = self.net.trainable_weights\n"
+    out, findings = convert(HOISTED.format(body=body).replace("tape.gradient(loss, ws)", f"tape.gradient(loss, {sources})"))
+    _check_hoisting(out, findings, False)
+
+
+def _check_hoisting(out, findings, converts):
     manual = [f for f in findings if f.rule == "TFD701" and f.status == "manual"]
     assert (not manual) == converts, [f.message for f in manual]
     if converts:
@@ -836,6 +850,12 @@ def test_sources_read_off_a_models_weights_under_the_tape_move_before_the_gradie
     ("    if wrap:\n        tape = hvd.DistributedGradientTape(tape)\n    else:\n        pass\n", False),
     ("    if wrap:\n        log()\n        tape = hvd.DistributedGradientTape(tape)\n", False),
     ("    if tape is not None:\n        tape = hvd.DistributedGradientTape(tape)\n", False),
+    # the condition reads what the forward pass, a statement between or the gradient line binds:
+    # run after the gradient, it would see another value
+    ("    big = loss > 1.0\n    if big:\n        tape = hvd.DistributedGradientTape(tape)\n", False),
+    ("    if wrap:\n        tape = hvd.DistributedGradientTape(tape)\n    wrap = False\n", False),
+    ("    if grads is None:\n        tape = hvd.DistributedGradientTape(tape)\n", False),
+    ("    if loss > 1.0:\n        tape = hvd.DistributedGradientTape(tape)\n", False),
 ])
 def test_a_wrap_alone_under_an_if_reduces_under_that_if(wrap, converts):
     code = ("import horovod.tensorflow as hvd\nimport tensorflow as tf\n\ndef step(x, wrap):\n"

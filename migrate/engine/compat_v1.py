@@ -184,6 +184,7 @@ SAME_IN_V1 = frozenset({
     "einsum",
     "equal",
     "errors.InvalidArgumentError",
+    "errors.NotFoundError",
     "errors.OutOfRangeError",
     "exp",
     "expand_dims",

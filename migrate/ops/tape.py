@@ -280,7 +280,10 @@ class GradientTapeToValueAndGrad(Operation):
         # `weights = model.trainable_weights` under the tape, after the forward pass built the
         # model, with the gradient taken with respect to `weights`: read before the closure runs.
         sources_read = set().union(*(_names_in(each) for _, _, each, _ in gradients))
-        hoisted = _hoistable_sources(list(forward.body), sources_read)
+        # (only sources that are that name itself, none of them watched: a slice or a list made
+        # from the view is no live view)
+        bare = {each.value for _, _, each, _ in gradients if isinstance(each, cst.Name)}
+        hoisted = [] if watched or bare != sources_read else _hoistable_sources(list(forward.body), bare)
         if hoisted:
             forward = forward.with_changes(body=[s for s in forward.body if s not in hoisted])
         forward_statements = list(forward.body)
@@ -375,6 +378,15 @@ class GradientTapeToValueAndGrad(Operation):
         lines = [*earlier, line]
         gradient_names = set().union(*map(_names_in, lines))
         gradient_binds = set().union(*map(_bound_by, lines))
+        if isinstance(reducer, cst.If):
+            # The `if` now runs after the gradients, so its condition must read nothing the forward
+            # pass, the statements between or the gradient lines bind (it would see their values).
+            bound_later = set(body_bound) | gradient_binds | set().union(
+                *(_bound_by(s) if isinstance(s, cst.SimpleStatementLine) else _names_in(s) for s in between))
+            crossing = sorted(_names_in(reducer.test) & bound_later)
+            if crossing:
+                return (f"the condition of `{view.code(_wrap_line(reducer).body[0]).strip()}` reads `{crossing[0]}`, "
+                        "which is bound after the `with`: the reduction would see another value")
         for statement in between:
             why = _unsafe_between(statement, set(body_bound), _names_in(forward),
                                   lambda read: _changed_elsewhere(view, read))
@@ -782,12 +794,13 @@ def _reducer(view, bindings: list, tape: cst.Name, after: list, reducers: list):
     return placed, uses
 
 
-_LIVE_WEIGHTS = {"trainable_weights", "trainable_variables"}
+# Keras's name alone: a `tf.Module` has `trainable_variables` too, but builds no live view of them.
+_LIVE_WEIGHTS = {"trainable_weights"}
 
 
 def _hoistable_sources(statements: list, sources: set[str]) -> list[cst.SimpleStatementLine]:
-    """The body's lines ``name = a.b.trainable_weights`` (or ``trainable_variables``) of a name the
-    gradient's sources read, where no earlier line of the body mentions the name and none of the
+    """The body's lines ``name = a.b.trainable_weights`` (Keras's name; a ``tf.Module``'s
+    ``trainable_variables`` is a plain tuple) of a name that is the gradient's sources, where no earlier line of the body mentions the name and none of the
     body assigns an attribute on the way (``self.model = ...``). The shim's view of a layer's
     trainable weights is live (it holds them once the layer builds, see ``mk.value_and_grad``),
     so read before the forward pass it is what TF read after it. (A name the body binds again

@@ -17,8 +17,9 @@ The same functions read the checkpoints ``migrate.runtime``'s ``tf.train.Checkpo
 
 Values come back as numpy arrays, as TF's reader gives them (strings as bytes objects;
 bfloat16 as float32, numpy having no bfloat16); dtypes in ``get_variable_to_dtype_map`` are
-MindSpore's, the dtypes of the converted program. Partitioned (sliced) variables are refused
-with a clear error.
+MindSpore's, the dtypes of the converted program. A partitioned (sliced) variable is listed,
+and reading it is refused with a clear error. A name or a checkpoint that is not there raises
+``tferrors.NotFoundError``, as TF's reader does.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import struct
 import numpy as np
 
 from . import _protowire
+from .tferrors import NotFoundError
 
 __all__ = ["CheckpointReader", "NewCheckpointReader", "checkpoints_iterator", "list_variables", "load_checkpoint",
            "load_variable", "wait_for_new_checkpoint"]
@@ -45,7 +47,7 @@ _DTYPES = {1: ("float32", "float32"), 2: ("float64", "float64"), 3: ("int32", "i
            23: ("uint64", "uint64")}
 
 
-# -- the wire formats: protobuf's (see _protowire), snappy's -------------------------------------------
+# -- the wire formats: protobuf's (see _protowire), snappy's ------------------------------------
 
 _varint, _fields, _signed = _protowire.varint, _protowire.fields, _protowire.signed
 
@@ -181,8 +183,8 @@ class CheckpointReader:
 
             file = path if path.endswith(".ckpt") and os.path.exists(path) else path + ".ckpt"
             if not os.path.exists(file):
-                raise ValueError(f"Unsuccessful TensorSliceReader constructor: Failed to find any matching files "
-                                 f"for {path}")
+                raise NotFoundError(f"Unsuccessful TensorSliceReader constructor: Failed to find any matching files "
+                                    f"for {path}")
             for key, value in saving.read_entries(file).items():
                 self._values[key] = value
                 if key.endswith("/value"):  # a tracked value: TF's key for it too
@@ -195,6 +197,8 @@ class CheckpointReader:
             table = _table(f.read())
         shards = 1
         for key, value in table.items():
+            if key.startswith(b"\x00"):
+                continue  # a slice of a partitioned variable (its full entry says it is sliced)
             if key == b"":
                 for number, _, field in _fields(value):
                     if number == 1:
@@ -223,7 +227,7 @@ class CheckpointReader:
             return value[()] if value.ndim == 0 else value
         entry = self._entries.get(name)
         if entry is None:
-            raise ValueError(f"Key {name} not found in checkpoint")
+            raise NotFoundError(f"Key {name} not found in checkpoint")
         if entry.sliced:
             raise NotImplementedError(f"{name} is a partitioned variable: its slices are not assembled here")
         if entry.dtype not in _DTYPES:

@@ -30,10 +30,18 @@ def _tensor(value, dtype=None):
     if isinstance(value, ms.Tensor):
         return value if dtype is None else value.astype(dtype)
     array = np.asarray(value)
-    if dtype is None:  # (Python numbers are float32, as TF converts them; numpy's float64 stays so)
-        dtype = ms.float64 if isinstance(value, (np.ndarray, np.generic)) and array.dtype == np.float64 else ms.float32
-    return ms.Tensor(array.astype(np.float32 if dtype == ms.float32 else np.float64 if dtype == ms.float64 else array.dtype),
-                     dtype)
+    if dtype is None:  # (Python numbers are float32, as TF converts them; numpy's float16 and float64 stay so)
+        kinds = {np.dtype(np.float64): ms.float64, np.dtype(np.float16): ms.float16}
+        dtype = kinds.get(array.dtype, ms.float32) if isinstance(value, (np.ndarray, np.generic)) else ms.float32
+    numpy_kind = {ms.float64: np.float64, ms.float16: np.float16}.get(dtype, np.float32)
+    return ms.Tensor(array.astype(numpy_kind), dtype)
+
+
+def _xlogy(a, x):
+    """TF's ``xlogy``: ``a * log(x)``, 0 where ``a`` is 0."""
+    _, ops = _ms()
+    product = a * ops.log(x)
+    return ops.where(a == 0, ops.zeros_like(product), product)
 
 
 class Beta:
@@ -145,7 +153,9 @@ class Beta:
         x = _tensor(value, self.dtype)
         c1, c0 = self._concentration1, self._concentration0
         log_beta = ops.lgamma(c1) + ops.lgamma(c0) - ops.lgamma(c1 + c0)
-        return (c1 - 1.0) * ops.log(x) + (c0 - 1.0) * ops.log1p(-x) - log_beta
+        # (TF's formula: `xlogy` for the first term only, so `Beta(1, 2).log_prob(0.)` is finite and
+        # `Beta(2, 1).log_prob(1.)` is NaN, as there)
+        return _xlogy(c1 - 1.0, x) + (c0 - 1.0) * ops.log1p(-x) - log_beta
 
     def prob(self, value, name="prob"):
         _, ops = _ms()

@@ -10,7 +10,7 @@ around them catches what the runtime raises, not MindSpore's ``ValueError``/``Ty
 
 from __future__ import annotations
 
-__all__ = ["InvalidArgumentError", "OpError"]
+__all__ = ["InvalidArgumentError", "NotFoundError", "OpError"]
 
 
 class OpError(Exception):
@@ -19,3 +19,8 @@ class OpError(Exception):
 
 class InvalidArgumentError(OpError, ValueError):
     """TF's ``tf.errors.InvalidArgumentError``: an operation received an argument it cannot take."""
+
+
+class NotFoundError(OpError):
+    """TF's ``tf.errors.NotFoundError``: a file or a key that is not there (a checkpoint reader's
+    ``get_tensor`` of an unknown name, a checkpoint path that matches no file)."""

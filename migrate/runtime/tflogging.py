@@ -148,6 +148,8 @@ def deprecated(date, instructions, warn_once=True):
         if cls is not None:
             name = "__init__" if cls.__new__ is object.__new__ else "__new__"
             func = getattr(cls, name)
+            if name == "__init__" and getattr(func, "_migrate_deprecated", False):
+                return cls  # (its parent's constructor is deprecated already: nothing to do, as in TF)
         else:
             func = func_or_class
         if not callable(func):
@@ -169,6 +171,7 @@ def deprecated(date, instructions, warn_once=True):
             return func(*args, **kwargs)
 
         new_func.__doc__ = _notice(func.__doc__, date, instructions)
+        new_func._migrate_deprecated = True
         if cls is None:
             return new_func
         setattr(cls, name, new_func)

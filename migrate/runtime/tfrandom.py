@@ -93,7 +93,8 @@ def gamma(shape, alpha, beta=None, dtype=None, seed=None, name=None):
 
     MindSpore's CPU kernels have no gamma sampler but the deprecated ``random_gamma``, so the
     draws are numpy's, seeded by a draw from MindSpore's generator: ``ms.set_seed`` and an
-    operation ``seed`` make them repeat as they make the others. TF differentiates its draws
+    operation ``seed`` make them repeat as they make the others. As TF's, the draws are at least
+    the dtype's smallest normal number (a small ``alpha`` would draw zeros). TF differentiates its draws
     with respect to ``alpha`` (implicit reparameterization); these carry no gradient."""
     ms, ops = _ms()
     dtype = _dtype(dtype)
@@ -103,10 +104,13 @@ def gamma(shape, alpha, beta=None, dtype=None, seed=None, name=None):
     a, b = np.broadcast_arrays(a, b)
     dims = _shape(shape) + a.shape
 
+    kind = {ms.float16: np.float16, ms.float64: np.float64}.get(dtype, np.float32)
+
     def make():
         stream = int(ops.randint(0, 2**31 - 1, (1,), seed=_seed(seed)).asnumpy()[0])
-        draws = np.random.default_rng(stream).standard_gamma(a, size=dims) / b
-        return ms.Tensor(draws.astype(np.float32 if dtype != ms.float64 else np.float64))
+        draws = (np.random.default_rng(stream).standard_gamma(a, size=dims) / b).astype(kind)
+        # (TF keeps its draws at least the dtype's smallest normal number: a small `alpha` draws 0 otherwise)
+        return ms.Tensor(np.maximum(draws, np.finfo(kind).tiny))
 
     return _draw(make, f"gamma{dims}").astype(dtype)
 

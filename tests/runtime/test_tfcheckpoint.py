@@ -32,8 +32,8 @@ values = {
 tracked = {k: tf.Variable(v) for k, v in values.items()}
 tracked["bf16"] = tf.Variable(tf.constant([1.5, -2.25, 3.0e5], tf.bfloat16))
 tracked["text"] = tf.Variable(["", "a", "cd" * 200])
-for i in range(300):  # (enough entries for several blocks of the index)
-    tracked[f"many_{i:03d}"] = tf.Variable(float(i))
+for i in range(1200):  # (long names: enough entries for several 256 KiB blocks of the index)
+    tracked[f"many_{i:04d}_" + "n" * 240] = tf.Variable(float(i))
 model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(2)])
 optimizer = tf.keras.optimizers.Adam()
 optimizer.apply_gradients(zip([tf.ones_like(v) for v in model.trainable_variables], model.trainable_variables))
@@ -45,7 +45,8 @@ for name, dtype in reader.get_variable_to_dtype_map().items():
     if dtype == tf.bfloat16:
         value = np.asarray(value, np.float32)
     out["values"][name] = [dtype.name, base64.b64encode(pickle.dumps(np.asarray(value))).decode(), type(value).__name__]
-out["one"] = float(tf.train.load_variable(sys.argv[1], "many_007/.ATTRIBUTES/VARIABLE_VALUE"))
+out["one"] = float(tf.train.load_variable(sys.argv[1], "many_0007_" + "n" * 240 + "/.ATTRIBUTES/VARIABLE_VALUE"))
+out["index_bytes"] = __import__("os").path.getsize(path + ".index")
 print(json.dumps(out))
 '''.replace("import json, sys", "import base64, json, pickle, sys")
 
@@ -58,8 +59,9 @@ out = {"listed": [[n, s] for n, s in tfcheckpoint.list_variables(sys.argv[1])], 
 for name, dtype in reader.get_variable_to_dtype_map().items():
     value = reader.get_tensor(name)
     out["values"][name] = [str(dtype), base64.b64encode(pickle.dumps(np.asarray(value))).decode(), type(value).__name__]
-out["one"] = float(tfcheckpoint.load_variable(sys.argv[1], "many_007/.ATTRIBUTES/VARIABLE_VALUE"))
-out["one_suffixed"] = float(tfcheckpoint.load_variable(sys.argv[1], "many_007/.ATTRIBUTES/VARIABLE_VALUE:0"))
+name = "many_0007_" + "n" * 240 + "/.ATTRIBUTES/VARIABLE_VALUE"
+out["one"] = float(tfcheckpoint.load_variable(sys.argv[1], name))
+out["one_suffixed"] = float(tfcheckpoint.load_variable(sys.argv[1], name + ":0"))
 print(json.dumps(out))
 '''
 
@@ -77,7 +79,8 @@ def test_a_checkpoint_tf_wrote_reads_as_tfs_reader_reads_it(tmp_path):
     pytest.importorskip("tensorflow")
     tf_side = python_json(WRITE, str(tmp_path))
     ours = python_json(READ, str(tmp_path))
-    assert ours["listed"] == tf_side["listed"] and len(tf_side["listed"]) > 320
+    assert ours["listed"] == tf_side["listed"] and len(tf_side["listed"]) > 1200
+    assert tf_side["index_bytes"] > 262144  # (TF's index blocks are 256 KiB: more than one)
     assert ours["values"].keys() == tf_side["values"].keys()
     for name, (dtype, encoded, kind) in tf_side["values"].items():
         got_dtype, got, got_kind = ours["values"][name]
@@ -109,11 +112,50 @@ def test_clear_errors_for_what_is_not_there(tmp_path):
 
     with pytest.raises(ValueError, match="Couldn't find 'checkpoint' file"):
         tfcheckpoint.load_checkpoint(tmp_path)
-    with pytest.raises(ValueError, match="Failed to find any matching files"):
+    with pytest.raises(tfcheckpoint.NotFoundError, match="Failed to find any matching files"):
         tfcheckpoint.load_checkpoint(tmp_path / "nothing")
     (tmp_path / "bad.index").write_bytes(b"not a table")
     with pytest.raises(ValueError, match="not a TF checkpoint index"):
         tfcheckpoint.load_checkpoint(tmp_path / "bad")
+
+
+SLICED = r'''
+import json, sys
+import numpy as np
+if sys.argv[1] == "tf":
+    import tensorflow as tf
+    variables = {f"v{i:03d}": tf.Variable(np.full((40,), i, np.float32)) for i in range(60)}
+    policy = tf.train.experimental.MaxShardSizePolicy(max_shard_size=500)
+    tf.train.Checkpoint(**variables).save(sys.argv[2] + "/ck", options=tf.train.CheckpointOptions(
+        experimental_sharding_callback=policy))
+    print(json.dumps(sorted(n for n, _ in tf.train.list_variables(sys.argv[2]))))
+else:
+    from migrate.runtime import tfcheckpoint
+    reader = tfcheckpoint.load_checkpoint(sys.argv[2])
+    names = sorted(n for n, _ in tfcheckpoint.list_variables(sys.argv[2]))
+    refused = []
+    for name in names:
+        try:
+            reader.get_tensor(name)
+        except NotImplementedError as error:
+            refused.append(str(error))
+    try:
+        reader.get_tensor("nope")
+    except tfcheckpoint.NotFoundError as error:
+        missing = str(error)
+    print(json.dumps({"names": names, "refused": refused, "missing": missing}))
+'''
+
+
+def test_a_checkpoint_with_sliced_variables_lists_them_and_refuses_to_read_a_slice(tmp_path):
+    """TF's sharding policy splits big variables across data files (a partitioned variable):
+    the checkpoint opens and lists as in TF; reading a sliced one says why it is not read."""
+    pytest.importorskip("tensorflow")
+    names = python_json(SLICED, "tf", str(tmp_path))
+    ours = python_json(SLICED, "ms", str(tmp_path))
+    assert ours["names"] == names
+    assert ours["refused"] and all("partitioned variable" in e for e in ours["refused"])
+    assert ours["missing"] == "Key nope not found in checkpoint"
 
 
 def test_snappy_blocks_decompress():

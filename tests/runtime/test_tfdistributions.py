@@ -39,6 +39,10 @@ for f in ("mean", "variance", "stddev", "mode", "entropy"):
     out[f] = num(getattr(c, f)())
 out["log_prob"] = num(c.log_prob([0.25, 0.5, 0.75]))
 out["prob"] = num(c.prob([0.25, 0.5, 0.75]))
+out["boundary"] = num(Beta([1.0, 2.0], [2.0, 1.0]).log_prob([0.0, 1.0]))  # (TF: finite, then NaN)
+out["float16"] = dtype(Beta(np.float16(0.5), np.float16(0.5)).sample(3))
+small = np.asarray(num(gamma([20000], 0.05)))
+out["gamma_positive"] = bool((small > 0).all())
 try:
     Beta([0.5], [2.0], allow_nan_stats=False).mode()
     out["undefined_mode"] = "none"
@@ -55,11 +59,12 @@ FORMULAS = ("mean", "variance", "stddev", "entropy", "log_prob", "prob")
 def test_beta_and_gamma_as_tf():
     tf_side = python_json(PROGRAM, "tf")
     ours = python_json(PROGRAM, "ms")
-    for key in ("scalar", "float64", "shapes", "batch", "undefined_mode"):
+    for key in ("scalar", "float64", "float16", "shapes", "batch", "undefined_mode", "gamma_positive"):
         assert ours[key] == tf_side[key], key
     for key in FORMULAS:
         np.testing.assert_allclose(ours[key], tf_side[key], rtol=1e-5, err_msg=key)
     np.testing.assert_allclose(ours["mode"], tf_side["mode"], rtol=1e-6)  # (NaN where undefined, in both)
+    np.testing.assert_allclose(ours["boundary"], tf_side["boundary"], rtol=1e-6)
     # Beta(2, 5): mean 2/7, variance 10/392; 200,000 draws put both within a few standard errors
     for side in (tf_side, ours):
         mean, var, above, below = side["draws"]

@@ -58,6 +58,19 @@ for in_build in (True, False):
     for spec, shapes in cases:
         layer = Checked(spec, in_build, name="checked")
         out.append([outcome(layer, shape, np.float32) for shape in shapes])
+# float64 inputs are cast to the compute dtype before the check; the first argument by its name
+float32_spec = Checked({"dtype": "float32", "ndim": 2}, False, name="checked")
+out.append([outcome(float32_spec, (2, 3), np.float64)])
+try:
+    float32_spec(x=tensor(np.ones((2, 3), np.float32)))
+    out.append("ok")
+except ValueError as error:
+    out.append(str(error))
+try:
+    float32_spec(x=tensor(np.ones((2, 3, 1), np.float32)))
+    out.append("ok")
+except ValueError as error:
+    out.append(str(error))
 print(json.dumps(out))
 """
 

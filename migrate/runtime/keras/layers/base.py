@@ -193,6 +193,8 @@ class Layer(AutoConfig, nn.Cell):
         self._call_takes_training = "training" in parameters or any(
             p.kind is p.VAR_KEYWORD for p in parameters.values())
         self._call_takes_mask = "mask" in parameters
+        positional = [name for name, p in parameters.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        self._first_argument = positional[0] if positional else "inputs"  # (what Keras checks an input spec on)
         self._inbound_nodes: list = []
 
     # --- attribute tracking ------------------------------------------------------------
@@ -395,10 +397,16 @@ class Layer(AutoConfig, nn.Cell):
         return self.call(*args, **kwargs)
 
     def _check_input_spec(self, args, kwargs) -> None:
+        """Keras's check of the call's first argument (by position or by its name in `call`'s
+        signature) against `input_spec`, after Keras's cast of floating inputs to the compute dtype."""
         if self.input_spec:
             from .input_spec import assert_input_compatibility
 
-            assert_input_compatibility(self.input_spec, args[0] if args else kwargs.get("inputs"), self.name)
+            first = args[0] if args else kwargs.get(getattr(self, "_first_argument", "inputs"), kwargs.get("inputs"))
+            compute = self.dtype_policy.compute_dtype
+            if first is not None and self.autocast and dtype_policies.needs_cast(first, compute):
+                first = dtype_policies.cast_floats(first, compute)
+            assert_input_compatibility(self.input_spec, first, self.name)
 
     def _call_training(self, explicit):
         """The `training` of a call given `explicit` (None: the enclosing call's); an explicit value at
