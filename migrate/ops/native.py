@@ -1232,16 +1232,13 @@ class NativePass:
         reducer_statement = parse_statement(template.format(name=reducer, optimizer=name))
         self.out.statements[statement] = [statement, reducer_statement]
         self.reducer_statements.append(reducer_statement)
-        conditions = {id(use): condition for (use, _), (_, condition) in zip(applies, averaged)} if averaged else {}
-        for use, grads in applies:
-            condition = conditions.get(id(use))
-            if condition is None:
-                self.out.nodes[use] = lambda new: template_expression(
-                    "{o}({r}({g}))", o=cst.Name(name), r=cst.Name(reducer), g=new.args[0].value.args[0].value)
-            else:  # (reduced only where the program's `if` says so)
-                self.out.nodes[use] = lambda new, condition=condition: template_expression(
-                    "{o}({r}({g}) if {c} else {g})", o=cst.Name(name), r=cst.Name(reducer),
-                    g=new.args[0].value.args[0].value, c=condition)
+        conditions = [condition for _, condition in averaged] if averaged else [None] * len(applies)
+        for (use, _), condition in zip(applies, conditions):
+            # (reduced only where the program's `if` says so, when it has one)
+            template, extra = ("{o}({r}({g}))", {}) if condition is None else ("{o}({r}({g}) if {c} else {g})",
+                                                                              {"c": condition})
+            self.out.nodes[use] = lambda new, template=template, extra=extra: template_expression(
+                template, o=cst.Name(name), r=cst.Name(reducer), g=new.args[0].value.args[0].value, **extra)
             self.gone.add(use.args[0].value.func)  # `zip`
         for use in builds:
             self.out.removed.add(self.statement_of(use))

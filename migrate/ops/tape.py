@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 from libcst.metadata import ComprehensionScope
 
@@ -392,8 +393,8 @@ class GradientTapeToValueAndGrad(Operation):
                                   lambda read: _changed_elsewhere(view, read))
             if why is None and not moved:
                 continue
-            if why is None and not any(_bound_by(statement) & _names_in(m) or _bound_by(m) & _names_in(statement)
-                                       for m in moved):
+            if why is None and not any(_bound_by(statement) & _names_in(other) or _bound_by(other) & _names_in(statement)
+                                       for other in moved):
                 continue  # (it stays before the moved ones, which neither read nor bind what it does)
             if assigned and _movable(statement, gradient_names, set(body_bound), gradient_binds):
                 moved.append(statement)
@@ -800,8 +801,9 @@ _LIVE_WEIGHTS = {"trainable_weights"}
 
 def _hoistable_sources(statements: list, sources: set[str]) -> list[cst.SimpleStatementLine]:
     """The body's lines ``name = a.b.trainable_weights`` (Keras's name; a ``tf.Module``'s
-    ``trainable_variables`` is a plain tuple) of a name that is the gradient's sources, where no earlier line of the body mentions the name and none of the
-    body assigns an attribute on the way (``self.model = ...``). The shim's view of a layer's
+    ``trainable_variables`` is a plain tuple) of a name that is the gradient's sources, where no
+    earlier line of the body mentions the name and none of the body assigns an attribute on the
+    way (``self.model = ...``). The shim's view of a layer's
     trainable weights is live (it holds them once the layer builds, see ``mk.value_and_grad``),
     so read before the forward pass it is what TF read after it. (A name the body binds again
     stays the body's, and the tape stays for a person.)"""
@@ -829,23 +831,8 @@ def _roots(statements) -> set[str]:
 
 def _attribute_targets(statement: cst.CSTNode) -> list[cst.Attribute]:
     """Every attribute the statement assigns (``self.model = ...``, ``a.b += 1``), at any depth."""
-    found: list[cst.Attribute] = []
-
-    class _Targets(cst.CSTVisitor):
-        def visit_AssignTarget(self, node):
-            if isinstance(node.target, cst.Attribute):
-                found.append(node.target)
-
-        def visit_AugAssign(self, node):
-            if isinstance(node.target, cst.Attribute):
-                found.append(node.target)
-
-        def visit_AnnAssign(self, node):
-            if isinstance(node.target, cst.Attribute):
-                found.append(node.target)
-
-    statement.visit(_Targets())
-    return found
+    assigns = m.AssignTarget(target=m.Attribute()) | m.AugAssign(target=m.Attribute()) | m.AnnAssign(target=m.Attribute())
+    return [node.target for node in m.findall(statement, assigns)]
 
 
 def _conditional_wrap(view, statement: cst.SimpleStatementLine) -> cst.If | None:
