@@ -45,6 +45,11 @@ _DTYPES = {1: ("float32", "float32"), 2: ("float64", "float64"), 3: ("int32", "i
            9: ("int64", "int64"), 10: ("bool", "bool_"), 14: ("bfloat16", "bfloat16"), 17: ("uint16", "uint16"),
            18: ("complex128", "complex128"), 19: ("float16", "float16"), 22: ("uint32", "uint32"),
            23: ("uint64", "uint64")}
+# TF's names of those kinds, as `debug_string` prints them (by numpy's name; None: strings).
+_TF_NAMES = {"float32": "DT_FLOAT", "float64": "DT_DOUBLE", "int32": "DT_INT32", "uint8": "DT_UINT8",
+             "int16": "DT_INT16", "int8": "DT_INT8", None: "DT_STRING", "complex64": "DT_COMPLEX64",
+             "int64": "DT_INT64", "bool": "DT_BOOL", "bfloat16": "DT_BFLOAT16", "uint16": "DT_UINT16",
+             "complex128": "DT_COMPLEX128", "float16": "DT_HALF", "uint32": "DT_UINT32", "uint64": "DT_UINT64"}
 
 
 # -- the wire formats: protobuf's (see _protowire), snappy's ------------------------------------
@@ -270,9 +275,13 @@ class CheckpointReader:
         return dtypes
 
     def debug_string(self) -> bytes:
-        lines = [f"{name} ({self.get_variable_to_dtype_map().get(name)}) {shape}"
+        """TF's listing: ``name (DT_FLOAT) [3,2]`` per tensor, sorted by name."""
+        kinds = {name: _DTYPES.get(entry.dtype, ("?",))[0] for name, entry in self._entries.items()}
+        for name, value in self._values.items():
+            kinds[name] = None if np.asarray(value).dtype == object else np.asarray(value).dtype.name
+        lines = [f"{name} ({_TF_NAMES.get(kinds.get(name), 'DT_INVALID')}) [{','.join(map(str, shape))}]"
                  for name, shape in sorted(self.get_variable_to_shape_map().items())]
-        return ("\n".join(lines) + "\n").encode()
+        return "".join(line + "\n" for line in lines).encode()
 
 
 NewCheckpointReader = CheckpointReader

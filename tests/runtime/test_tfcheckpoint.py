@@ -47,6 +47,7 @@ for name, dtype in reader.get_variable_to_dtype_map().items():
     out["values"][name] = [dtype.name, base64.b64encode(pickle.dumps(np.asarray(value))).decode(), type(value).__name__]
 out["one"] = float(tf.train.load_variable(sys.argv[1], "many_0007_" + "n" * 240 + "/.ATTRIBUTES/VARIABLE_VALUE"))
 out["index_bytes"] = __import__("os").path.getsize(path + ".index")
+out["debug"] = reader.debug_string().decode()
 print(json.dumps(out))
 '''.replace("import json, sys", "import base64, json, pickle, sys")
 
@@ -62,6 +63,7 @@ for name, dtype in reader.get_variable_to_dtype_map().items():
 name = "many_0007_" + "n" * 240 + "/.ATTRIBUTES/VARIABLE_VALUE"
 out["one"] = float(tfcheckpoint.load_variable(sys.argv[1], name))
 out["one_suffixed"] = float(tfcheckpoint.load_variable(sys.argv[1], name + ":0"))
+out["debug"] = reader.debug_string().decode()
 print(json.dumps(out))
 '''
 
@@ -90,6 +92,7 @@ def test_a_checkpoint_tf_wrote_reads_as_tfs_reader_reads_it(tmp_path):
         assert got.shape == want.shape and got.dtype == want.dtype, (name, got.dtype, want.dtype)
         np.testing.assert_array_equal(got, want, err_msg=name)
     assert ours["one"] == ours["one_suffixed"] == tf_side["one"] == 7.0
+    assert ours["debug"] == tf_side["debug"]
 
 
 def test_the_runtimes_own_checkpoint_answers_to_tfs_key_names(tmp_path):
