@@ -120,19 +120,17 @@ class FreshTree:
 class AddImports(FreshTree, AddImportsVisitor):
     """AddImportsVisitor reading only what it acts on: the imports at the top of the module.
 
-    It finds the imports before the first other statement, extends those ``from``
-    imports and inserts new ones after them; nothing below the module's top-level
-    statements matters to it, so its two passes stop there instead of walking every
-    expression of the module.
+    It extends the ``from`` imports before the first other statement and inserts new
+    ones after them, and, as libcst's gatherer does, it knows a module as imported
+    wherever a top-level import line imports it (a notebook's second cell's
+    ``import numpy as np``); nothing below the module's top-level statements matters to
+    it, so its two passes stop there instead of walking every expression of the module.
     """
 
     def visit_Module(self, node: cst.Module) -> None:
-        # Its gatherer reads the imports before the first other statement (after a docstring
-        # or `__strict__` line): it is given just those, not the module to walk whole.
-        body = list(node.body)
-        start = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and not is_import_line(body[0]) else 0
-        end = next((i for i in range(start, len(body)) if not is_import_line(body[i])), len(body))
-        super().visit_Module(node.with_changes(body=body[:end]))
+        # Its gatherer reads the module's top-level import lines: it is given just those, not
+        # the module to walk whole.
+        super().visit_Module(node.with_changes(body=[s for s in node.body if is_import_line(s)]))
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.ImportFrom):

@@ -34,7 +34,7 @@ from libcst.helpers import get_full_name_for_node
 from migrate.ops import args as argbind
 from migrate.ops.base import Operation, Param, imported_from, parse_expression, parse_statement, template_expression
 
-KINDS = ("sequential", "optimizer", "loss", "gradients", "average_loss", "jit", "fit")
+KINDS = ("sequential", "optimizer", "loss", "gradients", "average_loss", "jit", "fit", "dataset")
 
 
 class LowerNative(Operation):
@@ -90,6 +90,11 @@ class LowerNative(Operation):
                                      "require: {parameter: the literal it must be}}"),
         "statements": Param(list, doc="fit: methods lowered only as statements (Keras returns what the native loop does not)"),
         "loop_only": Param(bool, doc="loss: lowered only inside the native loop (which aligns ranks as Keras does)"),
+        "distribute": Param(list, doc="dataset: the shim's `experimental_distribute_dataset` spellings"),
+        "source": Param(str, doc="dataset: the random-access source class it writes once per module, {name} placeholder"),
+        "dropped": Param(list, doc="dataset: pipeline methods that change nothing for arrays in memory (`prefetch`, `cache`)"),
+        "batch": Param(list, doc="dataset: the signature of `batch` a lowered pipeline may pass"),
+        "shard": Param(list, doc="dataset: the signature of `shard` a lowered pipeline may pass"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -104,7 +109,8 @@ class LowerNative(Operation):
                   "loss": ("to", "signature", "template", "reductions"),
                   "jit": ("decorator", "decorators", "all_reduce", "modules", "mutable"),
                   "gradients": ("to",),
-                  "fit": ("to", "compile", "methods", "positional")}[params["kind"]]
+                  "fit": ("to", "compile", "methods", "positional"),
+                  "dataset": ("to", "distribute", "source", "dropped", "batch", "shard")}[params["kind"]]
         for key in needed:
             if key not in params:
                 raise ValueError(f"kind {params['kind']!r} needs parameter {key!r}")
@@ -366,9 +372,11 @@ class NativePass:
     def binds(self, node: cst.Name) -> bool:
         """The Name node binds its name (a target, parameter, def, import, global...)."""
         up = self.parent.get(node)
-        if isinstance(up, (cst.AssignTarget, cst.Param, cst.FunctionDef, cst.ClassDef, cst.For, cst.AsName, cst.Global,
+        if isinstance(up, (cst.For, cst.CompFor)):  # (its target binds; its iterable is read)
+            return up.target is node
+        if isinstance(up, (cst.AssignTarget, cst.Param, cst.FunctionDef, cst.ClassDef, cst.AsName, cst.Global,
                            cst.ImportAlias, cst.MatchAs, cst.MatchStar,
-                           cst.Nonlocal, cst.CompFor, cst.NamedExpr, cst.AugAssign, cst.AnnAssign, cst.Del)):
+                           cst.Nonlocal, cst.NamedExpr, cst.AugAssign, cst.AnnAssign, cst.Del)):
             return True
         if isinstance(up, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
             # a tuple target (`a, model = ...`) binds too
@@ -1554,9 +1562,188 @@ class NativePass:
                 return False
         return False
 
+    # -- input pipelines ----------------------------------------------------------------------
+
+    def lower_datasets(self) -> None:
+        """Each module-level ``name = tfdata.Dataset.from_tensor_slices((a, b, ...))...batch(n)``
+        (or its ``spmd.distribute_dataset(...)``), bound once and only iterated by ``for``
+        loops, becomes a ``mindspore.dataset.GeneratorDataset`` over a random-access source of
+        the arrays' batches in TF's order (see TFL170)."""
+        for rule in self.rules.get("dataset", ()):
+            source = None
+            for statement in self.module.body:
+                found = _module_assign(statement)
+                if found is None:
+                    continue
+                name, call = found
+                pipeline = self._pipeline(rule, call)
+                if pipeline is None:
+                    continue
+                binding = statement.body[0].targets[0].target
+                why = pipeline if isinstance(pipeline, str) else None
+                if why is None and not self.bound_once(name, binding):
+                    why = f"`{name}` is bound more than once"
+                reads = self.reads(name, binding)
+                if why is None and not reads:
+                    why = f"`{name}` is never iterated"
+                if why is None:
+                    why = next(filter(None, (self._iterated_only(read) for read in reads)), None)
+                if why is not None:
+                    self.note(name, rule, "info", f"`{name}` keeps the shim (`tfdata`): {why}")
+                    continue
+                columns, arguments, split = pipeline
+                if source is None:
+                    source = self.fresh("ArrayBatches")
+                    blank = [cst.EmptyLine(), cst.EmptyLine()]  # (PEP 8's two blank lines around a class)
+                    made = parse_statement(rule.params["source"].format(name=source))
+                    self.out.before[statement] = [made.with_changes(leading_lines=blank)]
+                    self.out.nodes[statement] = lambda new, blank=blank: new.with_changes(
+                        leading_lines=blank + [line for line in new.leading_lines if line.comment is not None])
+                native = template_expression("{to}({source}, {columns}, shuffle=False)", to=parse_expression(rule.params["to"]),
+                                             source=cst.Call(cst.Name(source), arguments), columns=columns)
+                self.out.nodes[call] = lambda new, native=native: native
+                how = "this process's contiguous part of each global batch, as TF splits it" if split else "its batches in TF's order"
+                self.note(name, rule, "converted", f"`{name}` is a native `{rule.params['to']}` of `{source}`: {how}")
+
+    def _pipeline(self, rule, call: cst.Call):
+        """For a pipeline of ``from_tensor_slices`` this lowering reads: (the column names, the
+        source's arguments), or why not; None for any other call."""
+        split = False
+        if dotted(call.func) in rule.params["distribute"]:
+            if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star \
+                    or not isinstance(call.args[0].value, cst.Call):
+                return None
+            call, split = call.args[0].value, True
+        methods = []
+        while isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call) \
+                and dotted(call.func) not in rule.params["lowers"]:
+            methods.insert(0, (call.func.attr.value, call))
+            call = call.func.value
+        if dotted(call.func) not in rule.params["lowers"]:
+            return None
+        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+            return "`from_tensor_slices` is not given one tuple of arrays"
+        data = call.args[0].value
+        if not (isinstance(data, cst.Tuple) and len(data.elements) >= 2
+                and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in data.elements)):
+            return "`from_tensor_slices` is not given a tuple of two or more names (a MindSpore dataset yields its columns as a list)"
+        for element in data.elements:
+            why = self._array_name(element.value)
+            if why is not None:
+                return why
+        batch, shard = None, None
+        for method, use in methods:
+            if method in rule.params["dropped"]:
+                continue
+            if method == "shard" and batch is None and shard is None:
+                shard = argbind.bind(use, rule.params["shard"])
+                if shard is None:
+                    return "`shard` is given arguments the native source does not take"
+            elif method == "batch" and batch is None:
+                batch = argbind.bind(use, rule.params["batch"])
+                if batch is None or any(given(batch, key) is not None for key in batch
+                                        if key not in ("batch_size", "drop_remainder")):
+                    return "`batch` is given arguments the native source does not take"
+            else:
+                return f"`.{method}(...)` has no native lowering yet"
+        if batch is None:
+            return "the pipeline is not batched"
+        names = [e.value.value for e in data.elements]
+        columns = names if len(set(names)) == len(names) else [f"column_{i}" for i in range(len(names))]
+        arguments = [cst.Arg(data), cst.Arg(batch["batch_size"])]
+        keywords = []
+        drop = given(batch, "drop_remainder")
+        if drop is not None and not (isinstance(drop, cst.Name) and drop.value == "False"):
+            keywords.append(("drop_remainder", drop))
+        if shard is not None:
+            keywords += [("num_shards", shard["num_shards"]), ("shard", shard["index"])]
+        if split:
+            keywords.append(("split", cst.Name("True")))
+        arguments += [cst.Arg(value, keyword=cst.Name(key), equal=_EQUAL) for key, value in keywords]
+        comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        arguments = [a.with_changes(comma=comma) for a in arguments[:-1]] + arguments[-1:]
+        listed = cst.List([cst.Element(_quoted(c), comma=comma) for c in columns[:-1]] + [cst.Element(_quoted(columns[-1]))])
+        return listed, arguments, split
+
+    def _array_name(self, name: cst.Name) -> str | None:
+        """Why the module-level ``name`` may not be an array MindSpore's dataset reads as TF does
+        (a Python list: TF makes its floats float32, NumPy float64), or None."""
+        if self._local(name):
+            return f"`{name.value}` is a function's own"
+        for node in self.names.get(name.value, ()):
+            up = self.parent.get(node)
+            if isinstance(up, cst.AssignTarget) and isinstance(self.parent.get(up), cst.Assign):
+                value = self.parent[up].value
+                while isinstance(value, cst.BinaryOperation):  # (`[0.0] * n`, `a + [b]`)
+                    value = value.left if isinstance(value.left, (cst.List, cst.Tuple)) else value.right
+                if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)) or (
+                        isinstance(value, cst.Call) and dotted(value.func) in ("list", "tuple", "range")):
+                    return f"`{name.value}` is bound to a Python sequence (TF makes its floats float32, NumPy float64)"
+        return None
+
+    def _iterated_only(self, read: cst.Name) -> str | None:
+        """Why a read of a lowered dataset is not a ``for`` loop's iterable whose element is used
+        as a sequence (MindSpore yields a list where TF yields a tuple), or None."""
+        loop, target = self.parent.get(read), None
+        if isinstance(loop, cst.Arg) and loop.keyword is None and not loop.star:  # `enumerate(dataset)`
+            call = self.parent.get(loop)
+            if isinstance(call, cst.Call) and dotted(call.func) == "enumerate" and len(call.args) == 1:
+                read, loop = call, self.parent.get(call)
+                if isinstance(loop, cst.For) and isinstance(loop.target, cst.Tuple) and len(loop.target.elements) == 2:
+                    target = loop.target.elements[1].value
+        if not (isinstance(loop, cst.For) and loop.iter is read):
+            return f"`{dotted(read) or 'it'}` is read other than as a `for` loop's iterable (or `enumerate`'s)"
+        target = loop.target if target is None and read is loop.iter and isinstance(read, cst.Name) else target
+        if isinstance(target, (cst.Tuple, cst.List)):
+            return None
+        if not isinstance(target, cst.Name):
+            return "a loop's element is not unpacked or named"
+        element = target.value
+        reads = [n for n in _names_under(loop.body, element)]
+        for node in reads:
+            if not self._sequence_use(node, 3):
+                return f"a loop's element `{element}` is used other than by unpacking it or passing it to a step that does"
+        return None
+
+    def _sequence_use(self, node: cst.Name, depth: int) -> bool:
+        """``node`` reads a batch and uses it as a tuple and a list alike: unpacked (``a, b = batch``),
+        indexed by a literal, or passed to a module function (or ``spmd.run``'s ``args``) whose
+        parameter is."""
+        up = self.parent.get(node)
+        if isinstance(up, cst.Assign) and up.value is node:
+            return all(isinstance(t.target, (cst.Tuple, cst.List)) for t in up.targets)
+        if isinstance(up, cst.Subscript) and up.value is node:
+            return len(up.slice) == 1 and isinstance(up.slice[0].slice, cst.Index) \
+                and isinstance(up.slice[0].slice.value, cst.Integer)
+        if depth == 0 or not isinstance(up, cst.Arg) or up.keyword is not None or up.star:
+            return False
+        call, position = self.parent.get(up), None
+        if isinstance(call, cst.Element):  # spmd.run(step, args=(batch,))
+            tuple_ = self.parent.get(call)
+            arg = self.parent.get(tuple_)
+            call = self.parent.get(arg)
+            if not (isinstance(tuple_, cst.Tuple) and isinstance(arg, cst.Arg) and arg.keyword is not None
+                    and arg.keyword.value == "args" and isinstance(call, cst.Call) and dotted(call.func) == "spmd.run"
+                    and call.args and isinstance(call.args[0].value, cst.Name)):
+                return False
+            function, position = call.args[0].value.value, list(tuple_.elements).index(self.parent[up])
+        elif isinstance(call, cst.Call) and isinstance(call.func, cst.Name):
+            function, position = call.func.value, list(call.args).index(up)
+        else:
+            return False
+        defined = [s for s in self.module.body if isinstance(s, cst.FunctionDef) and s.name.value == function]
+        if len(defined) != 1:
+            return False
+        params = defined[0].params
+        if params.star_arg is not cst.MaybeSentinel.DEFAULT or position >= len(params.params):
+            return False
+        param = params.params[position].name.value
+        return all(self._sequence_use(n, depth - 1) for n in _names_under(defined[0].body, param))
+
     # -- the whole pass -----------------------------------------------------------------------
 
     def run(self) -> cst.Module:
+        self.lower_datasets()
         self.lower_models()
         self.lower_optimizers()
         self.lower_losses()
@@ -1774,6 +1961,27 @@ def _walk_statements(block) -> list[cst.CSTNode]:
         if isinstance(statement, cst.FunctionDef):
             out.extend(_walk_statements(statement.body))
     return out
+
+
+def _names_under(node: cst.CSTNode, value: str) -> list[cst.Name]:
+    """The Name nodes of ``value`` under ``node`` (not attribute names or keywords)."""
+    found = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
+            attribute.value.visit(self)
+            return False
+
+        def visit_Arg(self, arg: cst.Arg) -> bool:
+            arg.value.visit(self)
+            return False
+
+        def visit_Name(self, name: cst.Name) -> None:
+            if name.value == value:
+                found.append(name)
+
+    node.visit(Collect())
+    return found
 
 
 def _locals(function: cst.FunctionDef) -> set[str]:
