@@ -95,6 +95,7 @@ class LowerNative(Operation):
         "dropped": Param(list, doc="dataset: pipeline methods that change nothing for arrays in memory (`prefetch`, `cache`)"),
         "batch": Param(list, doc="dataset: the signature of `batch` a lowered pipeline may pass"),
         "shard": Param(list, doc="dataset: the signature of `shard` a lowered pipeline may pass"),
+        "runs": Param(list, doc="dataset: the shim's `strategy.run` spellings, whose `args` a batch may be passed in"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -110,7 +111,7 @@ class LowerNative(Operation):
                   "jit": ("decorator", "decorators", "all_reduce", "modules", "mutable"),
                   "gradients": ("to",),
                   "fit": ("to", "compile", "methods", "positional"),
-                  "dataset": ("to", "distribute", "source", "dropped", "batch", "shard")}[params["kind"]]
+                  "dataset": ("to", "distribute", "source", "dropped", "batch", "shard", "runs")}[params["kind"]]
         for key in needed:
             if key not in params:
                 raise ValueError(f"kind {params['kind']!r} needs parameter {key!r}")
@@ -1587,7 +1588,7 @@ class NativePass:
                 if why is None and not reads:
                     why = f"`{name}` is never iterated"
                 if why is None:
-                    why = next(filter(None, (self._iterated_only(read) for read in reads)), None)
+                    why = next(filter(None, (self._iterated_only(read, rule.params["runs"]) for read in reads)), None)
                 if why is not None:
                     self.note(name, rule, "info", f"`{name}` keeps the shim (`tfdata`): {why}")
                     continue
@@ -1607,7 +1608,8 @@ class NativePass:
 
     def _pipeline(self, rule, call: cst.Call):
         """For a pipeline of ``from_tensor_slices`` this lowering reads: (the column names, the
-        source's arguments), or why not; None for any other call."""
+        source's arguments, whether each process keeps its part of each batch), or why not;
+        None for any other call."""
         split = False
         if dotted(call.func) in rule.params["distribute"]:
             if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star \
@@ -1681,7 +1683,7 @@ class NativePass:
                     return f"`{name.value}` is bound to a Python sequence (TF makes its floats float32, NumPy float64)"
         return None
 
-    def _iterated_only(self, read: cst.Name) -> str | None:
+    def _iterated_only(self, read: cst.Name, runs: list[str]) -> str | None:
         """Why a read of a lowered dataset is not a ``for`` loop's iterable whose element is used
         as a sequence (MindSpore yields a list where TF yields a tuple), or None."""
         loop, target = self.parent.get(read), None
@@ -1701,14 +1703,14 @@ class NativePass:
         element = target.value
         reads = [n for n in _names_under(loop.body, element)]
         for node in reads:
-            if not self._sequence_use(node, 3):
+            if not self._sequence_use(node, 3, runs):
                 return f"a loop's element `{element}` is used other than by unpacking it or passing it to a step that does"
         return None
 
-    def _sequence_use(self, node: cst.Name, depth: int) -> bool:
+    def _sequence_use(self, node: cst.Name, depth: int, runs: list[str]) -> bool:
         """``node`` reads a batch and uses it as a tuple and a list alike: unpacked (``a, b = batch``),
-        indexed by a literal, or passed to a module function (or ``spmd.run``'s ``args``) whose
-        parameter is."""
+        indexed by a literal, or passed to a module function (or in the ``args`` of ``runs``, the
+        shim's ``strategy.run``) whose parameter is."""
         up = self.parent.get(node)
         if isinstance(up, cst.Assign) and up.value is node:
             return all(isinstance(t.target, (cst.Tuple, cst.List)) for t in up.targets)
@@ -1723,7 +1725,7 @@ class NativePass:
             arg = self.parent.get(tuple_)
             call = self.parent.get(arg)
             if not (isinstance(tuple_, cst.Tuple) and isinstance(arg, cst.Arg) and arg.keyword is not None
-                    and arg.keyword.value == "args" and isinstance(call, cst.Call) and dotted(call.func) == "spmd.run"
+                    and arg.keyword.value == "args" and isinstance(call, cst.Call) and dotted(call.func) in runs
                     and call.args and isinstance(call.args[0].value, cst.Name)):
                 return False
             function, position = call.args[0].value.value, list(tuple_.elements).index(self.parent[up])
@@ -1738,7 +1740,7 @@ class NativePass:
         if params.star_arg is not cst.MaybeSentinel.DEFAULT or position >= len(params.params):
             return False
         param = params.params[position].name.value
-        return all(self._sequence_use(n, depth - 1) for n in _names_under(defined[0].body, param))
+        return all(self._sequence_use(n, depth - 1, runs) for n in _names_under(defined[0].body, param))
 
     # -- the whole pass -----------------------------------------------------------------------
 
