@@ -366,6 +366,16 @@ class NativePass:
         start = self.index[statement]
         return start, min((i for i in bindings if i > start), default=len(self.module.body))
 
+    def under(self, name: str, node: cst.CSTNode) -> list[cst.Name]:
+        """The Name nodes of ``name`` below ``node``."""
+        def below(found: cst.CSTNode) -> bool:
+            while found in self.parent:
+                found = self.parent[found]
+                if found is node:
+                    return True
+            return False
+        return [found for found in self.names.get(name, ()) if below(found)]
+
     def bound_once(self, name: str, binding: cst.Name) -> bool:
         """Every other Name node of ``name`` is a plain read (no parameter, target, def or global)."""
         return not any(self.binds(node) for node in self.names.get(name, ()) if node is not binding)
@@ -1701,8 +1711,7 @@ class NativePass:
         if not isinstance(target, cst.Name):
             return "a loop's element is not unpacked or named"
         element = target.value
-        reads = [n for n in _names_under(loop.body, element)]
-        for node in reads:
+        for node in self.under(element, loop.body):
             if not self._sequence_use(node, 3, runs):
                 return f"a loop's element `{element}` is used other than by unpacking it or passing it to a step that does"
         return None
@@ -1740,7 +1749,7 @@ class NativePass:
         if params.star_arg is not cst.MaybeSentinel.DEFAULT or position >= len(params.params):
             return False
         param = params.params[position].name.value
-        return all(self._sequence_use(n, depth - 1, runs) for n in _names_under(defined[0].body, param))
+        return all(self._sequence_use(n, depth - 1, runs) for n in self.under(param, defined[0].body))
 
     # -- the whole pass -----------------------------------------------------------------------
 
@@ -1963,27 +1972,6 @@ def _walk_statements(block) -> list[cst.CSTNode]:
         if isinstance(statement, cst.FunctionDef):
             out.extend(_walk_statements(statement.body))
     return out
-
-
-def _names_under(node: cst.CSTNode, value: str) -> list[cst.Name]:
-    """The Name nodes of ``value`` under ``node`` (not attribute names or keywords)."""
-    found = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Attribute(self, attribute: cst.Attribute) -> bool:
-            attribute.value.visit(self)
-            return False
-
-        def visit_Arg(self, arg: cst.Arg) -> bool:
-            arg.value.visit(self)
-            return False
-
-        def visit_Name(self, name: cst.Name) -> None:
-            if name.value == value:
-                found.append(name)
-
-    node.visit(Collect())
-    return found
 
 
 def _locals(function: cst.FunctionDef) -> set[str]:
