@@ -347,7 +347,7 @@ def worker_environment(plan: LaunchPlan, environ=None) -> dict:
     env["MIGRATE_MASTER_ADDR"] = plan.master_addr
     env["MIGRATE_MASTER_PORT"] = str(plan.master_port)
     env["MIGRATE_NPROC_PER_NODE"] = str(plan.nproc)
-    # One seed for the run's unseeded dataset orders (tfdata's shuffle), the same in every process:
+    # One seed for the run's unseeded orders of examples (migrate.runtime.orders), the same in every process:
     # random on one node; on several, the nodes' launchers share the scheduler's address (set
     # MIGRATE_RUN_SEED on every node for orders that change from run to run there).
     env.setdefault("MIGRATE_RUN_SEED", str(random.SystemRandom().getrandbits(63)) if plan.nnodes == 1

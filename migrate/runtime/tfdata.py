@@ -37,11 +37,11 @@ import enum
 import itertools
 import numbers
 import os
-import zlib
 from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
+from . import orders
 from .tensors import is_namedtuple, numpy_dtype, tf_inferred
 from .tferrors import InvalidArgumentError
 from .tfshape import TensorShape
@@ -59,28 +59,6 @@ class OutOfRangeError(StopIteration):
     OutOfRangeError` catches the end of `get_next()` only, as in TF (where `next()`
     raises `StopIteration`).
     """
-
-
-_unseeded_orders = itertools.count()  # the unseeded shuffles (and samplings) this process has made
-
-
-def _order_seed(seed):
-    """The seed of a random order of elements: ``seed``, or, unseeded, one every process of a
-    launched run shares. Under ``experimental_distribute_dataset`` each process reads the whole
-    pipeline and keeps its slice of every global batch, as TF's one pipeline is split: were the
-    orders drawn apart, the processes' slices would come from different batches, some examples
-    seen twice in an epoch and others never. The run's seed (``MIGRATE_RUN_SEED``, which
-    ``migrate run`` sets, or msrun's scheduler address) and the count of unseeded orders made so
-    far (the processes build their pipelines alike) give each order its own draws, new each run.
-    Outside a launched run an unseeded order is fresh entropy, as TF's."""
-    if seed is not None:
-        return seed
-    shared = os.environ.get("MIGRATE_RUN_SEED")
-    if shared is None and os.environ.get("MS_SCHED_PORT"):  # launched by msrun itself
-        shared = zlib.crc32(f"{os.environ.get('MS_SCHED_HOST', '')}:{os.environ['MS_SCHED_PORT']}".encode())
-    if shared is None:
-        return None
-    return [int(shared) & ((1 << 63) - 1), next(_unseeded_orders)]
 
 
 class DatasetIterator:
@@ -501,7 +479,7 @@ class Dataset:
         if len(kept) == 1:
             return kept[0][0]
         datasets, weights = [d for d, _ in kept], np.asarray([w for _, w in kept])
-        draws = np.random.default_rng(_order_seed(seed))
+        draws = np.random.default_rng(orders.order_seed(seed))
         every_epoch = int(draws.integers(1 << 63))
         rerandomize = rerandomize_each_iteration is None or bool(rerandomize_each_iteration)
 
@@ -575,7 +553,7 @@ class Dataset:
             size = 1 << 30
         if size <= 0:
             raise ValueError("buffer_size must be positive")
-        epochs = np.random.default_rng(_order_seed(seed))
+        epochs = np.random.default_rng(orders.order_seed(seed))
         every_epoch = int(epochs.integers(1 << 63))  # the one order used when epochs are not reshuffled
 
         def shuffled(items: Iterator):

@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from . import tfdata, tfio
+from . import orders, tfdata, tfio
 
 __all__ = ["load", "as_numpy", "Split", "DatasetInfo", "ReadConfig"]
 
@@ -362,7 +362,7 @@ def _dataset(info: DatasetInfo, split: str, as_supervised: bool, shuffle_files: 
     count = sum(stop - first for _, first, stop in pieces)
     total = sum(info.splits[name].num_bytes * (stop - start) / max(1, info.splits[name].num_examples)
                 for name, start, stop in ranges)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(orders.order_seed(seed))  # (alike in every process of a launched run)
 
     def read():
         order = list(pieces)

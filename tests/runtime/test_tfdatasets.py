@@ -177,3 +177,23 @@ def test_unknown_splits_and_slices_are_tfds_errors(prepared):
     for empty in ("train[:0]", "train[50%:50%]", "test[5:2]"):
         with pytest.raises(ValueError, match="corresponds to no data"):
             tfds.load("tiny", split=empty, data_dir=str(data_dir))
+
+
+def test_shuffled_files_are_one_order_in_every_process_of_a_launched_run(prepared, monkeypatch):
+    import itertools
+
+    from migrate.runtime import orders
+    from migrate.runtime import tfdatasets as tfds
+
+    data_dir, want = prepared
+    monkeypatch.setenv("MIGRATE_RUN_SEED", "2024")
+    monkeypatch.delenv("MS_SCHED_PORT", raising=False)
+    monkeypatch.setattr(ms, "get_seed", lambda: None)
+
+    def one_process():  # (a process's first unseeded order: its count of orders starts at 0)
+        monkeypatch.setattr(orders, "_made", itertools.count())
+        return [_plain(e)["meta"]["id"] for e in tfds.load("tiny", split="train", data_dir=str(data_dir), shuffle_files=True)]
+
+    first, second = one_process(), one_process()
+    assert first == second
+    assert sorted(first) == sorted(e["meta"]["id"] for e in want["train"][0])

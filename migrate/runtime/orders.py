@@ -1,0 +1,67 @@
+"""Random orders of examples that every process of a launched run draws alike (tfdata's
+shuffle and sampling, tfds's shuffled files).
+
+Under ``experimental_distribute_dataset``, Keras's ``fit`` and the other data-parallel
+paths, each process reads the whole input and keeps its slice of every global batch, as
+TF splits its one pipeline's batches across replicas. A random order that decides which
+examples form a batch (a shuffle, a sampling between datasets, a shuffled file list) must
+then be one order in every process: drawn apart, the processes' slices come from
+different batches, and an epoch sees some examples twice and others never.
+
+An order drawn without a seed of its own takes, in this order:
+
+- MindSpore's global seed (``ms.set_seed``, what ``tf.random.set_seed`` converts to), as
+  TF derives an unseeded op's seed from its global one: the order repeats from run to run;
+- else the run's seed: ``MIGRATE_RUN_SEED``, which ``migrate run`` sets for every process
+  (random on one node; derived from the scheduler's address on several), or, under msrun
+  started by hand, the scheduler's address: new each run, the same in every process;
+- else (one process, not launched) fresh entropy, as before.
+
+Each unseeded order also takes the count of the unseeded orders the process made before
+it: the processes build their pipelines alike, so the n-th order is the same everywhere
+while two pipelines still draw different orders.
+
+Orders drawn from Python's or numpy's *global* generator (Keras's `PyDataset` shuffle, an
+unseeded `ImageDataGenerator` or `*_dataset_from_directory`, a program's own
+`np.random.permutation`) are not covered: those generators are the program's, seeded or
+not by it, and each process's own.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import sys
+import zlib
+
+_made = itertools.count()
+
+
+def run_seed() -> int | None:
+    """The seed every process of this launched run shares, or None outside a launched run."""
+    shared = os.environ.get("MIGRATE_RUN_SEED")
+    if shared is not None:
+        return int(shared) & ((1 << 63) - 1)
+    if os.environ.get("MS_SCHED_PORT"):  # launched by msrun itself
+        return zlib.crc32(f"{os.environ.get('MS_SCHED_HOST', '')}:{os.environ['MS_SCHED_PORT']}".encode())
+    return None
+
+
+def _global_seed() -> int | None:
+    ms = sys.modules.get("mindspore")  # (set only by a program that imported it)
+    seed = ms.get_seed() if ms is not None and hasattr(ms, "get_seed") else None
+    return None if seed is None else int(seed)
+
+
+def order_seed(seed=None):
+    """``seed``, or what an unseeded order draws from (see the module docstring): a seed for
+    ``np.random.default_rng``, None for fresh entropy."""
+    if seed is not None:
+        return seed
+    shared = _global_seed()
+    if shared is None:
+        shared = run_seed()
+    if shared is None:
+        return None
+    return [shared, next(_made)]
+
