@@ -21,20 +21,54 @@ Each unseeded order also takes the count of the unseeded orders the process made
 it: the processes build their pipelines alike, so the n-th order is the same everywhere
 while two pipelines still draw different orders.
 
-Orders drawn from Python's or numpy's *global* generator (Keras's `PyDataset` shuffle, an
+Orders drawn from Python's and numpy's *global* generators (Keras's `PyDataset` shuffle, an
 unseeded `ImageDataGenerator` or `*_dataset_from_directory`, a program's own
-`np.random.permutation`) are not covered: those generators are the program's, seeded or
-not by it, and each process's own.
+`np.random.permutation`) are the program's: where it seeds them, every process does alike.
+Where it does not, :func:`align_global_generators` (run where a tf.distribute strategy is
+created: ``init()``, a strategy object) seeds them with the run's seed, so that the
+processes draw the one stream TF's one process draws, but only while the program has not
+touched them since this package was imported (a program that seeded them keeps its seed;
+one that already drew from them unseeded drew apart, and stays so). Horovod's ``init``
+does not: a Horovod program's processes are TF's processes, each with its own stream.
 """
 
 from __future__ import annotations
 
 import itertools
 import os
+import random
 import sys
 import zlib
 
+import numpy as np
+
 _made = itertools.count()
+
+
+def _global_states():
+    return np.random.get_state(), random.getstate()
+
+
+_UNTOUCHED = _global_states()  # (the global generators as this package's import found them)
+_aligned = False
+
+
+def _same(a, b) -> bool:
+    (np_a, py_a), (np_b, py_b) = a, b
+    return py_a == py_b and np_a[0] == np_b[0] and np.array_equal(np_a[1], np_b[1]) and np_a[2:] == np_b[2:]
+
+
+def align_global_generators() -> bool:
+    """Seed numpy's and Python's global generators with the run's seed, once, in a launched run
+    where the program has not touched them (see the module docstring). Whether it did."""
+    global _aligned
+    seed = run_seed()
+    if _aligned or seed is None or not _same(_global_states(), _UNTOUCHED):
+        return False
+    np.random.seed(seed % (1 << 32))
+    random.seed(seed)
+    _aligned = True
+    return True
 
 
 def run_seed() -> int | None:

@@ -8,7 +8,7 @@ identity, so ``python train.py`` just works.
 
 from __future__ import annotations
 
-from . import collectives, context, data, parameters, reductions
+from . import collectives, context, data, orders, parameters, reductions
 from .fusion import AUTO, Packed
 from .reduce_op import ReduceOp, resolve_reduce_op
 
@@ -181,6 +181,9 @@ def init() -> None:
     (`migrate run -n N`), mpirun or an Ascend rank table it binds the process to its device
     and calls MindSpore's ``init()``, once. Started plainly (``python train.py``), where
     MindSpore's ``init()`` raises, the program is one process and one replica, as the TF
-    original is on one device, and every collective is the identity.
+    original is on one device, and every collective is the identity. In a launched run it
+    also gives numpy's and Python's global generators one seed in every process, where the
+    program has not touched them (:func:`orders.align_global_generators`).
     """
     collectives.world()
+    orders.align_global_generators()

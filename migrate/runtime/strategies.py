@@ -169,9 +169,10 @@ class Strategy:
         self._cluster_resolver = None
         self._default_replica_context = ReplicaContext(self, 0, inside_run=False)
         if self._group_kind == "world":
-            from . import spmd
+            from . import orders, spmd
 
             spmd.initialize()
+            orders.align_global_generators()
 
     @property
     def _group(self) -> Group:

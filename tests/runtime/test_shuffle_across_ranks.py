@@ -1,7 +1,7 @@
 """Unseeded random orders of examples are one order in every process (2 CPU processes under the
 real launcher): each global batch is split from the same sequence, so every epoch sees every
-example once, as TF's one pipeline does (see migrate/runtime/orders.py). The orders Keras's
-utilities draw from numpy's global generator are not yet alike: those cases are strict xfails."""
+example once, as TF's one pipeline does (see migrate/runtime/orders.py). Keras's utilities
+draw from numpy's global generator, which `init()` seeds alike where the program left it untouched."""
 
 import json
 import subprocess
@@ -23,13 +23,9 @@ def ranks(tmp_path_factory):
     return [json.loads((tmp / "out" / f"{r}.json").read_text()) for r in range(2)]
 
 
-GLOBAL_GENERATOR = ("not yet: Keras's dataset utilities and ImageDataGenerator draw from numpy's global generator, "
-                    "each process's own (see migrate/runtime/orders.py)")
-
-
 @pytest.mark.parametrize("pipeline, examples, batch", [
     ("first", 20, 8), ("second", 20, 8),
-    pytest.param("files", 12, 4, marks=pytest.mark.xfail(strict=True, reason=GLOBAL_GENERATOR)),
+    ("files", 12, 4),
 ])
 def test_every_epoch_sees_every_example_once_split_as_tf_splits(ranks, pipeline, examples, batch):
     zero, one = ranks[0][pipeline], ranks[1][pipeline]
@@ -44,7 +40,6 @@ def test_two_unseeded_pipelines_draw_different_orders(ranks):
     assert ranks[0]["first"] != ranks[0]["second"]
 
 
-@pytest.mark.xfail(strict=True, reason=GLOBAL_GENERATOR)
 def test_an_unseeded_image_generator_permutes_alike_in_every_process(ranks):
     assert ranks[0]["flow"] == ranks[1]["flow"]
     assert sorted(v for b in ranks[0]["flow"] for v in b) == list(range(20))
@@ -79,3 +74,38 @@ def test_outside_a_launched_run_an_unseeded_order_is_fresh_and_a_global_seed_rep
     assert seeded[0] != seeded[1]  # (two pipelines, two orders)
     shared = {**env, "MIGRATE_RUN_SEED": "12345"}
     assert _one_process("plain", shared) == _one_process("plain", shared)
+
+
+@pytest.fixture(scope="module")
+def generators(tmp_path_factory):
+    pytest.importorskip("mindspore")
+    tmp = tmp_path_factory.mktemp("generators")
+    out = {}
+    for mode in ("untouched", "seeded", "drawn", "horovod"):
+        job = launch("global_generators.py", mode, str(tmp / mode), tmp_path=tmp / f"job-{mode}",
+                     options=["--timeout", "120"], timeout=180)
+        assert job.returncode == 0, job.stdout + job.stderr
+        out[mode] = [json.loads((tmp / mode / f"{r}.json").read_text()) for r in range(2)]
+    return out
+
+
+def test_init_gives_untouched_global_generators_one_stream_in_every_process(generators):
+    zero, one = generators["untouched"]
+    assert zero == one
+
+
+def test_a_programs_own_seed_stands(generators):
+    import random
+
+    import numpy as np
+
+    np.random.seed(42)
+    random.seed(42)
+    expected = {"numpy": np.random.rand(3).tolist(), "python": [random.random() for _ in range(3)]}
+    assert generators["seeded"] == [expected, expected]
+
+
+@pytest.mark.parametrize("mode", ["drawn", "horovod"])
+def test_generators_already_drawn_from_or_under_horovod_stay_each_processs_own(generators, mode):
+    zero, one = generators[mode]
+    assert zero["numpy"] != one["numpy"]
