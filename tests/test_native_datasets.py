@@ -88,6 +88,9 @@ def test_two_pipelines_share_one_source_class():
     ("strategy.run(train_step, args=(batch,))", "print(type(batch))", "used other than by unpacking it"),
     ("features, targets = inputs", "features = inputs", "used other than by unpacking it"),
     ("for batch in dist_ds:\n", "dist_ds = None\nfor batch in dist_ds:\n", "bound more than once"),
+    ("labels = np.zeros(36, np.int64)", "labels = {'y': np.zeros(36)}", "`labels` is bound to a dict"),
+    ("    strategy.run(train_step, args=(batch,))\n", "    strategy.run(train_step, args=(batch,))\nprint(batch)\n",
+     "read after the loop"),
 ])
 def test_pipelines_it_cannot_prove_keep_the_shim(old, new, why):
     assert old in DISTRIBUTED
@@ -200,3 +203,61 @@ def test_mindspore_reads_the_source_with_its_dtypes_and_an_empty_part():
 def _class_text() -> str:
     [rule] = [r for r in load_rules() if r.id == "TFL170"]
     return rule.params["source"].format(name="ArrayBatches")
+
+
+def test_a_file_whose_own_names_are_the_imports_gets_aliases_and_runs():
+    pytest.importorskip("mindspore")
+    out, findings = convert(textwrap.dedent('''\
+        import numpy as np
+        import tensorflow as tf
+
+        x = np.arange(16, dtype=np.float32).reshape(8, 2)
+        y = np.arange(8)
+        ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(4)
+        val = tf.data.Dataset.from_tensor_slices((x, y)).batch(4)
+        out = [b.tolist() for _, b in ds] + [b.tolist() for _, b in val]
+        for a, b in ds:
+            out.append(list(a.shape))
+        for a, b in val:
+            out.append(list(b.shape))
+        print(out)
+        '''.replace("out = [b.tolist() for _, b in ds] + [b.tolist() for _, b in val]\n", "out = []\n")))
+    assert "import mindspore.dataset as ms_ds" in out and "ds = ms_ds.GeneratorDataset(" in out
+    proc = subprocess.run([sys.executable, "-c", out], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[[4, 2], [4, 2], [4], [4]]"
+
+
+def test_an_import_read_before_its_line_is_added_at_the_top():
+    out, _ = convert(textwrap.dedent('''\
+        import tensorflow as tf
+
+        dataset = tf.data.Dataset.from_tensor_slices((xs, ys)).batch(4)
+        import numpy as np
+        for a, b in dataset:
+            print(np.shape(a))
+        '''))
+    assert out.index("import numpy as np") < out.index("class ArrayBatches")
+
+
+def test_lists_take_tfs_dtypes_and_lengths_are_compared_before_sharding():
+    source = _source_class(0, 1)
+    batches = source(([0.5, 1.5, 2.5], [1, 2, 3]), 2)
+    assert [part.dtype for part in batches[0]] == [np.float32, np.int32]
+    assert source((np.zeros(4), np.zeros(4, np.int64)), 2)[0][1].dtype == np.int64
+    with pytest.raises(ValueError, match="same number of rows"):
+        source((np.zeros(4), np.zeros(5)), 1, num_shards=4, shard=1)
+    with pytest.raises(TypeError, match="not an array of rows"):
+        source(({"a": 1}, np.zeros(1)), 1)
+
+
+@pytest.mark.parametrize("rows, batch, processes", [(36, 8, 2), (33, 8, 2), (10, 4, 3), (7, 8, 4), (5, 5, 3)])
+def test_the_source_splits_each_batch_as_the_shims_distributed_dataset_does(rows, batch, processes):
+    from migrate.runtime.data import replica_slice
+
+    ids = np.arange(rows)
+    for rank in range(processes):
+        source = _source_class(rank, processes)((ids, ids), batch, split=True)
+        for step in range(len(source)):
+            whole = ids[step * batch:(step + 1) * batch]
+            assert source[step][0].tolist() == whole[replica_slice(len(whole), rank, processes)].tolist()

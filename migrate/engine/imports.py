@@ -121,16 +121,30 @@ class AddImports(FreshTree, AddImportsVisitor):
     """AddImportsVisitor reading only what it acts on: the imports at the top of the module.
 
     It extends the ``from`` imports before the first other statement and inserts new
-    ones after them, and, as libcst's gatherer does, it knows a module as imported
-    wherever a top-level import line imports it (a notebook's second cell's
-    ``import numpy as np``); nothing below the module's top-level statements matters to
-    it, so its two passes stop there instead of walking every expression of the module.
+    ones after them. It knows a module as imported where those imports import it, and
+    where a later top-level import line does (a notebook's second cell's ``import numpy as
+    np``) that no statement before it reads the name of: a name read first and imported
+    later is imported again at the top. Nothing below the module's top-level statements
+    matters to it, so its two passes stop there instead of walking every expression of
+    the module (statements before a later import line are read for their names).
     """
 
     def visit_Module(self, node: cst.Module) -> None:
-        # Its gatherer reads the module's top-level import lines: it is given just those, not
-        # the module to walk whole.
-        super().visit_Module(node.with_changes(body=[s for s in node.body if is_import_line(s)]))
+        # Its gatherer reads the import lines that count: it is given just those, not the
+        # module to walk whole.
+        body = list(node.body)
+        start = 1 if body and isinstance(body[0], cst.SimpleStatementLine) and not is_import_line(body[0]) else 0
+        end = next((i for i in range(start, len(body)) if not is_import_line(body[i])), len(body))
+        counted, read = body[:end], set()
+        for statement in body[end:]:
+            if not is_import_line(statement):
+                read |= names_and_words(statement)[1]
+                continue
+            lines = [small for small in statement.body if isinstance(small, (cst.Import, cst.ImportFrom))]
+            bound = {(a.evaluated_alias or a.evaluated_name).split(".")[0] for small in lines for a in aliases_of(small)}
+            if bound and not bound & read:
+                counted.append(statement)
+        super().visit_Module(node.with_changes(body=counted))
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, cst.ImportFrom):

@@ -20,6 +20,7 @@ from libcst.codemod import CodemodCommand, CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 
 from migrate import ops
+from migrate.engine.aliases import aliased, bound_name
 from migrate.engine.findings import Finding, one_line
 from migrate.engine.imports import with_our_import_visitors
 from migrate.rules import Import, Rule
@@ -30,10 +31,12 @@ class NativeCommand(CodemodCommand):
 
     DESCRIPTION = "Lower the shim's objects to MindSpore's own where proven equal."
 
-    def __init__(self, context: CodemodContext, rules: tuple[Rule, ...], jitted: frozenset[str]) -> None:
+    def __init__(self, context: CodemodContext, rules: tuple[Rule, ...], jitted: frozenset[str],
+                 aliases: Mapping[str, str] | None = None) -> None:
         super().__init__(context)
         self.rules = rules
         self.jitted = jitted
+        self.aliases = dict(aliases or {})  # name -> the alias a file using it takes (migrate.engine.aliases)
         self.notes: list = []
         self.positions = None  # (what migrate.engine.convert's guarded run asks every command)
         self.source: str | None = None
@@ -42,13 +45,18 @@ class NativeCommand(CodemodCommand):
         return super()._instantiate_and_run(with_our_import_visitors(transform), tree)
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        new, self.notes, used = ops.native.lower(tree, self.rules, self.jitted)
+        # (set here, on the thread the codemod runs on: the rules' text is written with the aliases)
+        with ops.import_aliases(self.aliases):
+            new, self.notes, used = ops.native.lower(tree, self.rules, self.jitted)
         if new is tree:
             return tree
         for rule in self.rules:
             if rule.id not in used:
                 continue
             for imp in rule.imports:  # (a rule's imports serve all it may write; those this file does not read go)
+                alias = self.aliases.get(bound_name(imp))
+                if alias is not None:
+                    imp = aliased(imp, alias)
                 AddImportsVisitor.add_needed_import(self.context, imp.module, imp.obj, imp.asname)
                 RemoveImportsVisitor.remove_unused_import(self.context, imp.module, imp.obj, imp.asname)
             for text in rule.params.get("shim_imports", ()):
@@ -101,9 +109,8 @@ def lower_text(code: str, tree: ast.Module, rules: tuple[Rule, ...], path: str, 
     None when nothing applies. ``tree`` is the original file's syntax tree (for lines);
     ``transform`` runs a codemod command on code (the engine's guarded libcst run)."""
     jitted = jitted_functions(tree, findings, rules)
-    command = NativeCommand(CodemodContext(filename=path, full_module_name=None), rules, jitted)
-    with ops.import_aliases(aliases or {}):
-        result = transform(command, code)
+    command = NativeCommand(CodemodContext(filename=path, full_module_name=None), rules, jitted, aliases)
+    result = transform(command, code)
     code_out = getattr(result, "code", None)
     if code_out is None:
         raise getattr(result, "error", RuntimeError("the native lowering failed"))

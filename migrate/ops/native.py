@@ -95,7 +95,6 @@ class LowerNative(Operation):
         "dropped": Param(list, doc="dataset: pipeline methods that change nothing for arrays in memory (`prefetch`, `cache`)"),
         "batch": Param(list, doc="dataset: the signature of `batch` a lowered pipeline may pass"),
         "shard": Param(list, doc="dataset: the signature of `shard` a lowered pipeline may pass"),
-        "runs": Param(list, doc="dataset: the shim's `strategy.run` spellings, whose `args` a batch may be passed in"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -111,7 +110,7 @@ class LowerNative(Operation):
                   "jit": ("decorator", "decorators", "all_reduce", "modules", "mutable"),
                   "gradients": ("to",),
                   "fit": ("to", "compile", "methods", "positional"),
-                  "dataset": ("to", "distribute", "source", "dropped", "batch", "shard", "runs")}[params["kind"]]
+                  "dataset": ("to", "distribute", "source", "dropped", "batch", "shard")}[params["kind"]]
         for key in needed:
             if key not in params:
                 raise ValueError(f"kind {params['kind']!r} needs parameter {key!r}")
@@ -368,13 +367,7 @@ class NativePass:
 
     def under(self, name: str, node: cst.CSTNode) -> list[cst.Name]:
         """The Name nodes of ``name`` below ``node``."""
-        def below(found: cst.CSTNode) -> bool:
-            while found in self.parent:
-                found = self.parent[found]
-                if found is node:
-                    return True
-            return False
-        return [found for found in self.names.get(name, ()) if below(found)]
+        return [found for found in self.names.get(name, ()) if self._below(found, node)]
 
     def bound_once(self, name: str, binding: cst.Name) -> bool:
         """Every other Name node of ``name`` is a plain read (no parameter, target, def or global)."""
@@ -1598,7 +1591,7 @@ class NativePass:
                 if why is None and not reads:
                     why = f"`{name}` is never iterated"
                 if why is None:
-                    why = next(filter(None, (self._iterated_only(read, rule.params["runs"]) for read in reads)), None)
+                    why = next(filter(None, (self._iterated_only(read) for read in reads)), None)
                 if why is not None:
                     self.note(name, rule, "info", f"`{name}` keeps the shim (`tfdata`): {why}")
                     continue
@@ -1691,9 +1684,11 @@ class NativePass:
                 if isinstance(value, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp)) or (
                         isinstance(value, cst.Call) and dotted(value.func) in ("list", "tuple", "range")):
                     return f"`{name.value}` is bound to a Python sequence (TF makes its floats float32, NumPy float64)"
+                if isinstance(value, (cst.Dict, cst.DictComp)) or (isinstance(value, cst.Call) and dotted(value.func) == "dict"):
+                    return f"`{name.value}` is bound to a dict (a structure of features, not an array)"
         return None
 
-    def _iterated_only(self, read: cst.Name, runs: list[str]) -> str | None:
+    def _iterated_only(self, read: cst.Name) -> str | None:
         """Why a read of a lowered dataset is not a ``for`` loop's iterable whose element is used
         as a sequence (MindSpore yields a list where TF yields a tuple), or None."""
         loop, target = self.parent.get(read), None
@@ -1712,14 +1707,40 @@ class NativePass:
             return "a loop's element is not unpacked or named"
         element = target.value
         for node in self.under(element, loop.body):
-            if not self._sequence_use(node, 3, runs):
+            if not self._sequence_use(node, 3):
                 return f"a loop's element `{element}` is used other than by unpacking it or passing it to a step that does"
+        for node in self.names.get(element, ()):  # (after the loop the name still holds the last batch)
+            if node is target or self._below(node, loop.body) or self._another_loops(node, loop) \
+                    or (self._local(node) and not self._local(target)):
+                continue
+            return f"a loop's element `{element}` is read after the loop"
         return None
 
-    def _sequence_use(self, node: cst.Name, depth: int, runs: list[str]) -> bool:
+    def _below(self, node: cst.CSTNode, above: cst.CSTNode) -> bool:
+        while node in self.parent:
+            node = self.parent[node]
+            if node is above:
+                return True
+        return False
+
+    def _another_loops(self, node: cst.Name, loop: cst.For) -> bool:
+        """``node`` is the target of, or stands in, another ``for`` loop binding the same name."""
+        for other in (self.parent.get(node), *self._ancestors(node)):
+            if isinstance(other, cst.For) and other is not loop and isinstance(other.target, cst.Name) \
+                    and other.target.value == node.value and (other.target is node or self._below(node, other.body)):
+                return True
+        return False
+
+    def _ancestors(self, node: cst.CSTNode) -> list[cst.CSTNode]:
+        out = []
+        while node in self.parent:
+            node = self.parent[node]
+            out.append(node)
+        return out
+
+    def _sequence_use(self, node: cst.Name, depth: int) -> bool:
         """``node`` reads a batch and uses it as a tuple and a list alike: unpacked (``a, b = batch``),
-        indexed by a literal, or passed to a module function (or in the ``args`` of ``runs``, the
-        shim's ``strategy.run``) whose parameter is."""
+        indexed by a literal, or passed to a module function whose parameter is."""
         up = self.parent.get(node)
         if isinstance(up, cst.Assign) and up.value is node:
             return all(isinstance(t.target, (cst.Tuple, cst.List)) for t in up.targets)
@@ -1728,28 +1749,18 @@ class NativePass:
                 and isinstance(up.slice[0].slice.value, cst.Integer)
         if depth == 0 or not isinstance(up, cst.Arg) or up.keyword is not None or up.star:
             return False
-        call, position = self.parent.get(up), None
-        if isinstance(call, cst.Element):  # spmd.run(step, args=(batch,))
-            tuple_ = self.parent.get(call)
-            arg = self.parent.get(tuple_)
-            call = self.parent.get(arg)
-            if not (isinstance(tuple_, cst.Tuple) and isinstance(arg, cst.Arg) and arg.keyword is not None
-                    and arg.keyword.value == "args" and isinstance(call, cst.Call) and dotted(call.func) in runs
-                    and call.args and isinstance(call.args[0].value, cst.Name)):
-                return False
-            function, position = call.args[0].value.value, list(tuple_.elements).index(self.parent[up])
-        elif isinstance(call, cst.Call) and isinstance(call.func, cst.Name):
-            function, position = call.func.value, list(call.args).index(up)
-        else:
+        call = self.parent.get(up)
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
             return False
-        defined = [s for s in self.module.body if isinstance(s, cst.FunctionDef) and s.name.value == function]
-        if len(defined) != 1:
+        defined = [s for s in self.module.body if isinstance(s, cst.FunctionDef) and s.name.value == call.func.value]
+        if len(defined) != 1 or not self.bound_once(call.func.value, defined[0].name):
             return False
-        params = defined[0].params
-        if params.star_arg is not cst.MaybeSentinel.DEFAULT or position >= len(params.params):
+        params, position = defined[0].params, list(call.args).index(up)
+        positional = [*params.posonly_params, *params.params]
+        if params.star_arg is not cst.MaybeSentinel.DEFAULT or position >= len(positional):
             return False
-        param = params.params[position].name.value
-        return all(self._sequence_use(n, depth - 1, runs) for n in self.under(param, defined[0].body))
+        param = positional[position].name.value
+        return all(self._sequence_use(n, depth - 1) for n in self.under(param, defined[0].body))
 
     # -- the whole pass -----------------------------------------------------------------------
 

@@ -12,14 +12,18 @@ An order drawn without a seed of its own takes, in this order:
 
 - MindSpore's global seed (``ms.set_seed``, what ``tf.random.set_seed`` converts to), as
   TF derives an unseeded op's seed from its global one: the order repeats from run to run;
-- else the run's seed: ``MIGRATE_RUN_SEED``, which ``migrate run`` sets for every process
-  (random on one node; derived from the scheduler's address on several), or, under msrun
-  started by hand, the scheduler's address: new each run, the same in every process;
+- else the run's seed, the same in every process: ``MIGRATE_RUN_SEED``, which ``migrate
+  run`` sets (random on one node, new each run; on several, derived from the scheduler's
+  address, which every node's launcher must spell alike); under mpirun, its job id; under
+  msrun started by hand, the scheduler's address (the same each run on the same port: set
+  ``MIGRATE_RUN_SEED`` for orders new each run);
 - else (one process, not launched) fresh entropy, as before.
 
 Each unseeded order also takes the count of the unseeded orders the process made before
 it: the processes build their pipelines alike, so the n-th order is the same everywhere
-while two pipelines still draw different orders.
+while two pipelines still draw different orders. A program that builds a shuffled pipeline
+on some processes only (``if rank == 0: preview = ds.shuffle(10)``) shifts the count there:
+give such a pipeline a seed.
 
 Orders drawn from Python's and numpy's *global* generators (Keras's `PyDataset` shuffle, an
 unseeded `ImageDataGenerator` or `*_dataset_from_directory`, a program's own
@@ -28,8 +32,12 @@ Where it does not, :func:`align_global_generators` (run where a tf.distribute st
 created: ``init()``, a strategy object) seeds them with the run's seed, so that the
 processes draw the one stream TF's one process draws, but only while the program has not
 touched them since this package was imported (a program that seeded them keeps its seed;
-one that already drew from them unseeded drew apart, and stays so). Horovod's ``init``
-does not: a Horovod program's processes are TF's processes, each with its own stream.
+one that already drew from them unseeded drew apart, and stays so; so does one that imports
+a module drawing from them, TensorFlow among them, between this package and ``init()``).
+Horovod's ``init`` does not: a Horovod program's processes are TF's processes, each with its
+own stream. With one stream, numpy draws a replica's step makes are alike on every process,
+where TF's one process would draw on for each replica in turn: a step drawing its own noise
+should draw it from ``tf.random`` (MindSpore's generator).
 """
 
 from __future__ import annotations
@@ -76,6 +84,9 @@ def run_seed() -> int | None:
     shared = os.environ.get("MIGRATE_RUN_SEED")
     if shared is not None:
         return int(shared) & ((1 << 63) - 1)
+    job = os.environ.get("OMPI_MCA_ess_base_jobid") or os.environ.get("PMIX_NAMESPACE")
+    if job and os.environ.get("OMPI_COMM_WORLD_SIZE"):  # mpirun: its job's id
+        return zlib.crc32(job.encode())
     if os.environ.get("MS_SCHED_PORT"):  # launched by msrun itself
         return zlib.crc32(f"{os.environ.get('MS_SCHED_HOST', '')}:{os.environ['MS_SCHED_PORT']}".encode())
     return None
