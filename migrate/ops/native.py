@@ -1691,16 +1691,16 @@ class NativePass:
     def _iterated_only(self, read: cst.Name) -> str | None:
         """Why a read of a lowered dataset is not a ``for`` loop's iterable whose element is used
         as a sequence (MindSpore yields a list where TF yields a tuple), or None."""
-        loop, target = self.parent.get(read), None
-        if isinstance(loop, cst.Arg) and loop.keyword is None and not loop.star:  # `enumerate(dataset)`
-            call = self.parent.get(loop)
-            if isinstance(call, cst.Call) and dotted(call.func) == "enumerate" and len(call.args) == 1:
-                read, loop = call, self.parent.get(call)
-                if isinstance(loop, cst.For) and isinstance(loop.target, cst.Tuple) and len(loop.target.elements) == 2:
-                    target = loop.target.elements[1].value
+        loop = self.parent.get(read)
+        call = self.parent.get(loop) if isinstance(loop, cst.Arg) and loop.keyword is None and not loop.star else None
+        enumerated = isinstance(call, cst.Call) and dotted(call.func) == "enumerate" and len(call.args) == 1
+        if enumerated:  # `for i, batch in enumerate(dataset)`
+            read, loop = call, self.parent.get(call)
         if not (isinstance(loop, cst.For) and loop.iter is read):
             return f"`{dotted(read) or 'it'}` is read other than as a `for` loop's iterable (or `enumerate`'s)"
-        target = loop.target if target is None and read is loop.iter and isinstance(read, cst.Name) else target
+        target = loop.target
+        if enumerated:
+            target = target.elements[1].value if isinstance(target, cst.Tuple) and len(target.elements) == 2 else None
         if isinstance(target, (cst.Tuple, cst.List)):
             return None
         if not isinstance(target, cst.Name):
@@ -1724,19 +1724,15 @@ class NativePass:
         return False
 
     def _another_loops(self, node: cst.Name, loop: cst.For) -> bool:
-        """``node`` is the target of, or stands in, another ``for`` loop binding the same name."""
-        for other in (self.parent.get(node), *self._ancestors(node)):
-            if isinstance(other, cst.For) and other is not loop and isinstance(other.target, cst.Name) \
-                    and other.target.value == node.value and (other.target is node or self._below(node, other.body)):
+        """``node`` is the target of, or stands in the body of, another ``for`` loop binding the same name."""
+        child = node
+        while child in self.parent:
+            up = self.parent[child]
+            if isinstance(up, cst.For) and up is not loop and isinstance(up.target, cst.Name) \
+                    and up.target.value == node.value and (up.target is child or up.body is child):
                 return True
+            child = up
         return False
-
-    def _ancestors(self, node: cst.CSTNode) -> list[cst.CSTNode]:
-        out = []
-        while node in self.parent:
-            node = self.parent[node]
-            out.append(node)
-        return out
 
     def _sequence_use(self, node: cst.Name, depth: int) -> bool:
         """``node`` reads a batch and uses it as a tuple and a list alike: unpacked (``a, b = batch``),

@@ -72,7 +72,6 @@ import sysconfig
 import tempfile
 import threading
 import time
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -347,11 +346,12 @@ def worker_environment(plan: LaunchPlan, environ=None) -> dict:
     env["MIGRATE_MASTER_ADDR"] = plan.master_addr
     env["MIGRATE_MASTER_PORT"] = str(plan.master_port)
     env["MIGRATE_NPROC_PER_NODE"] = str(plan.nproc)
-    # One seed for the run's unseeded orders of examples (migrate.runtime.orders), the same in every process:
-    # random on one node; on several, the nodes' launchers share the scheduler's address (set
-    # MIGRATE_RUN_SEED on every node for orders that change from run to run there).
-    env.setdefault("MIGRATE_RUN_SEED", str(random.SystemRandom().getrandbits(63)) if plan.nnodes == 1
-                   else str(zlib.crc32(f"{plan.master_addr}:{plan.master_port}".encode())))
+    # One seed for the run's unseeded orders of examples (migrate.runtime.orders), the same in every
+    # process: random on one node. Several nodes' launchers cannot agree on one; there the workers
+    # derive it from the scheduler's address they share (orders.run_seed), unless MIGRATE_RUN_SEED
+    # is set on every node.
+    if plan.nnodes == 1:
+        env.setdefault("MIGRATE_RUN_SEED", str(random.SystemRandom().getrandbits(63)))
     if _STACK_SIGNAL is not None:  # see collectives._enable_stack_dumps
         env["MIGRATE_STACK_DIR"] = str(plan.log_dir)
         env["MIGRATE_STACK_SIGNAL"] = str(int(_STACK_SIGNAL))
