@@ -76,6 +76,7 @@ def randomized(model, seed):
 
 out = {}
 for name, (builder, kwargs, file, shape) in cases.items():
+    keras.backend.clear_session()
     keras.utils.set_random_seed(1)
     model = getattr(keras.applications, builder)(weights=None, **kwargs)
     randomized(model, 0)
@@ -126,6 +127,7 @@ def _build(name, folder, monkeypatch):
         weights = "imagenet"
     else:
         weights = str(folder / file)
+    mk.backend.clear_session()  # layer names count from zero, as in a fresh Keras session
     return getattr(mk.applications, builder)(weights=weights, **kwargs), shape
 
 
