@@ -257,15 +257,20 @@ CASES = {
     "resize_bicubic_up": "tf.image.resize(imgf, [7, 11], method='bicubic')",
     "resize_bicubic_down_batch": "tf.image.resize(x4, (3, 4), method=tf.image.ResizeMethod.BICUBIC)",
     "resize_bicubic_uint8": "tf.image.resize(img, (9, 2), tf.image.ResizeMethod.BICUBIC)",
-    # TFM240 pad
+    # TFM240 pad (MindSpore's ops.pad), TFM323 (the other modes, paddings not written as numbers)
     "pad_constant": "tf.pad(b3, [[0, 1], [2, 0], [1, 1]])",
+    "pad_leading_zero_pairs": "tf.pad(x4, [[0, 0], [0, 0], [2, 1], [0, 0]], 'CONSTANT', 2.0)",
+    "pad_keywords": "tf.pad(paddings=((1, 0), (0, 0)), tensor=i, mode='constant')",
     "pad_constant_value": "tf.pad(f, [[1, 1], [0, 2]], constant_values=-3.5)",
     "pad_reflect": "tf.pad(b3, [[1, 1], [2, 1], [0, 3]], mode='REFLECT')",
     "pad_symmetric": "tf.pad(b3, [[2, 0], [0, 3], [4, 1]], 'symmetric')",
     "pad_int": "tf.pad(i, tf.constant([[1, 0], [0, 1]]))",
-    # TFM239 split
+    # TFM239 split (a count: ops.tensor_split), TFM321 (sizes: ops.split), TFM322 (the rest)
     "split_count": "tf.split(f, 2, axis=1)[1]",
+    "split_count_last_axis": "tf.split(b3, 4, -1)[3]",
+    "split_sizes_literal": "tf.split(b3, [1, 2], axis=1)[1]",
     "split_sizes": "tf.split(b3, [1, -1, 1], 1)[1]",
+    "split_count_name": "(lambda n: tf.split(f, n, axis=1))(2)[0]",
     "split_keywords": "tf.split(axis=0, num_or_size_splits=3, value=f)[2]",
     # TFM236 activations passed on as functions
     "relu_passed_on": "(lambda fn: fn(f))(tf.nn.relu)",

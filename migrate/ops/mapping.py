@@ -65,6 +65,12 @@ class MapCall(Operation):
         "packed_elements": Param(dict, doc="parameter → true: the rule applies only when the call writes it as a list "
                                            "or tuple display holding a number or a display among its elements (which "
                                            "TF packs into a tensor: `[[2], tf.shape(x)]`); false: only when it does not"),
+        "size_lists": Param(list, doc="parameters the call must write as a list or tuple display of int literals "
+                                      "of 0 or more (sizes without TF's -1) for this rule to apply"),
+        "pad_pairs": Param(list, doc="parameters the call must write as TF's `[[before, after], ...]` display of int "
+                                     "literals of 0 or more, one pair per dimension, for this rule to apply; the "
+                                     "output has MindSpore's flat tuple, last dimension first, without the zero "
+                                     "pairs of the first dimensions"),
         "int_literals": Param(dict, doc="{value: param, dtype: param, to: expression}: when the call gives no dtype and "
                                         "the value is int literals that fit in int32 (a number, or list/tuple displays of "
                                         "them), the dtype TF infers for them, written out"),
@@ -74,7 +80,8 @@ class MapCall(Operation):
         argbind.check_signature(params["signature"])
         names = [p[0] for p in argbind.parse_signature(params["signature"])]
         for key in [*params.get("omit_unpassed", []), *params.get("literals", {}), *params.get("ignored", {}), *params.get("displays", []),
-                    *params.get("tensors", []), *params.get("numbers", []), *params.get("packed_elements", {})]:
+                    *params.get("tensors", []), *params.get("numbers", []), *params.get("packed_elements", {}),
+                    *params.get("size_lists", []), *params.get("pad_pairs", [])]:
             if key not in names:
                 raise ValueError(f"parameter {key!r} is not in the signature")
         ints = params.get("int_literals")
@@ -131,7 +138,9 @@ class MapCall(Operation):
         return all(isinstance(bound.get(key), displays) for key in params.get("displays", [])) and not any(
             isinstance(bound.get(key), displays) for key in params.get("tensors", [])) and all(
             _number(bound.get(key)) for key in params.get("numbers", [])) and all(
-            _packs_literals(bound.get(key)) == want for key, want in params.get("packed_elements", {}).items())
+            _packs_literals(bound.get(key)) == want for key, want in params.get("packed_elements", {}).items()) and all(
+            _sizes(bound.get(key)) is not None for key in params.get("size_lists", [])) and all(
+            _pad_pairs(bound.get(key)) is not None for key in params.get("pad_pairs", []))
 
     def refusal(self, params) -> str:
         if "unfit" in params:
@@ -161,6 +170,8 @@ class MapCall(Operation):
             table = _keys(params.get("literals", {}).get(key, {}))
             if _literal(value) in table:
                 value = parse_expression(table[_literal(value)])
+            if key in params.get("pad_pairs", ()):
+                value = _flat_padding(_pad_pairs(value))
             values[key] = value
         return keep_layout(updated, template_expression(template, **values))
 
@@ -178,6 +189,36 @@ def _packs_literals(node) -> bool:
     return isinstance(node, (cst.List, cst.Tuple)) and any(
         isinstance(e, cst.Element) and (_number(e.value) or isinstance(e.value, (cst.List, cst.Tuple)))
         for e in node.elements)
+
+
+def _size(node) -> int | None:
+    """The value of an int literal of 0 or more (``3``), else None."""
+    return int(node.evaluated_value) if isinstance(node, cst.Integer) else None
+
+
+def _sizes(node) -> list[int] | None:
+    """A non-empty list or tuple display of int literals of 0 or more: their values."""
+    if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements:
+        return None
+    sizes = [_size(e.value) if isinstance(e, cst.Element) else None for e in node.elements]
+    return None if None in sizes else sizes
+
+
+def _pad_pairs(node) -> list[list[int]] | None:
+    """TF's paddings written out: a display of ``[before, after]`` displays of int literals of 0 or more."""
+    if not isinstance(node, (cst.List, cst.Tuple)) or not node.elements:
+        return None
+    pairs = [_sizes(e.value) if isinstance(e, cst.Element) else None for e in node.elements]
+    return None if any(p is None or len(p) != 2 for p in pairs) else pairs
+
+
+def _flat_padding(pairs: list[list[int]]) -> cst.Tuple:
+    """MindSpore's padding for TF's pairs: flat, last dimension first; the zero pairs of the first
+    dimensions, which pad nothing, are left out (one pair always stays)."""
+    while len(pairs) > 1 and pairs[0] == [0, 0]:
+        pairs = pairs[1:]
+    flat = [n for pair in reversed(pairs) for n in pair]
+    return parse_expression("(%s)" % ", ".join(map(str, flat)))
 
 
 def _int32_literals(node) -> bool:
