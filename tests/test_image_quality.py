@@ -157,7 +157,9 @@ def test_gradients_match_tensorflow(name, tf_results):
     want = tf_results[name]
     assert_matches(loss, want["loss"])
     scale = np.abs(np.asarray(want["gradient"]["value"])).max()
-    assert_matches(gradient, want["gradient"], rtol=1e-4, atol=1e-5 * scale)
+    # (float32 sums over five scales: on some CPUs a few of MS-SSIM's smallest gradients differ
+    # from TF's by 2e-5 of the largest one)
+    assert_matches(gradient, want["gradient"], rtol=1e-4, atol=5e-5 * scale)
 
 
 def test_images_smaller_than_the_window_are_refused():
