@@ -77,7 +77,7 @@ def test_two_pipelines_share_one_source_class():
 
 
 @pytest.mark.parametrize("old, new, why", [
-    (".batch(8).prefetch", ".shuffle(64).batch(8).prefetch", "`.shuffle(...)` has no native lowering yet"),
+    (".batch(8).prefetch", ".shuffle(64).batch(8).batch(2).prefetch", "the pipeline is batched twice"),
     (".batch(8).prefetch", ".batch(8).map(lambda a, b: (a, b)).prefetch", "`.map(...)` has no native lowering yet"),
     (".batch(8).prefetch(tf.data.AUTOTUNE)", ".prefetch(2)", "the pipeline is not batched"),
     (".batch(8)", ".batch(8, num_parallel_calls=2)", "`batch` is given arguments the native source does not take"),
@@ -87,7 +87,7 @@ def test_two_pipelines_share_one_source_class():
     ("for batch in dist_ds:", "for batch in iter(dist_ds):", "read other than as a `for` loop's iterable"),
     ("strategy.run(train_step, args=(batch,))", "print(type(batch))", "used other than by unpacking it"),
     ("features, targets = inputs", "features = inputs", "used other than by unpacking it"),
-    ("for batch in dist_ds:\n", "dist_ds = None\nfor batch in dist_ds:\n", "bound more than once"),
+    ("for batch in dist_ds:\n", "dist_ds = None\nfor batch in dist_ds:\n", "never iterated"),
     ("labels = np.zeros(36, np.int64)", "labels = {'y': np.zeros(36)}", "`labels` is bound to a dict"),
     ("    strategy.run(train_step, args=(batch,))\n", "    strategy.run(train_step, args=(batch,))\nprint(batch)\n",
      "read after the loop"),
@@ -95,7 +95,7 @@ def test_two_pipelines_share_one_source_class():
 def test_pipelines_it_cannot_prove_keep_the_shim(old, new, why):
     assert old in DISTRIBUTED
     out, findings = convert(DISTRIBUTED.replace(old, new, 1))
-    assert "ds.GeneratorDataset" not in out and "class ArrayBatches" not in out
+    assert "ds.GeneratorDataset" not in out and "class Array" not in out
     [note] = notes(findings)
     assert note.status == "info" and why in note.message, note.message
 
@@ -261,3 +261,215 @@ def test_the_source_splits_each_batch_as_the_shims_distributed_dataset_does(rows
         for step in range(len(source)):
             whole = ids[step * batch:(step + 1) * batch]
             assert source[step][0].tolist() == whole[replica_slice(len(whole), rank, processes)].tolist()
+
+
+# -- pipelines over several statements, shuffled, repeated (ArrayStream) -------------------------
+
+NOTEBOOK = textwrap.dedent('''\
+    import numpy as np
+    import tensorflow as tf
+
+    training_steps = 6
+    x_train = np.arange(40, dtype=np.float32).reshape(20, 2)
+    y_train = np.arange(20)
+    # Use tf.data API to shuffle and batch data.
+    train_data = tf.data.Dataset.from_tensor_slices((x_train, y_train))
+    train_data = train_data.repeat().shuffle(5000).batch(4).prefetch(1)
+
+    for step, (batch_x, batch_y) in enumerate(train_data.take(training_steps), 1):
+        print(step, batch_y.shape)
+    ''')
+
+
+def test_a_pipeline_continued_by_its_next_binding_and_read_through_take():
+    out, findings = convert(NOTEBOOK)
+    assert "# Use tf.data API to shuffle and batch data.\ntrain_data = ArrayStream((x_train, y_train))\n" in out
+    assert ('train_data = ds.GeneratorDataset(train_data.repeat().shuffle(5000).batch(4).take(training_steps), '
+            '["x_train", "y_train"], shuffle=False)') in out
+    assert "for step, (batch_x, batch_y) in enumerate(train_data, 1):" in out
+    assert "tfdata" not in out and "prefetch" not in out and out.count("class ArrayStream:") == 1
+    assert "class ArrayBatches" not in out
+    assert [(n.line, n.status) for n in notes(findings)] == [(8, "converted"), (9, "converted")]
+    assert "its next binding makes a native dataset" in notes(findings)[0].message
+    assert "TF's buffer shuffle" in notes(findings)[1].message
+    again, _ = convert(out)
+    assert again == out
+
+
+def test_the_mindspore_dataset_of_a_repeated_pipeline_stops_after_take():
+    pytest.importorskip("mindspore")
+    out, _ = convert(NOTEBOOK)
+    proc = subprocess.run([sys.executable, "-c", out], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == [str(n) for step in range(1, 7) for n in (step, "(4,)")]
+
+
+TUTORIAL = textwrap.dedent('''\
+    import numpy as np
+    import tensorflow as tf
+
+    strategy = tf.distribute.MirroredStrategy()
+    train_dataset = tf.data.Dataset.from_tensor_slices((images, labels)).shuffle(60000).batch(64)
+    test_dataset = tf.data.Dataset.from_tensor_slices((test_images, test_labels)).batch(64)
+    train_dist_dataset = strategy.experimental_distribute_dataset(train_dataset)
+    test_dist_dataset = strategy.experimental_distribute_dataset(test_dataset)
+    for epoch in range(2):
+        for x in train_dist_dataset:
+            a, b = x
+        for a, b in test_dist_dataset:
+            print(a)
+    ''')
+
+
+def test_distributed_pipelines_named_before_they_are_distributed_share_one_stream_class():
+    out, findings = convert(TUTORIAL)
+    assert "train_dataset = ArrayStream((images, labels)).shuffle(60000).batch(64)\n" in out
+    assert "test_dataset = ArrayStream((test_images, test_labels)).batch(64)\n" in out
+    assert ('train_dist_dataset = ds.GeneratorDataset(train_dataset.split(), ["images", "labels"], shuffle=False)'
+            in out)
+    assert 'test_dist_dataset = ds.GeneratorDataset(test_dataset.split(), ["test_images", "test_labels"], shuffle=False)' in out
+    assert out.count("class Array") == 1 and "spmd" not in out.replace("from migrate.runtime.spmd import init", "")
+    assert [n.line for n in notes(findings) if n.status == "converted"] == [5, 6, 7, 8]
+
+
+@pytest.mark.parametrize("old, new, why", [
+    ("    for a, b in test_dist_dataset:", "    for a, b in test_dataset:", "read other than as a `for`"),
+    ("test_dataset = tf.data.Dataset.from_tensor_slices((test_images, test_labels)).batch(64)",
+     "test_dataset = tf.data.Dataset.from_tensor_slices((test_images, test_labels))", "the pipeline is not batched"),
+    ("strategy.experimental_distribute_dataset(test_dataset)",
+     "strategy.experimental_distribute_dataset(test_dataset.map(lambda a, b: (a, b)))", "`.map(...)` has no native"),
+])
+def test_a_chain_it_cannot_follow_keeps_the_shim(old, new, why):
+    assert old in TUTORIAL
+    out, findings = convert(TUTORIAL.replace(old, new))
+    assert "train_dist_dataset = ds.GeneratorDataset(" in out
+    refused = [n for n in notes(findings) if n.status == "info"]
+    assert len(refused) == 1 and why in refused[0].message, [n.message for n in notes(findings)]
+    assert "tfdata.Dataset.from_tensor_slices((test_images, test_labels))" in out
+
+
+@pytest.mark.parametrize("old, new, why", [
+    ("print(step, batch_y.shape)", "print(step, batch_y.shape)\nfor a, b in train_data:\n    print(a)",
+     "read other than as a `for`"),
+    ("training_steps = 6\n", "", "read other than as a `for`"),
+    ("enumerate(train_data.take(training_steps), 1)", "enumerate(train_data.take(steps()), 1)", "read other than as a `for`"),
+    ("train_data = train_data.repeat()", "def f():\n    return train_data\n\n\ntrain_data = train_data.repeat()",
+     "bound more than once"),
+])
+def test_take_is_moved_into_the_pipeline_only_when_it_is_the_one_read_and_its_count_is_known(old, new, why):
+    assert old in NOTEBOOK
+    out, findings = convert(NOTEBOOK.replace(old, new))
+    assert "ds.GeneratorDataset" not in out
+    [note] = notes(findings)
+    assert note.status == "info" and why in note.message, note.message
+
+
+def _stream_class(rank: int, processes: int, seed: int = 5489):
+    [rule] = [r for r in load_rules() if r.id == "TFL170"]
+
+    class Config:
+        @staticmethod
+        def get_seed():
+            return seed
+
+    import itertools
+    namespace = {"np": np, "itertools": itertools, "ds": type("ds", (), {"config": Config}),
+                 "get_group_size": lambda: processes, "get_rank": lambda: rank}
+    exec(rule.params["stream"].format(name="ArrayStream"), namespace)  # noqa: S102 - the rule's own text
+    return namespace["ArrayStream"]
+
+
+STREAMS = [  # (rows, the pipeline's methods and arguments after from_tensor_slices)
+    (12, [["repeat", [2]], ["batch", [5]]]),
+    (12, [["batch", [5]], ["repeat", [2]]]),
+    (13, [["shard", [2, 1]], ["repeat", [3]], ["batch", [4, True]]]),
+    (15, [["skip", [3]], ["take", [7]], ["batch", [3]]]),
+    (15, [["batch", [4]], ["skip", [1]], ["take", [2]]]),
+    (10, [["repeat", []], ["batch", [6]], ["take", [5]]]),
+    (9, [["take", [-1]], ["skip", [0]], ["batch", [4]], ["repeat", [-1]], ["take", [4]]]),
+    (7, [["batch", [3]], ["skip", [-1]]]),
+]
+
+TF_STREAMS = textwrap.dedent('''\
+    import json, sys
+    import numpy as np
+    import tensorflow as tf
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    out = []
+    for rows, methods in json.loads(sys.argv[1]):
+        ids = np.arange(rows, dtype=np.int64)
+        dataset = tf.data.Dataset.from_tensor_slices((ids, ids * 10))
+        for method, arguments in methods:
+            dataset = getattr(dataset, method)(*arguments)
+        plain = [[a.numpy().tolist(), b.numpy().tolist()] for a, b in dataset]
+        split = [[[a.numpy().tolist(), b.numpy().tolist()] for a, b in zip(strategy.experimental_local_results(x),
+                                                                        strategy.experimental_local_results(y))]
+                 for x, y in strategy.experimental_distribute_dataset(dataset)]
+        out.append({"plain": plain, "split": split})
+    print(json.dumps(out))
+    ''')
+
+
+def _streamed(source, methods, split=False):
+    for method, arguments in methods:
+        source = getattr(source, method)(*arguments)
+    if split:
+        source = source.split()
+    return [[part.tolist() for part in batch] for batch in source]
+
+
+def test_the_stream_gives_tfs_batches_and_each_processs_part_of_them():
+    pytest.importorskip("tensorflow")
+    proc = subprocess.run([sys.executable, "-c", TF_STREAMS, json.dumps(STREAMS)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    expected = json.loads(proc.stdout.strip().splitlines()[-1])
+    for (rows, methods), tf_out in zip(STREAMS, expected):
+        ids = np.arange(rows, dtype=np.int64)
+        assert _streamed(_stream_class(0, 1)((ids, ids * 10)), methods) == tf_out["plain"], methods
+        for rank in (0, 1):
+            split = _streamed(_stream_class(rank, 2)((ids, ids * 10)), methods, split=True)
+            assert split == [step[rank] for step in tf_out["split"]], (methods, rank)
+
+
+def _orders(source, epochs=3):
+    return [[row for batch, _ in source for row in batch.tolist()] for _ in range(epochs)]
+
+
+def test_a_shuffle_draws_one_order_per_reading_the_same_in_every_process():
+    ids = np.arange(50)
+    whole = _orders(_stream_class(0, 1)((ids, ids)).shuffle(64).batch(8))
+    assert all(sorted(order) == list(range(50)) for order in whole)
+    assert len({tuple(order) for order in whole}) == 3 and whole[0] != list(range(50))
+    def batches(source):
+        return [[batch.tolist() for batch, _ in source] for _ in range(3)]
+
+    single = batches(_stream_class(0, 1)((ids, ids)).shuffle(64).batch(8))
+    parts = [batches(_stream_class(rank, 2)((ids, ids)).shuffle(64).batch(8).split()) for rank in (0, 1)]
+    for epoch in range(3):  # (each process its contiguous part of the one order's global batches)
+        assert [a + b for a, b in zip(parts[0][epoch], parts[1][epoch])] == single[epoch]
+        assert [len(a) for a in parts[0][epoch]] == [4] * 6 + [1]
+    assert _orders(_stream_class(0, 1)((ids, ids)).shuffle(64).batch(8)) == whole  # (the dataset seed decides)
+    assert _orders(_stream_class(0, 1, seed=7)((ids, ids)).shuffle(64).batch(8)) != whole
+    again = _orders(_stream_class(0, 1)((ids, ids)).shuffle(64, seed=3, reshuffle_each_iteration=False).batch(8))
+    assert again[0] == again[1] == again[2] != whole[0]
+    assert _orders(_stream_class(0, 1, seed=7)((ids, ids)).shuffle(64, 3, False).batch(8)) == again
+
+
+def test_a_small_shuffle_buffer_keeps_tfs_window():
+    ids = np.arange(200)
+    order = _orders(_stream_class(0, 1)((ids, ids)).shuffle(10).batch(200), 1)[0]
+    assert sorted(order) == list(range(200)) and order != list(range(200))
+    # TF's buffer: the k-th row out is one of the first k + 10 rows in
+    assert all(row < k + 10 for k, row in enumerate(order))
+
+
+def test_the_stream_of_one_statement_and_a_with_options():
+    out, findings = convert(DISTRIBUTED.replace(".batch(8).prefetch(tf.data.AUTOTUNE)",
+                                                ".shuffle(36, seed=1).batch(8).with_options(tf.data.Options())"))
+    assert ('dist_ds = ds.GeneratorDataset(ArrayStream((x, labels)).shuffle(36, seed=1).batch(8).split(), '
+            '["x", "labels"], shuffle=False)') in out
+    assert [n.status for n in notes(findings)] == ["converted"]

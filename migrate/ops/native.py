@@ -93,8 +93,11 @@ class LowerNative(Operation):
         "distribute": Param(list, doc="dataset: the shim's `experimental_distribute_dataset` spellings"),
         "source": Param(str, doc="dataset: the random-access source class it writes once per module, {name} placeholder"),
         "dropped": Param(list, doc="dataset: pipeline methods that change nothing for arrays in memory (`prefetch`, `cache`)"),
-        "batch": Param(list, doc="dataset: the signature of `batch` a lowered pipeline may pass"),
-        "shard": Param(list, doc="dataset: the signature of `shard` a lowered pipeline may pass"),
+        "pipeline": Param(dict, doc="dataset: pipeline method -> the signature a lowered pipeline may pass it "
+                                    "(`name` is dropped); `batch` and `shard` alone keep the random-access source"),
+        "stream": Param(str, doc="dataset: the iterable source class, with a method per pipeline method and "
+                                 "`split()`, written once per module instead of `source` where a pipeline "
+                                 "needs it, {name} placeholder"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -110,7 +113,7 @@ class LowerNative(Operation):
                   "jit": ("decorator", "decorators", "all_reduce", "modules", "mutable"),
                   "gradients": ("to",),
                   "fit": ("to", "compile", "methods", "positional"),
-                  "dataset": ("to", "distribute", "source", "dropped", "batch", "shard")}[params["kind"]]
+                  "dataset": ("to", "distribute", "source", "stream", "dropped", "pipeline")}[params["kind"]]
         for key in needed:
             if key not in params:
                 raise ValueError(f"kind {params['kind']!r} needs parameter {key!r}")
@@ -1569,66 +1572,105 @@ class NativePass:
     # -- input pipelines ----------------------------------------------------------------------
 
     def lower_datasets(self) -> None:
-        """Each module-level ``name = tfdata.Dataset.from_tensor_slices((a, b, ...))...batch(n)``
-        (or its ``spmd.distribute_dataset(...)``), bound once and only iterated by ``for``
-        loops, becomes a ``mindspore.dataset.GeneratorDataset`` over a random-access source of
-        the arrays' batches in TF's order (see TFL170)."""
+        """Each module-level pipeline of ``tfdata.Dataset.from_tensor_slices((a, b, ...))``, written
+        in one statement or continued by module statements that each read the one before once
+        (``ds = ds.shuffle(n).batch(b)``, ``dist = spmd.distribute_dataset(ds)``), batched, and at
+        its end only iterated by ``for`` loops, becomes a ``mindspore.dataset.GeneratorDataset``
+        over a source of the arrays' batches in TF's order (see TFL170)."""
         for rule in self.rules.get("dataset", ()):
-            source = None
+            chains = []
             for statement in self.module.body:
                 found = _module_assign(statement)
-                if found is None:
+                parts = None if found is None else self._parts(rule, found[1])
+                if parts is None or not isinstance(parts[2], cst.Call):
                     continue
-                name, call = found
-                pipeline = self._pipeline(rule, call)
-                if pipeline is None:
+                links, why = self._chain(rule, statement)
+                plan = why if why is not None else self._plan(rule, links)
+                if isinstance(plan, str):
+                    name = links[-1][1]
+                    self.note(self.place(name, links[-1][0]), rule, "info", f"`{name}` keeps the shim (`tfdata`): {plan}")
                     continue
-                binding = statement.body[0].targets[0].target
-                why = pipeline if isinstance(pipeline, str) else None
-                if why is None and not self.bound_once(name, binding):
-                    why = f"`{name}` is bound more than once"
-                reads = self.reads(name, binding)
-                if why is None and not reads:
-                    why = f"`{name}` is never iterated"
-                if why is None:
-                    why = next(filter(None, (self._iterated_only(read) for read in reads)), None)
-                if why is not None:
-                    self.note(name, rule, "info", f"`{name}` keeps the shim (`tfdata`): {why}")
-                    continue
-                columns, arguments, split = pipeline
+                chains.append((links, plan))
+            stream = any(not plan[3] for _, plan in chains)  # (one source class per module)
+            source = None
+            for links, (columns, data, steps, simple, split) in chains:
                 if source is None:
-                    source = self.fresh("ArrayBatches")
+                    source = self.fresh("ArrayStream" if stream else "ArrayBatches")
                     blank = [cst.EmptyLine(), cst.EmptyLine()]  # (PEP 8's two blank lines around a class)
-                    made = parse_statement(rule.params["source"].format(name=source))
-                    self.out.before[statement] = [made.with_changes(leading_lines=blank)]
-                    self.out.nodes[statement] = lambda new, blank=blank: new.with_changes(
+                    made = parse_statement(rule.params["stream" if stream else "source"].format(name=source))
+                    first = links[0][0]
+                    self.out.before[first] = [made.with_changes(leading_lines=blank)]
+                    self.out.nodes[first] = lambda new, blank=blank: new.with_changes(
                         leading_lines=blank + [line for line in new.leading_lines if line.comment is not None])
-                native = template_expression("{to}({source}, {columns}, shuffle=False)", to=parse_expression(rule.params["to"]),
-                                             source=cst.Call(cst.Name(source), arguments), columns=columns)
-                self.out.nodes[call] = lambda new, native=native: native
+                if stream:
+                    self._stream(rule, source, links, columns, data, steps)
+                else:
+                    self._batches(rule, source, links[0], columns, data, steps)
+                name = links[-1][1]
                 how = "this process's contiguous part of each global batch, as TF splits it" if split else "its batches in TF's order"
-                self.note(name, rule, "converted", f"`{name}` is a native `{rule.params['to']}` of `{source}`: {how}")
+                if any(method == "shuffle" for method, _, _ in steps):
+                    how += " (TF's buffer shuffle, on NumPy's generator: every process draws one order)"
+                self.note(self.place(name, links[-1][0]), rule, "converted",
+                          f"`{name}` is a native `{rule.params['to']}` of `{source}`: {how}")
+                for statement, part, *_ in links[:-1]:
+                    read_by = "its next binding" if part == name else f"`{name}`"
+                    self.note(self.place(part, statement), rule, "converted",
+                              f"`{part}` holds `{source}`'s rows here, which {read_by} makes a native dataset")
 
-    def _pipeline(self, rule, call: cst.Call):
-        """For a pipeline of ``from_tensor_slices`` this lowering reads: (the column names, the
-        source's arguments, whether each process keeps its part of each batch), or why not;
-        None for any other call."""
+    def _parts(self, rule, call: cst.Call):
+        """(whether it is distributed, its methods in order as (name, call), what they start from:
+        the ``from_tensor_slices`` call or a name read), or None when ``call`` is no pipeline."""
         split = False
         if dotted(call.func) in rule.params["distribute"]:
-            if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star \
-                    or not isinstance(call.args[0].value, cst.Call):
+            if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
                 return None
             call, split = call.args[0].value, True
         methods = []
-        while isinstance(call.func, cst.Attribute) and isinstance(call.func.value, cst.Call) \
+        while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) \
                 and dotted(call.func) not in rule.params["lowers"]:
             methods.insert(0, (call.func.attr.value, call))
             call = call.func.value
-        if dotted(call.func) not in rule.params["lowers"]:
-            return None
-        if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        if isinstance(call, cst.Name) and (methods or split):
+            return split, methods, call
+        if isinstance(call, cst.Call) and dotted(call.func) in rule.params["lowers"]:
+            return split, methods, call
+        return None
+
+    def _chain(self, rule, statement) -> tuple[list, str | None]:
+        """The module statements of the pipeline ``statement`` starts, each (statement, name, call,
+        methods, distributed): the next one is the statement that holds the one read of the name
+        this one binds, when it continues the pipeline from that name; and why the pipeline's names
+        cannot be followed, or None."""
+        links = []
+        while True:
+            name, call = _module_assign(statement)
+            split, methods, _ = self._parts(rule, call)
+            links.append((statement, name, call, methods, split))
+            binding = statement.body[0].targets[0].target
+            if not self.bound_once(name, binding):
+                span = self.rebound(name, statement)
+                if span is None:
+                    return links, f"`{name}` is bound more than once"
+                self.spans[binding] = span
+            reads = self.reads(name, binding)
+            after = self.module.body[self.top_index(reads[0])] if len(reads) == 1 else None
+            found = _module_assign(after) if after is not None and self.index[after] > self.index[statement] else None
+            parts = None if found is None else self._parts(rule, found[1])
+            if parts is None or parts[2] is not reads[0]:
+                return links, None
+            if split:
+                return links, f"`{name}` is distributed before its pipeline ends"
+            statement = after
+
+    def _plan(self, rule, links):
+        """For a pipeline this lowering reads: (the column names, the arrays' tuple, its steps as
+        (method, bound arguments, call), whether `ArrayBatches` serves it, whether each process keeps
+        its part of each batch); or why not."""
+        statement, name, call, methods, split = links[-1]
+        data_call = self._parts(rule, links[0][2])[2]
+        if len(data_call.args) != 1 or data_call.args[0].keyword is not None or data_call.args[0].star:
             return "`from_tensor_slices` is not given one tuple of arrays"
-        data = call.args[0].value
+        data = data_call.args[0].value
         if not (isinstance(data, cst.Tuple) and len(data.elements) >= 2
                 and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in data.elements)):
             return "`from_tensor_slices` is not given a tuple of two or more names (a MindSpore dataset yields its columns as a list)"
@@ -1636,26 +1678,60 @@ class NativePass:
             why = self._array_name(element.value)
             if why is not None:
                 return why
-        batch, shard = None, None
-        for method, use in methods:
-            if method in rule.params["dropped"]:
-                continue
-            if method == "shard" and batch is None and shard is None:
-                shard = argbind.bind(use, rule.params["shard"])
-                if shard is None:
-                    return "`shard` is given arguments the native source does not take"
-            elif method == "batch" and batch is None:
-                batch = argbind.bind(use, rule.params["batch"])
-                if batch is None or any(given(batch, key) is not None for key in batch
-                                        if key not in ("batch_size", "drop_remainder")):
-                    return "`batch` is given arguments the native source does not take"
-            else:
-                return f"`.{method}(...)` has no native lowering yet"
-        if batch is None:
+        steps = []
+        for *_, methods, _ in links:
+            for method, use in methods:
+                if method in rule.params["dropped"]:
+                    continue
+                if method not in rule.params["pipeline"]:
+                    return f"`.{method}(...)` has no native lowering yet"
+                bound = argbind.bind(use, rule.params["pipeline"][method])
+                if bound is None:
+                    return f"`{method}` is given arguments the native source does not take"
+                steps.append((method, bound, use))
+        batches = [i for i, (method, _, _) in enumerate(steps) if method == "batch"]
+        if not batches:
             return "the pipeline is not batched"
+        if len(batches) > 1:
+            return "the pipeline is batched twice"
+        reads = self.reads(name, statement.body[0].targets[0].target)
+        if not reads:
+            return f"`{name}` is never iterated"
+        take = self._read_take(reads[0], statement) if len(reads) == 1 else None
+        why = next(filter(None, (self._iterated_only(read, take) for read in reads)), None)
+        if why is not None:
+            return why
+        if take is not None:
+            steps.append(("take", {"count": take.args[0].value}, take))
         names = [e.value.value for e in data.elements]
         columns = names if len(set(names)) == len(names) else [f"column_{i}" for i in range(len(names))]
-        arguments = [cst.Arg(data), cst.Arg(batch["batch_size"])]
+        simple = len(links) == 1 and [m for m, _, _ in steps] in (["batch"], ["shard", "batch"])
+        return columns, data, steps, simple, split
+
+    def _read_take(self, read: cst.Name, statement) -> cst.Call | None:
+        """``read`` as ``name.take(n)`` whose count the pipeline's last statement can take instead:
+        a number, or a module name bound once before it. (MindSpore's own `take` reads its input
+        to the end of the epoch before it stops: forever, for a repeated pipeline.)"""
+        up = self.parent.get(read)
+        take = self.parent.get(up) if isinstance(up, cst.Attribute) and up.value is read and up.attr.value == "take" else None
+        if not (isinstance(take, cst.Call) and take.func is up and len(take.args) == 1
+                and take.args[0].keyword is None and not take.args[0].star):
+            return None
+        count = take.args[0].value
+        if _number(count):
+            return take
+        if not isinstance(count, cst.Name) or self._local(count):
+            return None
+        bindings = [n for n in self.names.get(count.value, ()) if self.binds(n)]
+        if len(bindings) != 1 or _module_assign_any(self.module.body[self.top_index(bindings[0])]) != count.value:
+            return None
+        return take if self.top_index(bindings[0]) < self.index[statement] else None
+
+    def _batches(self, rule, source: str, link, columns: list[str], data, steps) -> None:
+        """One statement's pipeline of `shard` and `batch` as `GeneratorDataset(ArrayBatches(...))`."""
+        statement, name, call, methods, split = link
+        bound = dict((method, b) for method, b, _ in steps)
+        batch, shard = bound["batch"], bound.get("shard")
         keywords = []
         drop = given(batch, "drop_remainder")
         if drop is not None and not (isinstance(drop, cst.Name) and drop.value == "False"):
@@ -1664,11 +1740,42 @@ class NativePass:
             keywords += [("num_shards", shard["num_shards"]), ("shard", shard["index"])]
         if split:
             keywords.append(("split", cst.Name("True")))
+        arguments = [cst.Arg(data), cst.Arg(batch["batch_size"])]
         arguments += [cst.Arg(value, keyword=cst.Name(key), equal=_EQUAL) for key, value in keywords]
+        self._dataset(rule, call, cst.Call(cst.Name(source), _commas(arguments)), columns)
+
+    def _stream(self, rule, source: str, links, columns: list[str], data, steps) -> None:
+        """Each statement of the pipeline with `ArrayStream`'s methods for TF's, in TF's order: the
+        first starts from the arrays, the last is read by `GeneratorDataset`."""
+        kept = {id(use): (method, bound) for method, bound, use in steps}
+        read_take = next((use for method, _, use in steps if method == "take" and id(use) not in
+                          {id(u) for *_, methods, _ in links for _, u in methods}), None)
+        if read_take is not None:  # (`for batch in name.take(n)`: the pipeline takes n, the loop reads the name)
+            self.out.nodes[read_take] = lambda new, read=read_take.func.value: read
+        for i, (statement, name, call, methods, split) in enumerate(links):
+            value = cst.Call(cst.Name(source), [cst.Arg(data)]) if i == 0 else self._parts(rule, call)[2]
+            for method, use in methods:
+                if id(use) not in kept:
+                    continue  # (`prefetch`, `cache`, `with_options`)
+                signature = rule.params["pipeline"][method]
+                passed = argbind.passed_args(use, signature)
+                arguments = [arg.with_changes(comma=cst.MaybeSentinel.DEFAULT) for key, arg in passed.items() if key != "name"]
+                value = cst.Call(cst.Attribute(value, cst.Name(method)), _commas(arguments))
+            if i == len(links) - 1 and read_take is not None:
+                value = cst.Call(cst.Attribute(value, cst.Name("take")), [cst.Arg(read_take.args[0].value)])
+            if split:
+                value = cst.Call(cst.Attribute(value, cst.Name("split")), [])
+            if i == len(links) - 1:
+                self._dataset(rule, call, value, columns)
+            else:
+                self.out.nodes[call] = lambda new, value=value: value
+
+    def _dataset(self, rule, call: cst.Call, source: cst.Call, columns: list[str]) -> None:
         comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-        arguments = [a.with_changes(comma=comma) for a in arguments[:-1]] + arguments[-1:]
         listed = cst.List([cst.Element(_quoted(c), comma=comma) for c in columns[:-1]] + [cst.Element(_quoted(columns[-1]))])
-        return listed, arguments, split
+        native = template_expression("{to}({source}, {columns}, shuffle=False)", to=parse_expression(rule.params["to"]),
+                                     source=source, columns=listed)
+        self.out.nodes[call] = lambda new, native=native: native
 
     def _array_name(self, name: cst.Name) -> str | None:
         """Why the module-level ``name`` may not be an array MindSpore's dataset reads as TF does
@@ -1688,12 +1795,16 @@ class NativePass:
                     return f"`{name.value}` is bound to a dict (a structure of features, not an array)"
         return None
 
-    def _iterated_only(self, read: cst.Name) -> str | None:
+    def _iterated_only(self, read: cst.Name, take: cst.Call | None = None) -> str | None:
         """Why a read of a lowered dataset is not a ``for`` loop's iterable whose element is used
-        as a sequence (MindSpore yields a list where TF yields a tuple), or None."""
+        as a sequence (MindSpore yields a list where TF yields a tuple), or None; ``take``: the
+        read is ``name.take(n)``, which the pipeline takes instead (``_read_take``)."""
+        if take is not None:
+            read = take
         loop = self.parent.get(read)
         call = self.parent.get(loop) if isinstance(loop, cst.Arg) and loop.keyword is None and not loop.star else None
-        enumerated = isinstance(call, cst.Call) and dotted(call.func) == "enumerate" and len(call.args) == 1
+        enumerated = isinstance(call, cst.Call) and dotted(call.func) == "enumerate" and call.args[0] is loop \
+            and len(call.args) <= 2 and not any(a.star for a in call.args)
         if enumerated:  # `for i, batch in enumerate(dataset)`
             read, loop = call, self.parent.get(call)
         if not (isinstance(loop, cst.For) and loop.iter is read):
@@ -1831,6 +1942,12 @@ def _first_arg(value: cst.BaseExpression, call: cst.Call, args) -> cst.Arg:
         if args else False
     comma = args[0].comma if own_line else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     return cst.Arg(value, comma=comma if args else cst.MaybeSentinel.DEFAULT)
+
+
+def _commas(arguments: list[cst.Arg]) -> list[cst.Arg]:
+    """Arguments separated by ``, ``."""
+    comma = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    return [a.with_changes(comma=comma) for a in arguments[:-1]] + arguments[-1:]
 
 
 def _quoted(text: str) -> cst.SimpleString:
