@@ -28,6 +28,9 @@ k0 = rng.normal(scale=0.2, size=(3, 3, 3, 16)).astype(np.float32)
 k1 = rng.normal(scale=0.1, size=(3, 3, 16, 32)).astype(np.float32)
 w2 = rng.normal(scale=0.01, size=(8 * 8 * 32, 10)).astype(np.float32)
 x = np.ascontiguousarray(x.transpose(0, 3, 1, 2))  # channels-first, once
+# (the head's rows follow TF's flattening, height-width-channels; a channels-first flatten
+# reads channels-height-width)
+w2 = np.ascontiguousarray(w2.reshape(8, 8, 32, 10).transpose(2, 0, 1, 3).reshape(8 * 8 * 32, 10))
 
 ms.set_context(mode=ms.GRAPH_MODE if sys.argv[1] == "graph" else ms.PYNATIVE_MODE)
 ms.set_device("CPU")
@@ -52,16 +55,16 @@ class Loss(nn.Cell):
 
 
 net = nn.SequentialCell(
-    nn.Conv2d(3, 16, 3, pad_mode="same", has_bias=True, weight_init=ms.Tensor(k0.transpose(3, 2, 0, 1))),
+    nn.Conv2d(3, 16, 3, pad_mode="same", has_bias=True, weight_init=ms.Tensor(k0.transpose(3, 2, 0, 1)), bias_init="zeros"),
     nn.BatchNorm2d(16, eps=1e-3, momentum=0.99),
     nn.ReLU(),
     nn.MaxPool2d(kernel_size=2, stride=2),
-    nn.Conv2d(16, 32, 3, pad_mode="same", has_bias=True, weight_init=ms.Tensor(k1.transpose(3, 2, 0, 1))),
+    nn.Conv2d(16, 32, 3, pad_mode="same", has_bias=True, weight_init=ms.Tensor(k1.transpose(3, 2, 0, 1)), bias_init="zeros"),
     nn.BatchNorm2d(32, eps=1e-3, momentum=0.99),
     nn.ReLU(),
     nn.MaxPool2d(kernel_size=2, stride=2),
     nn.Flatten(),
-    nn.Dense(8 * 8 * 32, 10, weight_init=ms.Tensor(w2.T)),
+    nn.Dense(8 * 8 * 32, 10, weight_init=ms.Tensor(w2.T), bias_init="zeros"),
 )
 net.set_train()
 train = nn.TrainOneStepCell(nn.WithLossCell(net, Loss()), nn.Momentum(net.trainable_params(), 0.002, 0.9))

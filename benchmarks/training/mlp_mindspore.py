@@ -49,9 +49,9 @@ class Loss(nn.Cell):
 
 
 net = nn.SequentialCell(
-    nn.Dense(784, 512, weight_init=ms.Tensor(w0.T), activation="relu"),
-    nn.Dense(512, 512, weight_init=ms.Tensor(w1.T), activation="relu"),
-    nn.Dense(512, 10, weight_init=ms.Tensor(w2.T)),
+    nn.Dense(784, 512, weight_init=ms.Tensor(w0.T), bias_init="zeros", activation="relu"),
+    nn.Dense(512, 512, weight_init=ms.Tensor(w1.T), bias_init="zeros", activation="relu"),
+    nn.Dense(512, 10, weight_init=ms.Tensor(w2.T), bias_init="zeros"),
 )
 train = nn.TrainOneStepCell(nn.WithLossCell(net, Loss()), nn.Momentum(net.trainable_params(), 0.01, 0.9))
 data = ds.NumpySlicesDataset((x, y), column_names=["x", "y"], shuffle=False, num_shards=size, shard_id=rank)
