@@ -153,9 +153,24 @@ def bench(workload: str, rounds: int, nprocs: list[int], quick: bool) -> list[di
         for row in rows:
             print(f"| {row['processes']} | {row['program']} | {row['examples_per_s']:,.0f} | "
                   f"{row['native_over_it']:.2f} | {row['shim_over_it']:.2f} | {row['final_loss']:.4f} |", flush=True)
+        print(same_model(workload, rows), flush=True)
         return rows
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def same_model(workload: str, rows: list[dict]) -> str:
+    """Whether each program ends at TF's final loss (rtol 1e-4) with as many processes: all of
+    them train one model from one set of weights. (With ``fit`` TF's loss is Keras's epoch
+    mean, which the hand-written custom loops do not print.)"""
+    apart = []
+    for row in rows:
+        tf_loss = next(r["final_loss"] for r in rows if r["processes"] == row["processes"] and r["program"].startswith("TF"))
+        if workload == "fit" and "by hand" in row["program"]:
+            continue
+        if abs(row["final_loss"] - tf_loss) > 1e-4 * abs(tf_loss):
+            apart.append(f"{row['program']} on {row['processes']} ({row['final_loss']:.6f}, TF {tf_loss:.6f})")
+    return "final losses: " + ("every program ends at TF's (rtol 1e-4)" if not apart else "apart from TF's: " + "; ".join(apart))
 
 
 if __name__ == "__main__":

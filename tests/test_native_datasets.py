@@ -93,8 +93,13 @@ def test_two_pipelines_share_one_source_class():
      "read after the loop"),
 ])
 def test_pipelines_it_cannot_prove_keep_the_shim(old, new, why):
-    assert old in DISTRIBUTED
-    out, findings = convert(DISTRIBUTED.replace(old, new, 1))
+    _keeps_the_shim(DISTRIBUTED, old, new, why)
+
+
+def _keeps_the_shim(program: str, old: str, new: str, why: str) -> None:
+    """``program`` with ``old`` made ``new`` keeps its one pipeline in the shim, and the note says ``why``."""
+    assert old in program
+    out, findings = convert(program.replace(old, new, 1))
     assert "ds.GeneratorDataset" not in out and "class Array" not in out
     [note] = notes(findings)
     assert note.status == "info" and why in note.message, note.message
@@ -357,11 +362,7 @@ def test_a_chain_it_cannot_follow_keeps_the_shim(old, new, why):
      "bound more than once"),
 ])
 def test_take_is_moved_into_the_pipeline_only_when_it_is_the_one_read_and_its_count_is_known(old, new, why):
-    assert old in NOTEBOOK
-    out, findings = convert(NOTEBOOK.replace(old, new))
-    assert "ds.GeneratorDataset" not in out
-    [note] = notes(findings)
-    assert note.status == "info" and why in note.message, note.message
+    _keeps_the_shim(NOTEBOOK, old, new, why)
 
 
 def _stream_class(rank: int, processes: int, seed: int = 5489):
