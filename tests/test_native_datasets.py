@@ -126,7 +126,18 @@ CASES = [  # (rows, global batch, drop_remainder, num_shards, shard index)
     (37, 6, False, 3, 1), (20, 5, False, 1, 0), (7, 4, False, 2, 1),
 ]
 
-TF_SPLITS = textwrap.dedent('''\
+STREAMS = [  # (rows, the pipeline's methods and arguments after from_tensor_slices)
+    (12, [["repeat", [2]], ["batch", [5]]]),
+    (12, [["batch", [5]], ["repeat", [2]]]),
+    (13, [["shard", [2, 1]], ["repeat", [3]], ["batch", [4, True]]]),
+    (15, [["skip", [3]], ["take", [7]], ["batch", [3]]]),
+    (15, [["batch", [4]], ["skip", [1]], ["take", [2]]]),
+    (10, [["repeat", []], ["batch", [6]], ["take", [5]]]),
+    (9, [["take", [-1]], ["skip", [0]], ["batch", [4]], ["repeat", [-1]], ["take", [4]]]),
+    (7, [["batch", [3]], ["skip", [-1]]]),
+]
+
+TF_BATCHES = textwrap.dedent('''\
     import json, sys
     import numpy as np
     import tensorflow as tf
@@ -135,12 +146,11 @@ TF_SPLITS = textwrap.dedent('''\
     tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
     strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
     out = []
-    for rows, batch, drop, shards, index in json.loads(sys.argv[1]):
+    for rows, methods in json.loads(sys.argv[1]):
         ids = np.arange(rows, dtype=np.int64)
         dataset = tf.data.Dataset.from_tensor_slices((ids, ids * 10))
-        if shards > 1:
-            dataset = dataset.shard(shards, index)
-        dataset = dataset.batch(batch, drop_remainder=drop)
+        for method, arguments in methods:
+            dataset = getattr(dataset, method)(*arguments)
         plain = [[a.numpy().tolist(), b.numpy().tolist()] for a, b in dataset]
         split = [[[a.numpy().tolist(), b.numpy().tolist()] for a, b in zip(strategy.experimental_local_results(x),
                                                                         strategy.experimental_local_results(y))]
@@ -150,23 +160,57 @@ TF_SPLITS = textwrap.dedent('''\
     ''')
 
 
-def _source_class(rank: int, processes: int):
+
+@pytest.fixture(scope="module")
+def tf_batches():
+    """TF's batches, and each of its 2 replicas' part of them, for CASES and for STREAMS (one TF run)."""
+    pytest.importorskip("tensorflow")
+    pipelines = [_as_methods(*case) for case in CASES] + STREAMS
+    proc = subprocess.run([sys.executable, "-c", TF_BATCHES, json.dumps(pipelines)], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    expected = json.loads(proc.stdout.strip().splitlines()[-1])
+    return expected[:len(CASES)], expected[len(CASES):]
+
+
+def _as_methods(rows, batch, drop, shards, index):
+    """A CASES row as (rows, the pipeline's methods after from_tensor_slices)."""
+    return rows, [["shard", [shards, index]]] * (shards > 1) + [["batch", [batch, drop]]]
+
+
+def _rule_class(kind: str, rank: int, processes: int, seed: int = 5489):
+    """TFL170's ``source`` or ``stream`` class as the rule writes it, run in a namespace where the
+    process group has ``processes`` members and MindSpore's dataset seed is ``seed``."""
+    import itertools
+
+    from migrate.ops.native import source_class
+
+    class Config:
+        @staticmethod
+        def get_seed():
+            return seed
+
     [rule] = [r for r in load_rules() if r.id == "TFL170"]
-    namespace = {"np": np, "get_group_size": lambda: processes, "get_rank": lambda: rank}
-    exec(rule.params["source"].format(name="ArrayBatches"), namespace)  # noqa: S102 - the rule's own text
-    return namespace["ArrayBatches"]
+    namespace = {"np": np, "itertools": itertools, "ds": type("ds", (), {"config": Config}),
+                 "get_group_size": lambda: processes, "get_rank": lambda: rank}
+    exec(source_class(rule, kind, "Source"), namespace)  # noqa: S102 - the rule's own text
+    return namespace["Source"]
+
+
+def _source_class(rank: int, processes: int):
+    return _rule_class("source", rank, processes)
+
+
+def _stream_class(rank: int, processes: int, seed: int = 5489):
+    return _rule_class("stream", rank, processes, seed)
 
 
 def _batches(source) -> list:
     return [[part.tolist() for part in source[i]] for i in range(len(source))]
 
 
-def test_the_source_gives_tfs_batches_and_each_processs_part_of_them():
-    pytest.importorskip("tensorflow")
-    proc = subprocess.run([sys.executable, "-c", TF_SPLITS, json.dumps(CASES)], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    expected = json.loads(proc.stdout.strip().splitlines()[-1])
-    for (rows, batch, drop, shards, index), tf_out in zip(CASES, expected):
+def test_the_source_gives_tfs_batches_and_each_processs_part_of_them(tf_batches):
+    for (rows, batch, drop, shards, index), tf_out in zip(CASES, tf_batches[0]):
         ids = np.arange(rows, dtype=np.int64)
         arrays = (ids, ids * 10)
         plain = _source_class(0, 1)(arrays, batch, drop_remainder=drop, num_shards=shards, shard=index)
@@ -206,8 +250,10 @@ def test_mindspore_reads_the_source_with_its_dtypes_and_an_empty_part():
 
 
 def _class_text() -> str:
+    from migrate.ops.native import source_class
+
     [rule] = [r for r in load_rules() if r.id == "TFL170"]
-    return rule.params["source"].format(name="ArrayBatches")
+    return source_class(rule, "source", "ArrayBatches")
 
 
 def test_a_file_whose_own_names_are_the_imports_gets_aliases_and_runs():
@@ -365,54 +411,6 @@ def test_take_is_moved_into_the_pipeline_only_when_it_is_the_one_read_and_its_co
     _keeps_the_shim(NOTEBOOK, old, new, why)
 
 
-def _stream_class(rank: int, processes: int, seed: int = 5489):
-    [rule] = [r for r in load_rules() if r.id == "TFL170"]
-
-    class Config:
-        @staticmethod
-        def get_seed():
-            return seed
-
-    import itertools
-    namespace = {"np": np, "itertools": itertools, "ds": type("ds", (), {"config": Config}),
-                 "get_group_size": lambda: processes, "get_rank": lambda: rank}
-    exec(rule.params["stream"].format(name="ArrayStream"), namespace)  # noqa: S102 - the rule's own text
-    return namespace["ArrayStream"]
-
-
-STREAMS = [  # (rows, the pipeline's methods and arguments after from_tensor_slices)
-    (12, [["repeat", [2]], ["batch", [5]]]),
-    (12, [["batch", [5]], ["repeat", [2]]]),
-    (13, [["shard", [2, 1]], ["repeat", [3]], ["batch", [4, True]]]),
-    (15, [["skip", [3]], ["take", [7]], ["batch", [3]]]),
-    (15, [["batch", [4]], ["skip", [1]], ["take", [2]]]),
-    (10, [["repeat", []], ["batch", [6]], ["take", [5]]]),
-    (9, [["take", [-1]], ["skip", [0]], ["batch", [4]], ["repeat", [-1]], ["take", [4]]]),
-    (7, [["batch", [3]], ["skip", [-1]]]),
-]
-
-TF_STREAMS = textwrap.dedent('''\
-    import json, sys
-    import numpy as np
-    import tensorflow as tf
-
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
-    strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
-    out = []
-    for rows, methods in json.loads(sys.argv[1]):
-        ids = np.arange(rows, dtype=np.int64)
-        dataset = tf.data.Dataset.from_tensor_slices((ids, ids * 10))
-        for method, arguments in methods:
-            dataset = getattr(dataset, method)(*arguments)
-        plain = [[a.numpy().tolist(), b.numpy().tolist()] for a, b in dataset]
-        split = [[[a.numpy().tolist(), b.numpy().tolist()] for a, b in zip(strategy.experimental_local_results(x),
-                                                                        strategy.experimental_local_results(y))]
-                 for x, y in strategy.experimental_distribute_dataset(dataset)]
-        out.append({"plain": plain, "split": split})
-    print(json.dumps(out))
-    ''')
-
 
 def _streamed(source, methods, split=False):
     for method, arguments in methods:
@@ -422,13 +420,8 @@ def _streamed(source, methods, split=False):
     return [[part.tolist() for part in batch] for batch in source]
 
 
-def test_the_stream_gives_tfs_batches_and_each_processs_part_of_them():
-    pytest.importorskip("tensorflow")
-    proc = subprocess.run([sys.executable, "-c", TF_STREAMS, json.dumps(STREAMS)], capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    expected = json.loads(proc.stdout.strip().splitlines()[-1])
-    for (rows, methods), tf_out in zip(STREAMS, expected):
+def test_the_stream_gives_tfs_batches_and_each_processs_part_of_them(tf_batches):
+    for (rows, methods), tf_out in zip(STREAMS, tf_batches[1]):
         ids = np.arange(rows, dtype=np.int64)
         assert _streamed(_stream_class(0, 1)((ids, ids * 10)), methods) == tf_out["plain"], methods
         for rank in (0, 1):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import math
+import textwrap
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,6 +99,7 @@ class LowerNative(Operation):
         "stream": Param(str, doc="dataset: the iterable source class, with a method per pipeline method and "
                                  "`split()`, written once per module instead of `source` where a pipeline "
                                  "needs it, {name} placeholder"),
+        "rows": Param(str, doc="dataset: the `rows` method both source classes have, their {rows} placeholder"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -113,7 +115,7 @@ class LowerNative(Operation):
                   "jit": ("decorator", "decorators", "all_reduce", "modules", "mutable"),
                   "gradients": ("to",),
                   "fit": ("to", "compile", "methods", "positional"),
-                  "dataset": ("to", "distribute", "source", "stream", "dropped", "pipeline")}[params["kind"]]
+                  "dataset": ("to", "distribute", "source", "stream", "rows", "dropped", "pipeline")}[params["kind"]]
         for key in needed:
             if key not in params:
                 raise ValueError(f"kind {params['kind']!r} needs parameter {key!r}")
@@ -1584,31 +1586,31 @@ class NativePass:
                 parts = None if found is None else self._parts(rule, found[1])
                 if parts is None or not isinstance(parts[2], cst.Call):
                     continue
-                links, why = self._chain(rule, statement)
+                links, why = self._chain(rule, statement, parts)
                 plan = why if why is not None else self._plan(rule, links)
                 if isinstance(plan, str):
                     name = links[-1][1]
                     self.note(self.place(name, links[-1][0]), rule, "info", f"`{name}` keeps the shim (`tfdata`): {plan}")
                     continue
                 chains.append((links, plan))
-            stream = any(not plan[3] for _, plan in chains)  # (one source class per module)
+            stream = any(not simple for _, (*_, simple, _) in chains)  # (one source class per module)
             source = None
-            for links, (columns, data, steps, simple, split) in chains:
+            for links, (columns, data, steps, take, simple, split) in chains:
                 if source is None:
                     source = self.fresh("ArrayStream" if stream else "ArrayBatches")
                     blank = [cst.EmptyLine(), cst.EmptyLine()]  # (PEP 8's two blank lines around a class)
-                    made = parse_statement(rule.params["stream" if stream else "source"].format(name=source))
+                    made = parse_statement(source_class(rule, "stream" if stream else "source", source))
                     first = links[0][0]
                     self.out.before[first] = [made.with_changes(leading_lines=blank)]
                     self.out.nodes[first] = lambda new, blank=blank: new.with_changes(
                         leading_lines=blank + [line for line in new.leading_lines if line.comment is not None])
                 if stream:
-                    self._stream(rule, source, links, columns, data, steps)
+                    self._stream(rule, source, links, columns, data, steps, take)
                 else:
                     self._batches(rule, source, links[0], columns, data, steps)
                 name = links[-1][1]
                 how = "this process's contiguous part of each global batch, as TF splits it" if split else "its batches in TF's order"
-                if any(method == "shuffle" for method, _, _ in steps):
+                if any(method == "shuffle" for method, _ in steps):
                     how += " (TF's buffer shuffle, on NumPy's generator: every process draws one order)"
                 self.note(self.place(name, links[-1][0]), rule, "converted",
                           f"`{name}` is a native `{rule.params['to']}` of `{source}`: {how}")
@@ -1636,16 +1638,16 @@ class NativePass:
             return split, methods, call
         return None
 
-    def _chain(self, rule, statement) -> tuple[list, str | None]:
-        """The module statements of the pipeline ``statement`` starts, each (statement, name, call,
-        methods, distributed): the next one is the statement that holds the one read of the name
-        this one binds, when it continues the pipeline from that name; and why the pipeline's names
-        cannot be followed, or None."""
+    def _chain(self, rule, statement, parts) -> tuple[list, str | None]:
+        """The module statements of the pipeline ``statement`` (whose ``_parts`` are ``parts``)
+        starts, each (statement, name, call, methods, distributed, what its methods start from):
+        the next one is the statement that holds the one read of the name this one binds, when it
+        continues the pipeline from that name; and why the pipeline's names cannot be followed, or None."""
         links = []
         while True:
             name, call = _module_assign(statement)
-            split, methods, _ = self._parts(rule, call)
-            links.append((statement, name, call, methods, split))
+            split, methods, base = parts
+            links.append((statement, name, call, methods, split, base))
             binding = statement.body[0].targets[0].target
             if not self.bound_once(name, binding):
                 span = self.rebound(name, statement)
@@ -1664,10 +1666,10 @@ class NativePass:
 
     def _plan(self, rule, links):
         """For a pipeline this lowering reads: (the column names, the arrays' tuple, its steps as
-        (method, bound arguments, call), whether `ArrayBatches` serves it, whether each process keeps
-        its part of each batch); or why not."""
-        statement, name, call, methods, split = links[-1]
-        data_call = self._parts(rule, links[0][2])[2]
+        (method, call), the loop's ``name.take(n)`` the pipeline takes instead (or None), whether
+        `ArrayBatches` serves it, whether each process keeps its part of each batch); or why not."""
+        statement, name, call, methods, split, _ = links[-1]
+        data_call = links[0][5]
         if len(data_call.args) != 1 or data_call.args[0].keyword is not None or data_call.args[0].star:
             return "`from_tensor_slices` is not given one tuple of arrays"
         data = data_call.args[0].value
@@ -1679,17 +1681,16 @@ class NativePass:
             if why is not None:
                 return why
         steps = []
-        for *_, methods, _ in links:
+        for *_, methods, _, _ in links:
             for method, use in methods:
                 if method in rule.params["dropped"]:
                     continue
                 if method not in rule.params["pipeline"]:
                     return f"`.{method}(...)` has no native lowering yet"
-                bound = argbind.bind(use, rule.params["pipeline"][method])
-                if bound is None:
+                if argbind.bind(use, rule.params["pipeline"][method]) is None:
                     return f"`{method}` is given arguments the native source does not take"
-                steps.append((method, bound, use))
-        batches = [i for i, (method, _, _) in enumerate(steps) if method == "batch"]
+                steps.append((method, use))
+        batches = [method for method, _ in steps if method == "batch"]
         if not batches:
             return "the pipeline is not batched"
         if len(batches) > 1:
@@ -1701,12 +1702,10 @@ class NativePass:
         why = next(filter(None, (self._iterated_only(read, take) for read in reads)), None)
         if why is not None:
             return why
-        if take is not None:
-            steps.append(("take", {"count": take.args[0].value}, take))
         names = [e.value.value for e in data.elements]
         columns = names if len(set(names)) == len(names) else [f"column_{i}" for i in range(len(names))]
-        simple = len(links) == 1 and [m for m, _, _ in steps] in (["batch"], ["shard", "batch"])
-        return columns, data, steps, simple, split
+        simple = len(links) == 1 and take is None and [m for m, _ in steps] in (["batch"], ["shard", "batch"])
+        return columns, data, steps, take, simple, split
 
     def _read_take(self, read: cst.Name, statement) -> cst.Call | None:
         """``read`` as ``name.take(n)`` whose count the pipeline's last statement can take instead:
@@ -1729,8 +1728,8 @@ class NativePass:
 
     def _batches(self, rule, source: str, link, columns: list[str], data, steps) -> None:
         """One statement's pipeline of `shard` and `batch` as `GeneratorDataset(ArrayBatches(...))`."""
-        statement, name, call, methods, split = link
-        bound = dict((method, b) for method, b, _ in steps)
+        statement, name, call, methods, split, _ = link
+        bound = {method: argbind.bind(use, rule.params["pipeline"][method]) for method, use in steps}
         batch, shard = bound["batch"], bound.get("shard")
         keywords = []
         drop = given(batch, "drop_remainder")
@@ -1744,16 +1743,14 @@ class NativePass:
         arguments += [cst.Arg(value, keyword=cst.Name(key), equal=_EQUAL) for key, value in keywords]
         self._dataset(rule, call, cst.Call(cst.Name(source), _commas(arguments)), columns)
 
-    def _stream(self, rule, source: str, links, columns: list[str], data, steps) -> None:
+    def _stream(self, rule, source: str, links, columns: list[str], data, steps, read_take) -> None:
         """Each statement of the pipeline with `ArrayStream`'s methods for TF's, in TF's order: the
         first starts from the arrays, the last is read by `GeneratorDataset`."""
-        kept = {id(use): (method, bound) for method, bound, use in steps}
-        read_take = next((use for method, _, use in steps if method == "take" and id(use) not in
-                          {id(u) for *_, methods, _ in links for _, u in methods}), None)
+        kept = {id(use) for _, use in steps}
         if read_take is not None:  # (`for batch in name.take(n)`: the pipeline takes n, the loop reads the name)
             self.out.nodes[read_take] = lambda new, read=read_take.func.value: read
-        for i, (statement, name, call, methods, split) in enumerate(links):
-            value = cst.Call(cst.Name(source), [cst.Arg(data)]) if i == 0 else self._parts(rule, call)[2]
+        for i, (statement, name, call, methods, split, base) in enumerate(links):
+            value = cst.Call(cst.Name(source), [cst.Arg(data)]) if i == 0 else base
             for method, use in methods:
                 if id(use) not in kept:
                     continue  # (`prefetch`, `cache`, `with_options`)
@@ -1942,6 +1939,12 @@ def _first_arg(value: cst.BaseExpression, call: cst.Call, args) -> cst.Arg:
         if args else False
     comma = args[0].comma if own_line else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     return cst.Arg(value, comma=comma if args else cst.MaybeSentinel.DEFAULT)
+
+
+def source_class(rule, kind: str, name: str) -> str:
+    """The text of TFL170's ``source`` or ``stream`` class named ``name``, with the ``rows`` method
+    they share put in at the class body's indentation."""
+    return rule.params[kind].format(name=name, rows=textwrap.indent(rule.params["rows"], "    ").strip())
 
 
 def _commas(arguments: list[cst.Arg]) -> list[cst.Arg]:
