@@ -97,6 +97,19 @@ def test_an_as_name_dissolves_only_when_nothing_reads_it_later():
     assert "    print(s.upper)\n    return x\n" in code
 
 
+@pytest.mark.parametrize("read, dissolves", [
+    ("tf.cond(step < 1, lambda: step, lambda: 1.0, name=name)", True),  # TFM237 leaves `name` out
+    ("tf.cond(step < 1, lambda: name, lambda: 1.0)", False),  # read in a branch the conversion keeps
+    ("tf.raw_ops.Foo(x=step, name=name)", False),  # a call that stays TensorFlow keeps its `name`
+])
+def test_an_as_name_read_only_in_arguments_the_conversion_leaves_out_dissolves(read, dissolves):
+    code, findings = convert(f"import tensorflow as tf\n\ndef warm(step):\n"
+                             f"    with tf.name_scope('w') as name:\n        return {read}\n")
+    assert ("as name:" not in code) == dissolves, code
+    assert ("TFF320" in [f.rule for f in findings if f.status == "manual"]) != dissolves
+    assert convert(code)[0] == code  # (the second run had dissolved what the first kept)
+
+
 def test_a_computed_assignment_expression_keeps_its_parentheses_as_a_statement():
     code, _ = convert("import tensorflow as tf\n\n"
                       "with tf.control_dependencies([ok := tf.debugging.assert_positive(x)]):\n    y = 1\n")

@@ -856,6 +856,8 @@ def _check_hoisting(out, findings, converts):
     ("    if wrap:\n        tape = hvd.DistributedGradientTape(tape)\n    wrap = False\n", False),
     ("    if grads is None:\n        tape = hvd.DistributedGradientTape(tape)\n", False),
     ("    if loss > 1.0:\n        tape = hvd.DistributedGradientTape(tape)\n", False),
+    # a statement between the `with` and the wrap that may not run before the forward pass
+    ("    x.flag = check()\n    tape = hvd.DistributedGradientTape(tape, compression=c if x.flag else d)\n", False),
 ])
 def test_a_wrap_alone_under_an_if_reduces_under_that_if(wrap, converts):
     code = ("import horovod.tensorflow as hvd\nimport tensorflow as tf\n\ndef step(x, wrap):\n"
@@ -868,3 +870,5 @@ def test_a_wrap_alone_under_an_if_reduces_under_that_if(wrap, converts):
         gradient = out.index("grads = mk.value_and_grad(forward")
         condition = out.index("    if ")
         assert gradient < condition < out.index("grads = hvd.allreduce_gradients(grads")
+    else:  # (a second run, which finds the runtime's wrap of the tape left TensorFlow, says nothing new)
+        assert convert(out)[0] == out

@@ -105,6 +105,7 @@ class Assigner(cst.CSTVisitor):
         self.p = planner
         self.dropped: set[cst.Arg] = set()
         self.blocks: list[tuple] = []  # (rule, operation, node, api) of each structural rewrite found
+        self.waiting: list[tuple] = []  # (rule, node, api, suffix, reads) of each use decided after the walk
         self.work = planner.planning_work()
         self.kept_depth = 0  # inside how many arguments of calls that stay TensorFlow
         self.kept_open: set[int] = set()
@@ -218,6 +219,10 @@ class Assigner(cst.CSTVisitor):
             if op.target != "statement" and op.accepts_in(p, node, rule.params):
                 self._plan(rule, node, qual, suffix)
                 return False
+            reads = op.waits_for(p, node, rule.params) if op.target != "statement" and op.everywhere(rule.params) else []
+            if reads:
+                self.waiting.append((rule, node, qual, suffix, reads))
+                return False
             if op.everywhere(rule.params):  # (a rule for some places only says nothing of the others)
                 refused = refused or rule
         if refused is not None:
@@ -242,6 +247,23 @@ class Assigner(cst.CSTVisitor):
         """A structural rewrite of the statements around ``node`` (a tape and its gradient): examined
         once the walk is over (:meth:`plan_blocks`), when what the plan rewrites in them is known."""
         self.blocks.append((rule, op, node, api))
+        return False
+
+    def plan_waiting(self) -> None:
+        """Each use that waited for the walk (:meth:`Operation.waits_for`): planned if every read it
+        waited on is in an argument a planned rewrite leaves out, refused otherwise."""
+        for rule, node, api, suffix, reads in self.waiting:
+            if all(self._in_dropped(read) for read in reads):
+                self._plan(rule, node, api, suffix)
+            else:
+                self.p.refuse(rule, node, api)
+                self.p.keep_arguments_of(node, ops.REGISTRY[rule.operation].makes_tf_values)
+
+    def _in_dropped(self, node: cst.CSTNode) -> bool:
+        while node is not None and not isinstance(node, cst.BaseStatement):
+            if node in self.dropped:
+                return True
+            node = self.p.parent(node)
         return False
 
     def plan_blocks(self) -> None:

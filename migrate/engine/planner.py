@@ -443,6 +443,7 @@ class Planner:
         self._decide_chains()
         assigner = Assigner(self)
         self.module.visit(assigner)
+        assigner.plan_waiting()
         assigner.plan_blocks()
         self._drop_feeders()
 

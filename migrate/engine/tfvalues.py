@@ -138,12 +138,18 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
         return None
 
     def tf_value_in(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:
-        """A TensorFlow value anywhere in ``node`` (an argument) and what made it, or None."""
-        for sub in ast.walk(node):
+        """A TensorFlow value anywhere in ``node`` (an argument) and what made it, or None. What
+        ``.numpy()`` makes of one is a NumPy array (``BytesList(value=[data.numpy()])``)."""
+        stack = [node]
+        while stack:
+            sub = stack.pop(0)
+            if _numpy_of(sub):
+                continue
             if isinstance(sub, (ast.Name, ast.Attribute, ast.Call)):
                 root = tf_value(sub)
                 if root is not None:
                     return sub, root
+            stack.extend(ast.iter_child_nodes(sub))
         return None
 
     kept_ids = {id(call) for call in staying}
@@ -196,6 +202,12 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
         if id(call) in kept_ids:
             kept.calls[start(call)] = given.get(id(call))
     return kept
+
+
+def _numpy_of(node: ast.AST) -> bool:
+    """``x.numpy()``: a tensor's values as a NumPy array, whichever framework ``x`` is of."""
+    return (isinstance(node, ast.Call) and not node.args and not node.keywords and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "numpy")
 
 
 def _made_by(root: ast.expr) -> str:

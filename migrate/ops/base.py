@@ -325,6 +325,12 @@ class Operation:
         ``view`` is the planner (``parent(node)``, ``resolve(node)``)."""
         return self.accepts(node, view.parent, params)
 
+    def waits_for(self, view, node: cst.CSTNode, params: dict[str, Any]) -> list[cst.CSTNode]:
+        """When :meth:`accepts_in` said no only for reads that sit in arguments of calls: those
+        reads. The use is decided once the walk is over: accepted if every one of them is in an
+        argument a planned rewrite leaves out (:meth:`dropped`), refused otherwise. Empty: no."""
+        return []
+
     def keeps_tf(self, params: dict[str, Any]) -> bool:
         """Whether a use this operation marks stays TensorFlow as written (its arguments too);
         one it renames (a flag's ``to``) does not."""

@@ -53,8 +53,26 @@ class UnwrapScope(Operation):
         item = parent(call)
         if not (isinstance(item, cst.WithItem) and isinstance(parent(item), cst.With)):
             return False
-        if item.asname is not None and not _unread(item, parent):
+        if item.asname is not None and _reads_after(item, parent) != []:
             return False
+        return self._fits(call, item, parent, params)
+
+    def waits_for(self, view, node, params) -> list[cst.CSTNode]:
+        """The reads of the ``as`` name that keep the scope, when each is in a call's argument
+        (``tf.cond(p, f, g, name=scope)``): a rewrite that leaves that argument out drops the read."""
+        call = view.parent(node)
+        if not (isinstance(call, cst.Call) and call.func is node):
+            return []
+        item = view.parent(call)
+        if not (isinstance(item, cst.WithItem) and isinstance(view.parent(item), cst.With)) or item.asname is None:
+            return []
+        reads = _reads_after(item, view.parent)
+        if not reads or not all(_in_argument(read, view.parent) for read in reads):
+            return []
+        return reads if self._fits(call, item, view.parent, params) else []
+
+    def _fits(self, call: cst.Call, item: cst.WithItem, parent, params) -> bool:
+        """Whether the scope's own arguments let it dissolve."""
         if "signature" not in params:
             return not call.args
         bound = argbind.bind(call, params["signature"])
@@ -74,7 +92,8 @@ class UnwrapScope(Operation):
                     f"bind no `as` name read later dissolves, its `{params['hoists']}` a list or tuple display (computed "
                     "elements become statements before the body) and first among the `with`'s items")
         return (f"only `with <scope>(...):` with arguments that fit `({', '.join(params['signature'])})`, "
-                "compute nothing (no call but a string literal's `format`) and bind no `as` name read later dissolves")
+                "compute nothing (no call but a string literal's `format`) and bind no `as` name read later (but in "
+                "an argument the conversion leaves out) dissolves")
 
 
 class _Reads(cst.CSTVisitor):
@@ -107,13 +126,23 @@ class _Reads(cst.CSTVisitor):
             self.found.append((node, self.after, self.nested > 0))
 
 
-def _unread(item: cst.WithItem, parent) -> bool:
-    """Whether the name ``item`` binds (``with tf.name_scope(...) as scope:``) is never read
-    after the ``with`` starts: so dissolving, which leaves it as it was, changes nothing. Reads
-    in the item's own arguments are dropped with it; reads before the ``with`` count only when
-    no loop brings them round again; a function or class nested in the scope must not read it."""
+def _in_argument(node: cst.CSTNode, parent) -> bool:
+    """Whether ``node`` is inside an argument of a call, in its own statement."""
+    while node is not None and not isinstance(node, cst.BaseStatement):
+        if isinstance(node, cst.Arg):
+            return True
+        node = parent(node)
+    return False
+
+
+def _reads_after(item: cst.WithItem, parent) -> list[cst.Name] | None:
+    """The reads of the name ``item`` binds (``with tf.name_scope(...) as scope:``) that dissolving,
+    which leaves the name as it was, would change: those after the ``with`` starts. Reads in the
+    item's own arguments are dropped with it; reads before the ``with`` count only when a loop
+    brings them round again; any in a function or class nested in the scope counts. None: the
+    name may be read where this cannot see (a class attribute, a ``global``, not a plain name)."""
     if not isinstance(item.asname.name, cst.Name):
-        return False
+        return None
     own = item.asname.name
     with_node = parent(item)
     node, looped = with_node, False
@@ -125,12 +154,13 @@ def _unread(item: cst.WithItem, parent) -> bool:
         looped = looped or isinstance(up, (cst.For, cst.While))
         node = up
     if isinstance(root, cst.ClassDef):
-        return False  # (a class body's name is an attribute of the class: read as `A.scope`)
+        return None  # (a class body's name is an attribute of the class: read as `A.scope`)
     declared = m.findall(root, m.Global() | m.Nonlocal())
     if any(n.name.value == own.value for d in declared for n in d.names):
-        return False  # (the name lives in another scope, which may read it)
+        return None  # (the name lives in another scope, which may read it)
     reads = _Reads(own.value, with_node, root)
     root.visit(reads)
+    found: list[cst.Name] = []
     for name, after, nested in reads.found:
         up = parent(name)
         if name is own or (isinstance(up, cst.Attribute) and up.attr is name) or (
@@ -141,8 +171,8 @@ def _unread(item: cst.WithItem, parent) -> bool:
             holder = parent(holder)
         if holder is item.item or not (after or looped or nested):
             continue
-        return False
-    return True
+        found.append(name)
+    return found
 
 
 def hoisted_elements(call: cst.Call, params) -> list[cst.BaseExpression] | None:

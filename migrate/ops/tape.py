@@ -162,7 +162,7 @@ class GradientTapeToValueAndGrad(Operation):
 
         # -- each tape's uses: `<grads> = tape.gradient(target, sources)` (several on a persistent tape) --
         scopes, local = view.scopes_around(with_statement) if local else (view.scopes, False)
-        reducer = None
+        reducer, ours = None, True
         watch_lines, watched = [], []
         gradient_calls: list[tuple[cst.Name, cst.Call]] = []
         deletes: list[cst.SimpleStatementLine] = []
@@ -177,7 +177,7 @@ class GradientTapeToValueAndGrad(Operation):
                 found = _reducer(view, bindings, tape, siblings[here + 1:], params["reducers"]) \
                     if len(bindings) == 2 and len(tapes) == 1 and params.get("reducers") else None
                 if isinstance(found, tuple):
-                    reducer, uses = found
+                    reducer, uses, ours = found
                 else:
                     uses = _own_uses(view, scopes, bindings, tape, with_statement, siblings)
                     if uses is None:
@@ -402,6 +402,11 @@ class GradientTapeToValueAndGrad(Operation):
             return why or "a statement between the `with` block and `tape.gradient` would run before the forward pass now"
         order = {name: i for i, name in enumerate(top_level)}
         aux.sort(key=lambda n: (order.get(n, len(order)), n))
+        if not ours:
+            # (a converted file: the wrap is the runtime's, of a tape the first run left TensorFlow, for
+            # a reason checked above; the same reason, found again, says the same thing)
+            return (f"`{view.code(_wrap_line(reducer).body[0]).strip()}` is `migrate.runtime`'s wrap of a tape left "
+                    "TensorFlow: convert the TF original again, or reduce the gradients where they are computed")
         closure = _free_name(view, params["closure"])
         grads = None if assigned else _free_name(view, params["gradients"])
         blank = here > 0 and not any(empty.comment is None for empty in with_statement.leading_lines)
@@ -749,7 +754,7 @@ def _after(view, read, statement) -> bool:
 
 def _reducer(view, bindings: list, tape: cst.Name, after: list, reducers: list):
     """``tape = hvd.DistributedGradientTape(tape, ...)`` after the `with`, in its block: (that statement,
-    the tape's other uses); or why the second binding of the tape's name is not such a wrap.
+    the tape's other uses, whether it is Horovod's wrap rather than the runtime's); or why the second binding of the tape's name is not such a wrap.
 
     (libcst's scopes do not follow the flow: every read of the name is a reference of both
     bindings. The wrap reads the tape; every other read must come after the wrap.)"""
@@ -777,7 +782,7 @@ def _reducer(view, bindings: list, tape: cst.Name, after: list, reducers: list):
         # `if hvd.size() > 1: tape = hvd.DistributedGradientTape(tape)`: the `if` alone, with no
         # `else`, in the tape's block: the reduction runs under the same condition after the gradients.
         placed = _conditional_wrap(view, statement)
-    if placed not in after or not resolved:
+    if placed not in after:
         return (f"`{view.code(small).strip()}` is not in the tape's block after the `with`, alone or alone under an `if`: "
                 "reduce the gradients where they are computed instead")
     first = call.args[0] if call.args else None
@@ -792,7 +797,7 @@ def _reducer(view, bindings: list, tape: cst.Name, after: list, reducers: list):
         return f"the tape is used before `{view.code(small).strip()}`"
     if placed is not statement and _names_in(placed.test) & {tape.value}:
         return f"the condition of `{view.code(small).strip()}` reads the tape"
-    return placed, uses
+    return placed, uses, resolved
 
 
 # Keras's name alone: a `tf.Module` has `trainable_variables` too, but builds no live view of them.
