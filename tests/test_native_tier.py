@@ -329,6 +329,52 @@ def test_a_name_bound_again_inside_a_function_is_not_judged_by_bindings():
     assert "bound more than once, and not only by statements of the module's straight-line code" in model.message
 
 
+REBOUND = textwrap.dedent('''\
+    import numpy as np
+    import tensorflow as tf
+
+    x = np.ones((4, 8), np.float32)
+    model = tf.keras.Sequential([tf.keras.layers.Dense(3, input_shape=(8,))])
+
+
+    def score(inputs):
+        return model(inputs)
+
+
+    print(score(tf.constant(x)))
+    model = tf.keras.Sequential([tf.keras.layers.Dense(2, input_shape=(8,))])
+    print(model(tf.constant(x)))
+    ''')
+
+
+@pytest.mark.parametrize("extra, native", [
+    ("", 2),
+    # the function defined again after the second binding is another function, reading that one
+    ("\ndef score(inputs):\n    return model(inputs) * 2\n\n\nprint(score(tf.constant(x)))\n", 2),
+    # called under both bindings, handed on, or called by another function: which model it reads is not one
+    ("print(score(tf.constant(x)))\n", 0),
+    ("outputs = list(map(score, [tf.constant(x)]))\n", 0),
+    ("\ndef twice(inputs):\n    return score(inputs)\n", 0),
+])
+def test_a_function_the_module_calls_under_one_binding_reads_that_binding(extra, native):
+    out, findings = convert(REBOUND + extra)
+    assert out.count("nn.SequentialCell(") == native, out
+    why = [n.message for n in notes(findings, "TFL100") if n.status == "info"]
+    assert all("bound more than once, and not only by statements of the module's straight-line code" in w for w in why)
+    assert len(why) == 2 - native
+    compile(out, "converted.py", "exec")
+
+
+def test_a_notebooks_converted_tapes_read_the_model_bound_where_they_run():
+    step = ("with tf.GradientTape() as tape:\n    loss = tf.reduce_sum(model(tf.constant(x)))\n"
+            "grads = tape.gradient(loss, model.trainable_variables)\n")
+    code = REBOUND.replace("print(score(tf.constant(x)))\n", step) + step
+    out, findings = convert(code)
+    assert out.count("nn.SequentialCell(") == 2 and out.count("def forward():") == 2, out
+    assert out.count("mk.value_and_grad(forward, None, model.trainable_params())()") == 2
+    compile(out, "converted.py", "exec")
+
+
 def test_review_cases_of_the_loop_and_of_names_bound_again():
     out = convert(FIT.replace("OPTIMIZER", '"sgd"').replace('metrics=["accuracy"])', 'metrics=["accuracy"], loss_weights=None)'))[0]
     assert "loss_weights" not in out and 'metrics=["accuracy"])' in out  # (None is Keras's default: dropped)

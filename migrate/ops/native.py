@@ -311,9 +311,10 @@ class NativePass:
         start, end = span
         out = []
         for node in self.names.get(name, ()):
-            at = self.top_index(node)
-            if (start < at < end or (at == end and not isinstance(self.parent.get(node), cst.AssignTarget))) \
-                    and not self._local(node):
+            if self._local(node):
+                continue
+            at = self._read_at(node)
+            if at is not None and (start < at < end or (at == end and not isinstance(self.parent.get(node), cst.AssignTarget))):
                 out.append(node)
         return out
 
@@ -345,13 +346,15 @@ class NativePass:
             node = self.parent[node]
         return self.index[node]
 
-    def rebound(self, name: str, statement: cst.CSTNode) -> tuple[int, int] | None:
+    def rebound(self, name: str, statement: cst.CSTNode, functions: bool = False) -> tuple[int, int] | None:
         """Where a name bound more than once is still one object: when every binding is a
         ``name = ...`` statement of the module's own body and every read is module-level code
         (no function, class or lambda reads it later, at another binding's time), the value
         ``statement`` binds is read from the statement after it up to the next binding's value.
-        None otherwise."""
-        bindings = []
+        With ``functions``, a module-level function may read it too when the module's straight-line
+        code alone calls it, every call within one binding's span (:meth:`call_times`): it reads
+        that binding. None otherwise."""
+        bindings, timed = [], []
         for node in self.names.get(name, ()):
             if self._local(node):  # (a function's own variable of that name: another variable)
                 continue
@@ -359,7 +362,13 @@ class NativePass:
             while scope in self.parent:
                 scope = self.parent[scope]
                 if isinstance(scope, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    break
+            if isinstance(scope, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                times = self.call_times(scope) if functions and not self.binds(node) else None
+                if times is None:
                     return None
+                timed.append(times)
+                continue
             if not self.binds(node):
                 continue
             top = self.module.body[self.top_index(node)]
@@ -367,8 +376,70 @@ class NativePass:
                     and top.body[0].targets[0] is self.parent[node]):
                 return None
             bindings.append(self.index[top])
+        for times in timed:  # (a call in a binding's own statement runs before it binds: the span before)
+            spans = {max((b for b in bindings if b < at), default=None) for at in times}
+            if len(spans) > 1 or None in spans:  # (none: a function never called reads nothing)
+                return None
         start = self.index[statement]
         return start, min((i for i in bindings if i > start), default=len(self.module.body))
+
+    def call_times(self, function: cst.CSTNode) -> list[int] | None:
+        """The indices of the module statements that call ``function``, a ``def`` without
+        decorators in the module's straight-line code (not in a function or class) whose every
+        other mention is, in that code, a call of it or the first argument of a call whose result
+        is called at once (``mk.value_and_grad(forward, ...)()``, which a converted tape makes);
+        a ``def`` under a module statement (a loop's) is mentioned in that statement alone. Empty:
+        never called. None otherwise."""
+        if not isinstance(function, cst.FunctionDef) or function.decorators:
+            return None
+        node = function
+        while node in self.parent:
+            node = self.parent[node]
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return None
+        # (a name a notebook defines again is one function from its `def` to its next binding)
+        here = self.top_index(function)
+        bound = []
+        for node in self.names.get(function.name.value, ()):
+            if self.binds(node) and node is not function.name:
+                if self._local(node):
+                    continue
+                if self.top_index(node) == here:
+                    return None
+                bound.append(self.top_index(node))
+        nested = function not in self.index
+        end = here + 1 if nested else min((b for b in bound if b > here), default=len(self.module.body))
+        times = []
+        for read in self.names.get(function.name.value, ()):
+            if read is function.name or self._local(read) or not here <= self.top_index(read) < end:
+                continue
+            up = self.parent.get(read)
+            called = isinstance(up, cst.Call) and up.func is read
+            if not called and isinstance(up, cst.Arg) and up.keyword is None and not up.star:
+                call = self.parent.get(up)
+                outer = self.parent.get(call)
+                called = (isinstance(call, cst.Call) and call.args[0] is up and isinstance(outer, cst.Call)
+                          and outer.func is call)
+            if self.binds(read) or not called:
+                return None
+            node = read
+            while node in self.parent:
+                node = self.parent[node]
+                if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    return None
+            times.append(self.top_index(read))
+        return times
+
+    def _read_at(self, node: cst.Name) -> int | None:
+        """When the module's code reads ``node``: its statement's index, or, in a function
+        (:meth:`call_times`), the first statement that calls the function."""
+        scope = node
+        while scope in self.parent:
+            scope = self.parent[scope]
+            if isinstance(scope, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                times = self.call_times(scope)
+                return min(times) if times else None
+        return self.top_index(node)
 
     def under(self, name: str, node: cst.CSTNode) -> list[cst.Name]:
         """The Name nodes of ``name`` below ``node``."""
@@ -424,7 +495,7 @@ class NativePass:
                 # (only a model is judged binding by binding: other objects' lowerings, and the
                 # functions they rewrite, read an optimizer or a loss by name at call time)
                 once = self.bound_once(name, binding)
-                span = None if once or kind != "sequential" else self.rebound(name, statement)
+                span = None if once or kind != "sequential" else self.rebound(name, statement, functions=True)
                 if span is not None:
                     self.spans[binding] = span
                 if span is None and not once:
