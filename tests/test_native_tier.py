@@ -375,6 +375,68 @@ def test_a_notebooks_converted_tapes_read_the_model_bound_where_they_run():
     compile(out, "converted.py", "exec")
 
 
+def _persistent_tape(layers: str, inputs: str = "tf.constant(np.ones((4, 8), np.float32))") -> str:
+    return textwrap.dedent(f'''\
+        import numpy as np
+        import tensorflow as tf
+
+        x = {inputs}
+        model = tf.keras.Sequential([tf.keras.Input(shape=(8,)), {layers}tf.keras.layers.Dense(2)])
+        with tf.GradientTape(persistent=True) as tape:
+            y = model(x, training=True)
+            a = tf.reduce_sum(y)
+            b = tf.reduce_mean(y)
+        ga = tape.gradient(a, model.trainable_variables)
+        gb = tape.gradient(b, model.trainable_variables)
+        ''')
+
+
+@pytest.mark.parametrize("layers, why", [
+    ("", None),
+    # the shim repeats the forward pass with the first one's draws; MindSpore's cells draw anew
+    ("tf.keras.layers.Dropout(0.5), ", "the module uses `value_and_grads`, which repeats a forward pass"),
+])
+def test_a_forward_pass_repeated_for_another_gradient_keeps_the_shim_only_for_layers_that_draw(layers, why):
+    out, findings = convert(_persistent_tape(layers))
+    [note] = notes(findings, "TFL100")
+    assert "mk.value_and_grads(forward, [" in out
+    if why is None:
+        assert note.status == "converted" and "model = nn.SequentialCell([nn.Dense(8, 2," in out
+        assert "[model.trainable_params(), model.trainable_params()]" in out
+    else:
+        assert note.status == "info" and why in note.message and "mk.Sequential(" in out
+
+
+@pytest.mark.parametrize("inputs, native", [
+    ("tf.constant(np.ones((4, 8), np.float32))", True),  # `ms.Tensor(...)` once converted
+    ("tf.cast(np.ones((4, 8)), tf.float32)", True),  # a MindSpore op's result
+    ("np.ones((4, 8), np.float32)", False),  # Keras converts arrays; a MindSpore cell takes tensors
+])
+def test_a_module_name_bound_to_a_tensor_is_no_numpy_array_to_the_model(inputs, native):
+    out, findings = convert(_persistent_tape("", inputs))
+    [note] = notes(findings, "TFL100")
+    assert (note.status == "converted") == native, note.message
+    if not native:
+        assert "`model` is called on `x`, a module value that may be a NumPy array" in note.message
+
+
+@pytest.mark.parametrize("extra, width", [
+    ("", 28),
+    ("FEATURES = 30\n", None),  # bound twice: which value the layer sees is not one
+    ("\ndef grow():\n    global FEATURES\n    FEATURES += 1\n", None),
+])
+def test_an_input_width_named_by_a_module_constant_is_that_constant(extra, width):
+    code = ("import tensorflow as tf\n\nFEATURES = 28\n" + extra +
+            "model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation=\"elu\", input_shape=(FEATURES,)),"
+            " tf.keras.layers.Dense(1)])\n")
+    out, findings = convert(code)
+    [note] = notes(findings, "TFL100")
+    if width is None:
+        assert note.status == "info" and "the input width of a layer is not known statically" in note.message
+    else:
+        assert note.status == "converted" and f"nn.Dense({width}, 16, weight_init=" in out, out
+
+
 def test_review_cases_of_the_loop_and_of_names_bound_again():
     out = convert(FIT.replace("OPTIMIZER", '"sgd"').replace('metrics=["accuracy"])', 'metrics=["accuracy"], loss_weights=None)'))[0]
     assert "loss_weights" not in out and 'metrics=["accuracy"])' in out  # (None is Keras's default: dropped)

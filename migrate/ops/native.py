@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
 from migrate.ops import args as argbind
@@ -62,6 +63,7 @@ class LowerNative(Operation):
         "scaled_inits": Param(dict, doc="sequential: truncated_normal / uniform -> MindSpore's initializer class"),
         "constant": Param(list, doc="sequential: the shim's constant-initializer spellings"),
         "refuse_when": Param(list, doc="words whose presence in the module changes what the shim objects do"),
+        "refuse_when_modal": Param(list, doc="words whose presence in the module changes what a model with layers that compute differently in training does (a forward pass repeated with the first one's draws)"),
         "template": Param(str, doc="average_loss: the native expression; loss: the call, {loss}, {y_true}, {y_pred}"),
         "require": Param(dict, doc="loss: Keras parameter -> the literal it must be (as code)"),
         "reductions": Param(dict, doc="loss: Keras reduction -> MindSpore's"),
@@ -536,7 +538,7 @@ class NativePass:
             elements = [e.value for e in layers.elements]
         shape = None  # the layer's input shape, batch left out, where it is known statically
         if elements and isinstance(elements[0], cst.Call) and dotted(elements[0].func) in rule.params["inputs"]:
-            shape = _input_shape(elements.pop(0))
+            shape = _input_shape(elements.pop(0), self.int_constant)
             if shape is None:
                 return "the `Input` shape is not a literal tuple of widths"
         cells, training = [], False
@@ -553,7 +555,7 @@ class NativePass:
             if given_shape is not None:
                 if i != 0 or shape is not None:
                     return "`input_shape` is given to a layer that is not the first"
-                shape = _shape(given_shape)
+                shape = _shape(given_shape, self.int_constant)
             kind = spec.get("kind", "dense")
             made = getattr(self, "_" + kind)(rule, spec, bound, shape)
             if isinstance(made, str):
@@ -563,6 +565,10 @@ class NativePass:
             cells.extend(made if isinstance(made, list) else [made])
         if not cells:
             return "the model has no layers"
+        word = self.mentions(rule.params.get("refuse_when_modal", [])) if training else None
+        if word is not None:
+            return (f"the module uses `{word}`, which repeats a forward pass for another gradient with the first "
+                    f"one's draws, and the model's {_MODAL} draw anew in MindSpore's cells")
         spatial = any(isinstance(made, _Spatial) for made in cells)
         dense = None if spatial or len(cells) != len(elements) else [
             rule.params["layers"][dotted(layer.func)].get("kind", "dense") == "dense" for layer in elements]
@@ -1190,7 +1196,43 @@ class NativePass:
             node = self.parent[node]
             if isinstance(node, (cst.CompFor, cst.Lambda)):
                 return None
-        return value.value
+        return None if self._tensor_name(value.value) else value.value
+
+    def int_constant(self, name: cst.Name) -> int | None:
+        """The value of a module name bound once, by a module statement ``NAME = <integer literal>``
+        (``FEATURES = 28``), and nowhere else; None otherwise."""
+        if self._local(name):
+            return None
+        binding = next((node for node in self.names.get(name.value, ()) if self.binds(node)), None)
+        if binding is None or not self.bound_once(name.value, binding) or binding not in self.parent:
+            return None
+        top = self.module.body[self.top_index(binding)]
+        if _module_assign_any(top) != name.value or not isinstance(top.body[0].value, cst.Integer) \
+                or top.body[0].targets[0].target is not binding:
+            return None
+        return top.body[0].value.evaluated_value
+
+    def _tensor_name(self, name: str) -> bool:
+        """Every binding of the module's ``name`` is ``name = ms.Tensor(...)`` (a converted
+        ``tf.constant``) or a MindSpore op's result (``ops.cast(...)``): a tensor, not an array."""
+        bindings = [node for node in self.names.get(name, ()) if self.binds(node) and not self._local(node)]
+        if not bindings:
+            return False
+        for node in bindings:
+            target, assign = self.parent.get(node), self.parent.get(self.parent.get(node))
+            if not (isinstance(target, cst.AssignTarget) and isinstance(assign, cst.Assign) and len(assign.targets) == 1
+                    and isinstance(assign.value, cst.Call)):
+                return False
+            made = (dotted(assign.value.func) or "").split(".")
+            if not ((made == ["ms", "Tensor"] and self.ms_imported) or (len(made) == 2 and made[0] == "ops" and self.ms_ops)):
+                return False
+        return True
+
+    @functools.cached_property
+    def ms_imported(self) -> bool:
+        """Whether the module's top imports ``mindspore as ms`` (as the conversion writes it)."""
+        return any(isinstance(s, cst.SimpleStatementLine) and m.matches(s.body[0], m.Import(names=[m.ImportAlias(
+            name=m.Name("mindspore"), asname=m.AsName(name=m.Name("ms")))])) for s in self.module.body)
 
     def _layer_weight(self, up, read: cst.Name, dense: list[bool] | None):
         """``model.layers[i].kernel`` / ``.bias`` read as a value (a Dense layer's): the node and its
@@ -2028,19 +2070,22 @@ def _quoted(text: str) -> cst.SimpleString:
     return cst.SimpleString('"%s"' % text)
 
 
-def _input_shape(call: cst.Call) -> tuple[int, ...] | None:
+def _input_shape(call: cst.Call, constant=lambda name: None) -> tuple[int, ...] | None:
     bound = argbind.bind(call, ["shape=None", "batch_size=None", "dtype=None"])
     if bound is None or given(bound, "dtype") is not None or given(bound, "batch_size") is not None:
         return None
-    return _shape(given(bound, "shape"))
+    return _shape(given(bound, "shape"), constant)
 
 
-def _shape(shape) -> tuple[int, ...] | None:
-    """A literal shape ``(28, 28)`` / ``(4,)``, batch left out."""
-    if isinstance(shape, (cst.Tuple, cst.List)) and shape.elements and all(
-            isinstance(e, cst.Element) and isinstance(e.value, cst.Integer) for e in shape.elements):
-        return tuple(int(e.value.value) for e in shape.elements)
-    return None
+def _shape(shape, constant=lambda name: None) -> tuple[int, ...] | None:
+    """A literal shape ``(28, 28)`` / ``(4,)``, batch left out; ``constant``: a name's integer
+    value where it is one (``(FEATURES,)``), else None."""
+    if not (isinstance(shape, (cst.Tuple, cst.List)) and shape.elements
+            and all(isinstance(e, cst.Element) for e in shape.elements)):
+        return None
+    widths = [int(e.value.value) if isinstance(e.value, cst.Integer) else
+              constant(e.value) if isinstance(e.value, cst.Name) else None for e in shape.elements]
+    return None if None in widths else tuple(widths)
 
 
 _MODAL = "layers that compute differently in training (`Dropout`, `BatchNormalization`)"
