@@ -186,6 +186,31 @@ def test_a_model_built_by_add_statements_is_one_cell_list():
     assert "it is built empty and not by `add` statements right after it" in model.message
 
 
+def test_add_statements_after_a_list_continue_the_list():
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+        model = tf.keras.models.Sequential([tf.keras.layers.Flatten(input_shape=[28, 28])])
+        model.add(tf.keras.layers.Dense(300, activation="relu"))
+        model.add(tf.keras.layers.Dense(10))
+        y = model(tf.ones((2, 28, 28)))
+        ''')
+    out, findings = convert(code)
+    assert textwrap.dedent('''\
+        model = nn.SequentialCell([
+            nn.Flatten(),
+            nn.Dense(784, 300, weight_init="xavier_uniform", bias_init="zeros", activation="relu"),
+            nn.Dense(300, 10, weight_init="xavier_uniform", bias_init="zeros"),
+        ])
+        ''') in out and ".add(" not in out
+    [model] = notes(findings, "TFL100")
+    assert model.status == "converted"
+    # an `add` after another statement is a use the cell does not serve
+    later = code.replace("model.add(tf.keras.layers.Dense(10))\n", "print(1)\nmodel.add(tf.keras.layers.Dense(10))\n")
+    [model] = notes(convert(later)[1], "TFL100")
+    assert model.status == "info" and "`model` has `.add`" in model.message
+
+
 def test_a_loop_argument_the_native_loop_does_not_take_keeps_the_shim_and_says_why():
     for extra, why in [
         ("model.fit(x, y, callbacks=[Mine()])\n", "`model.fit` is given callbacks the native loop does not serve: "
@@ -422,8 +447,9 @@ def test_a_module_name_bound_to_a_tensor_is_no_numpy_array_to_the_model(inputs, 
 
 @pytest.mark.parametrize("extra, width", [
     ("", 28),
-    ("FEATURES = 30\n", None),  # bound twice: which value the layer sees is not one
-    ("\ndef grow():\n    global FEATURES\n    FEATURES += 1\n", None),
+    # bound twice: the width is the name's value when the model is built, read then, as Keras reads it
+    ("FEATURES = 30\n", "FEATURES"),
+    ("\ndef grow():\n    global FEATURES\n    FEATURES += 1\n", "FEATURES"),
 ])
 def test_an_input_width_named_by_a_module_constant_is_that_constant(extra, width):
     code = ("import tensorflow as tf\n\nFEATURES = 28\n" + extra +
@@ -431,10 +457,49 @@ def test_an_input_width_named_by_a_module_constant_is_that_constant(extra, width
             " tf.keras.layers.Dense(1)])\n")
     out, findings = convert(code)
     [note] = notes(findings, "TFL100")
+    assert note.status == "converted" and f"nn.Dense({width}, 16, weight_init=" in out, out
+
+
+RUNTIME_WIDTH = textwrap.dedent('''\
+    import numpy as np
+    import tensorflow as tf
+
+    X_train = np.linspace(0, 1, 48, dtype=np.float32).reshape(6, 8)
+    input_shape = X_train.shape[1:]
+    model = tf.keras.Sequential([tf.keras.layers.Dense(30, activation="relu", input_shape=SHAPE), LAYERtf.keras.layers.Dense(1)])
+    y = model(tf.constant(X_train))
+    ''')
+
+
+@pytest.mark.parametrize("shape, layer, width", [
+    ("X_train.shape[1:]", "", "X_train.shape[-1]"),  # the width Keras reads, where it reads it
+    ("input_shape", "tf.keras.layers.Dropout(0.2), ", "input_shape[-1]"),
+    ("(input_shape)", "tf.keras.layers.Activation('tanh'), ", "input_shape[-1]"),
+    ("(X_train.shape[1],)", "", "X_train.shape[1]"),
+    # a layer that needs the whole shape, a shape computed by a call
+    ("input_shape", "tf.keras.layers.Flatten(), ", None),
+    ("shape_of(X_train)", "", None),
+])
+def test_an_input_width_the_module_computes_is_read_where_keras_reads_it(shape, layer, width):
+    out, findings = convert(RUNTIME_WIDTH.replace("SHAPE", shape).replace("LAYER", layer))
+    [note] = notes(findings, "TFL100")
     if width is None:
         assert note.status == "info" and "the input width of a layer is not known statically" in note.message
-    else:
-        assert note.status == "converted" and f"nn.Dense({width}, 16, weight_init=" in out, out
+        return
+    assert note.status == "converted" and f"nn.Dense({width}, 30, weight_init=" in out, out
+    pytest.importorskip("mindspore")
+    namespace: dict = {}
+    exec(compile(out, "converted.py", "exec"), namespace)  # (MindSpore checks the widths)
+    assert namespace["y"].shape == (6, 1)
+    assert namespace["model"][0].weight.shape == (30, 8)
+
+
+def test_a_runtime_width_with_an_initializer_scaled_by_its_fans_keeps_the_shim():
+    code = RUNTIME_WIDTH.replace("SHAPE", "input_shape").replace("LAYER", "").replace(
+        'activation="relu",', 'activation="relu", kernel_initializer="he_normal",')
+    out, findings = convert(code)
+    [note] = notes(findings, "TFL100")
+    assert note.status == "info" and "the initializer 'he_normal' has no native lowering yet" in note.message
 
 
 def test_review_cases_of_the_loop_and_of_names_bound_again():

@@ -536,6 +536,10 @@ class NativePass:
             if not isinstance(layers, (cst.List, cst.Tuple)) or any(not isinstance(e, cst.Element) for e in layers.elements):
                 return "the layers are not a list display"
             elements = [e.value for e in layers.elements]
+            added = self._added(statement, name)  # (`model.add(...)` statements right after: the list goes on)
+            if not isinstance(added, str):
+                chain, layers = added, None
+                elements += [c.args[0].value for _, c in added]
         shape = None  # the layer's input shape, batch left out, where it is known statically
         if elements and isinstance(elements[0], cst.Call) and dotted(elements[0].func) in rule.params["inputs"]:
             shape = _input_shape(elements.pop(0), self.int_constant)
@@ -556,6 +560,8 @@ class NativePass:
                 if i != 0 or shape is not None:
                     return "`input_shape` is given to a layer that is not the first"
                 shape = _shape(given_shape, self.int_constant)
+                if shape is None:
+                    shape = self._runtime_width(rule, given_shape, elements)
             kind = spec.get("kind", "dense")
             made = getattr(self, "_" + kind)(rule, spec, bound, shape)
             if isinstance(made, str):
@@ -685,8 +691,9 @@ class NativePass:
         return chain
 
     def _added(self, statement, name: str) -> list[tuple[cst.CSTNode, cst.Call]] | str:
-        """``model = Sequential()`` and then ``model.add(Layer(...))`` statements, one after another:
-        the statements and their calls (which go: their layers are the cell's list)."""
+        """``model = Sequential()`` (or ``Sequential([...])``) and then ``model.add(Layer(...))``
+        statements, one after another: the statements and their calls (which go: their layers are
+        the cell's list, after the list's)."""
         chain = []
         for following in self.module.body[self.index[statement] + 1:]:
             small = following.body[0] if isinstance(following, cst.SimpleStatementLine) and len(following.body) == 1 else None
@@ -781,6 +788,28 @@ class NativePass:
         args += [cst.Arg(v, keyword=cst.Name(k), equal=_EQUAL) for k, v in kwargs.items()]
         dense = _Flat(cst.Call(func=parse_expression(spec["to"]), args=args))
         return ([dense, after] if after is not None else dense), (shape or (None,))[:-1] + (int(units.value),)
+
+    def _runtime_width(self, rule, given_shape: cst.BaseExpression, elements: list) -> tuple | None:
+        """``Dense(30, input_shape=X_train.shape[1:])`` first, then only layers that act on the last
+        axis (Dense, Dropout, activations): the input width is the last entry of the shape the
+        module computes, read where Keras reads it (``X_train.shape[-1]``), a shape of one unknown
+        width. None where the shape computes something (a call) or a layer needs the whole shape."""
+        kinds = [rule.params["layers"].get(dotted(layer.func), {}).get("kind", "dense") if isinstance(layer, cst.Call)
+                 else None for layer in elements]
+        if kinds[0] != "dense" or any(kind not in ("dense", "dropout", "activation") for kind in kinds):
+            return None
+        if m.findall(given_shape, m.Call() | m.Await() | m.Yield() | m.NamedExpr() | m.Lambda()):
+            return None
+        if isinstance(given_shape, (cst.Tuple, cst.List)) and given_shape.elements and all(
+                isinstance(e, cst.Element) for e in given_shape.elements):  # (`(FEATURES,)`: its last entry)
+            return (given_shape.elements[-1].value.with_changes(lpar=[], rpar=[]),)
+        simple = isinstance(given_shape, (cst.Name, cst.Attribute, cst.Subscript))
+        if simple:
+            given_shape = given_shape.with_changes(lpar=[], rpar=[])
+        if m.matches(given_shape, m.Subscript(value=m.Attribute(attr=m.Name("shape")), slice=[m.SubscriptElement(
+                slice=m.Slice(lower=m.Integer("1"), upper=None, step=None))])):
+            return (given_shape.with_changes(slice=[cst.SubscriptElement(cst.Index(parse_expression("-1")))]),)
+        return (template_expression("{s}[-1]" if simple else "({s})[-1]", s=given_shape),)
 
     def _constant_rows(self, rule, value: cst.BaseExpression | None) -> cst.BaseExpression | None:
         """``len(value)`` for a constant initializer of a module-level name (an array of the kernel's
