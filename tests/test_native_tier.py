@@ -162,6 +162,15 @@ def test_a_crossentropy_on_a_softmax_output_reads_its_logits_as_kerass_does():
     assert "takes probabilities, and the model does not end in a softmax" in model.message
 
 
+ADDED_CELLS = textwrap.dedent('''\
+    model = nn.SequentialCell([
+        nn.Flatten(),
+        nn.Dense(784, 300, weight_init="xavier_uniform", bias_init="zeros", activation="relu"),
+        nn.Dense(300, 10, weight_init="xavier_uniform", bias_init="zeros"),
+    ])
+    ''')
+
+
 def test_a_model_built_by_add_statements_is_one_cell_list():
     code = textwrap.dedent('''\
         import tensorflow as tf
@@ -173,14 +182,7 @@ def test_a_model_built_by_add_statements_is_one_cell_list():
         model.add(tf.keras.layers.Dense(10))
         ''')
     out, findings = convert(code)
-    assert textwrap.dedent('''\
-        # the hidden layer
-        model = nn.SequentialCell([
-            nn.Flatten(),
-            nn.Dense(784, 300, weight_init="xavier_uniform", bias_init="zeros", activation="relu"),
-            nn.Dense(300, 10, weight_init="xavier_uniform", bias_init="zeros"),
-        ])
-        ''') in out and ".add(" not in out
+    assert "# the hidden layer\n" + ADDED_CELLS in out and ".add(" not in out
     empty = convert("import tensorflow as tf\n\nmodel = tf.keras.Sequential()\nprint(model)\n")[1]
     [model] = notes(empty, "TFL100")
     assert "it is built empty and not by `add` statements right after it" in model.message
@@ -196,13 +198,7 @@ def test_add_statements_after_a_list_continue_the_list():
         y = model(tf.ones((2, 28, 28)))
         ''')
     out, findings = convert(code)
-    assert textwrap.dedent('''\
-        model = nn.SequentialCell([
-            nn.Flatten(),
-            nn.Dense(784, 300, weight_init="xavier_uniform", bias_init="zeros", activation="relu"),
-            nn.Dense(300, 10, weight_init="xavier_uniform", bias_init="zeros"),
-        ])
-        ''') in out and ".add(" not in out
+    assert ADDED_CELLS in out and ".add(" not in out
     [model] = notes(findings, "TFL100")
     assert model.status == "converted"
     # an `add` after another statement is a use the cell does not serve

@@ -360,12 +360,8 @@ class NativePass:
         for node in self.names.get(name, ()):
             if self._local(node):  # (a function's own variable of that name: another variable)
                 continue
-            scope = node
-            while scope in self.parent:
-                scope = self.parent[scope]
-                if isinstance(scope, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                    break
-            if isinstance(scope, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            scope = self._scope_of(node)
+            if scope is not None:
                 times = self.call_times(scope) if functions and not self.binds(node) else None
                 if times is None:
                     return None
@@ -385,6 +381,14 @@ class NativePass:
         start = self.index[statement]
         return start, min((i for i in bindings if i > start), default=len(self.module.body))
 
+    def _scope_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The innermost function, class or lambda ``node`` is in; None at module level."""
+        while node in self.parent:
+            node = self.parent[node]
+            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                return node
+        return None
+
     def call_times(self, function: cst.CSTNode) -> list[int] | None:
         """The indices of the module statements that call ``function``, a ``def`` without
         decorators in the module's straight-line code (not in a function or class) whose every
@@ -392,13 +396,8 @@ class NativePass:
         is called at once (``mk.value_and_grad(forward, ...)()``, which a converted tape makes);
         a ``def`` under a module statement (a loop's) is mentioned in that statement alone. Empty:
         never called. None otherwise."""
-        if not isinstance(function, cst.FunctionDef) or function.decorators:
+        if not isinstance(function, cst.FunctionDef) or function.decorators or self._scope_of(function) is not None:
             return None
-        node = function
-        while node in self.parent:
-            node = self.parent[node]
-            if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                return None
         # (a name a notebook defines again is one function from its `def` to its next binding)
         here = self.top_index(function)
         bound = []
@@ -422,25 +421,18 @@ class NativePass:
                 outer = self.parent.get(call)
                 called = (isinstance(call, cst.Call) and call.args[0] is up and isinstance(outer, cst.Call)
                           and outer.func is call)
-            if self.binds(read) or not called:
+            if self.binds(read) or not called or self._scope_of(read) is not None:
                 return None
-            node = read
-            while node in self.parent:
-                node = self.parent[node]
-                if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                    return None
             times.append(self.top_index(read))
         return times
 
     def _read_at(self, node: cst.Name) -> int | None:
         """When the module's code reads ``node``: its statement's index, or, in a function
         (:meth:`call_times`), the first statement that calls the function."""
-        scope = node
-        while scope in self.parent:
-            scope = self.parent[scope]
-            if isinstance(scope, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                times = self.call_times(scope)
-                return min(times) if times else None
+        scope = self._scope_of(node)
+        if scope is not None:
+            times = self.call_times(scope)
+            return min(times) if times else None
         return self.top_index(node)
 
     def under(self, name: str, node: cst.CSTNode) -> list[cst.Name]:
