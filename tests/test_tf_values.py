@@ -30,3 +30,17 @@ def test_what_numpy_makes_of_a_tensorflow_value_is_no_tensorflow_value():
     assert _stays("image = tf.io.decode_jpeg(data.numpy())") == (False, [])
     assert _stays("image = tf.io.decode_jpeg(wrap(value=[data.numpy()])[0])") == (False, [])
     assert _stays("image = tf.io.decode_jpeg(data.numpy(1))")[0]  # (not a tensor's `numpy()`)
+
+
+def test_a_runtime_call_that_gives_a_plain_value_is_no_mindspore_value_in_a_call_left_tensorflow():
+    import ast
+
+    from migrate.engine.tfvalues import mixed_calls
+
+    before = ast.parse("import horovod.tensorflow as hvd\nimport tensorflow as tf\n")
+    after = "from migrate.runtime import horovod as hvd\nimport tensorflow as tf\n\n"
+    # `def rank() -> int`: Horovod's and the runtime's give the same plain int
+    assert mixed_calls(before, ast.parse(after + "d = tf.data.experimental.service.distribute(consumer_index=hvd.rank())\n")) == []
+    # a collective gives a MindSpore tensor, and what a plain call is given still counts
+    for call in ("tf.identity(hvd.allreduce(x))", "tf.fill([2], hvd.rank(hvd.allreduce(x)))"):
+        assert mixed_calls(before, ast.parse(f"{after}y = {call}\n")) == [call]

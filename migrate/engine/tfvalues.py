@@ -344,6 +344,20 @@ def mixed_calls(before: ast.Module, after: ast.Module) -> list[str]:
     old, new = imported(before), imported(after)
     added = {name for name, what in new.items() if old.get(name) != what}
     tf_names = {name for name, what in new.items() if what.split(".")[0] in ("tensorflow", "keras", "tf_keras")}
+    plain = {name: _plain_functions(what) for name, what in new.items() if name in added}
+
+    def names_in(node: ast.AST):
+        """The names read in ``node``, but those in a call of an added module's function that gives
+        a plain Python value (``hvd.rank()``: ``def rank() -> int``), which is no MindSpore value."""
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
+                and node.func.attr in plain.get(node.func.value.id, ()):
+            yield from (n for a in [*node.args, *(k.value for k in node.keywords)] for n in names_in(a))
+            return
+        if isinstance(node, ast.Name):
+            yield node
+        for child in ast.iter_child_nodes(node):
+            yield from names_in(child)
+
     found = []
     for node in ast.walk(after):
         if not isinstance(node, ast.Call):
@@ -354,7 +368,27 @@ def mixed_calls(before: ast.Module, after: ast.Module) -> list[str]:
         if not (isinstance(root, ast.Name) and root.id in tf_names):
             continue
         for arg in [*node.args, *(k.value for k in node.keywords)]:
-            if any(isinstance(n, ast.Name) and n.id in added for n in ast.walk(arg)):
+            if any(n.id in added for n in names_in(arg)):
                 found.append(ast.unparse(node))
                 break
     return found
+
+
+_PLAIN = {"int", "float", "bool", "str"}
+
+
+def _plain_functions(module: str) -> frozenset[str]:
+    """The module-level functions of a ``migrate.runtime`` module whose return annotation is a plain
+    Python type (``int``, ``float``, ``bool``, ``str``), read off its source; none for another module."""
+    if not module.startswith("migrate.runtime."):
+        return frozenset()
+    from pathlib import Path
+
+    base = Path(__file__).resolve().parent.parent.joinpath(*module.split(".")[1:])
+    path = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return frozenset()
+    return frozenset(node.name for node in tree.body if isinstance(node, ast.FunctionDef)
+                     and isinstance(node.returns, ast.Name) and node.returns.id in _PLAIN)
