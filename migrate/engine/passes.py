@@ -253,18 +253,11 @@ class Assigner(cst.CSTVisitor):
         """Each use that waited for the walk (:meth:`Operation.waits_for`): planned if every read it
         waited on is in an argument a planned rewrite leaves out, refused otherwise."""
         for rule, node, api, suffix, reads in self.waiting:
-            if all(self._in_dropped(read) for read in reads):
+            if all(self.p.in_args(read, self.dropped) for read in reads):
                 self._plan(rule, node, api, suffix)
             else:
                 self.p.refuse(rule, node, api)
                 self.p.keep_arguments_of(node, ops.REGISTRY[rule.operation].makes_tf_values)
-
-    def _in_dropped(self, node: cst.CSTNode) -> bool:
-        while node is not None and not isinstance(node, cst.BaseStatement):
-            if node in self.dropped:
-                return True
-            node = self.p.parent(node)
-        return False
 
     def plan_blocks(self) -> None:
         """Each structural rewrite found in the walk, or a refusal naming why not."""

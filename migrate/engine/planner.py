@@ -432,8 +432,12 @@ class Planner:
 
     def inside_kept(self, node: cst.CSTNode) -> bool:
         """Whether ``node`` is in an argument of a call that stays TensorFlow."""
+        return self.in_args(node, self.kept_args)
+
+    def in_args(self, node: cst.CSTNode, args) -> bool:
+        """Whether ``node`` is in one of ``args`` (call arguments), in its own statement."""
         while node is not None and not isinstance(node, cst.BaseStatement):
-            if node in self.kept_args:
+            if node in args:
                 return True
             node = self.parents.get(node)
         return False

@@ -20,6 +20,8 @@ per class.
 from __future__ import annotations
 
 import ast
+import collections
+import functools
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -140,9 +142,9 @@ def find_kept_calls(tree: ast.Module, lines: list[str], index, qual_of: Callable
     def tf_value_in(node: ast.expr) -> tuple[ast.expr, ast.expr] | None:
         """A TensorFlow value anywhere in ``node`` (an argument) and what made it, or None. What
         ``.numpy()`` makes of one is a NumPy array (``BytesList(value=[data.numpy()])``)."""
-        stack = [node]
+        stack = collections.deque([node])
         while stack:
-            sub = stack.pop(0)
+            sub = stack.popleft()
             if _numpy_of(sub):
                 continue
             if isinstance(sub, (ast.Name, ast.Attribute, ast.Call)):
@@ -377,6 +379,7 @@ def mixed_calls(before: ast.Module, after: ast.Module) -> list[str]:
 _PLAIN = {"int", "float", "bool", "str"}
 
 
+@functools.lru_cache(maxsize=None)
 def _plain_functions(module: str) -> frozenset[str]:
     """The module-level functions of a ``migrate.runtime`` module whose return annotation is a plain
     Python type (``int``, ``float``, ``bool``, ``str``), read off its source; none for another module."""

@@ -786,8 +786,8 @@ class NativePass:
         axis (Dense, Dropout, activations): the input width is the last entry of the shape the
         module computes, read where Keras reads it (``X_train.shape[-1]``), a shape of one unknown
         width. None where the shape computes something (a call) or a layer needs the whole shape."""
-        kinds = [rule.params["layers"].get(dotted(layer.func), {}).get("kind", "dense") if isinstance(layer, cst.Call)
-                 else None for layer in elements]
+        specs = [rule.params["layers"].get(dotted(layer.func)) if isinstance(layer, cst.Call) else None for layer in elements]
+        kinds = [spec.get("kind", "dense") if spec is not None else None for spec in specs]
         if kinds[0] != "dense" or any(kind not in ("dense", "dropout", "activation") for kind in kinds):
             return None
         if m.findall(given_shape, m.Call() | m.Await() | m.Yield() | m.NamedExpr() | m.Lambda()):
@@ -1222,16 +1222,8 @@ class NativePass:
     def int_constant(self, name: cst.Name) -> int | None:
         """The value of a module name bound once, by a module statement ``NAME = <integer literal>``
         (``FEATURES = 28``), and nowhere else; None otherwise."""
-        if self._local(name):
-            return None
-        binding = next((node for node in self.names.get(name.value, ()) if self.binds(node)), None)
-        if binding is None or not self.bound_once(name.value, binding) or binding not in self.parent:
-            return None
-        top = self.module.body[self.top_index(binding)]
-        if _module_assign_any(top) != name.value or not isinstance(top.body[0].value, cst.Integer) \
-                or top.body[0].targets[0].target is not binding:
-            return None
-        return top.body[0].value.evaluated_value
+        value = self._bound_once_to(name, lambda read: True)
+        return value.evaluated_value if isinstance(value, cst.Integer) else None
 
     def _tensor_name(self, name: str) -> bool:
         """Every binding of the module's ``name`` is ``name = ms.Tensor(...)`` (a converted

@@ -754,7 +754,8 @@ def _after(view, read, statement) -> bool:
 
 def _reducer(view, bindings: list, tape: cst.Name, after: list, reducers: list):
     """``tape = hvd.DistributedGradientTape(tape, ...)`` after the `with`, in its block: (that statement,
-    the tape's other uses, whether it is Horovod's wrap rather than the runtime's); or why the second binding of the tape's name is not such a wrap.
+    the tape's other uses, whether it is Horovod's wrap rather than the runtime's); or why the second
+    binding of the tape's name is not such a wrap.
 
     (libcst's scopes do not follow the flow: every read of the name is a reference of both
     bindings. The wrap reads the tape; every other read must come after the wrap.)"""
