@@ -213,7 +213,7 @@ def convert_source(data: bytes, index: RuleIndex, path: str = "<string>", option
             and index.lowered_words is not None and index.lowered_words.search(result.code)):
         try:
             code, notes = lower_text(result.code, original_tree, index.lowerings, path, findings, aliases,
-                                     lambda c, code: source.on_deep_stack(_transform, c, code))
+                                     lambda c, code: source.on_deep_stack(_transform, c, code), body)
         except Exception as exc:  # noqa: BLE001 - the shim tier's output stands; the run reports the error
             if not options.fallback:
                 return FileResult(path, "failed", error=f"engine error: the native lowering failed: {exc!r}", original=data)

@@ -13,6 +13,8 @@ file's lines: the object's own statement (``model = ...``), or a function's ``de
 from __future__ import annotations
 
 import ast
+import difflib
+import re
 from collections.abc import Mapping
 
 import libcst as cst
@@ -32,9 +34,10 @@ class NativeCommand(CodemodCommand):
     DESCRIPTION = "Lower the shim's objects to MindSpore's own where proven equal."
 
     def __init__(self, context: CodemodContext, rules: tuple[Rule, ...], jitted: frozenset[str],
-                 aliases: Mapping[str, str] | None = None) -> None:
+                 aliases: Mapping[str, str] | None = None, arrays: dict | None = None) -> None:
         super().__init__(context)
         self.rules = rules
+        self.arrays = arrays  # (the NumPy-array rule's parameters, where it runs: a model's NumPy input is wrapped)
         self.jitted = jitted
         self.aliases = dict(aliases or {})  # name -> the alias a file using it takes (migrate.engine.aliases)
         self.notes: list = []
@@ -47,7 +50,7 @@ class NativeCommand(CodemodCommand):
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         # (set here, on the thread the codemod runs on: the rules' text is written with the aliases)
         with ops.import_aliases(self.aliases):
-            new, self.notes, used = ops.native.lower(tree, self.rules, self.jitted)
+            new, self.notes, used = ops.native.lower(tree, self.rules, self.jitted, self.arrays)
         if new is tree:
             return tree
         for rule in self.rules:
@@ -65,6 +68,69 @@ class NativeCommand(CodemodCommand):
         # (an activation handed on as `ops.relu` became the layer's own: the conversion's `ops` may go)
         RemoveImportsVisitor.remove_unused_import(self.context, "mindspore", "ops")
         return new
+
+
+class ArraysCommand(CodemodCommand):
+    """Give the NumPy arrays MindSpore's ops are handed as tensors (:mod:`migrate.ops.arrays`)."""
+
+    DESCRIPTION = "Wrap NumPy arrays given to MindSpore's ops as tensors."
+
+    def __init__(self, context: CodemodContext, rule: Rule, found, aliases: Mapping[str, str] | None = None) -> None:
+        super().__init__(context)
+        self.rule = rule
+        self.found = found  # (what migrate.ops.arrays.find gave for the code this command runs on)
+        self.aliases = dict(aliases or {})
+        self.notes: list[tuple[int, int, str]] = []
+        self.positions = None
+        self.source: str | None = None
+
+    def _instantiate_and_run(self, transform, tree: cst.Module) -> cst.Module:
+        return super()._instantiate_and_run(with_our_import_visitors(transform), tree)
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        with ops.import_aliases(self.aliases):
+            new, self.notes = ops.arrays.wrap(tree, self.rule, self.source if self.source is not None else tree.code,
+                                              self.found)
+        if not self.notes:
+            return tree
+        for imp in self.rule.imports:
+            alias = self.aliases.get(bound_name(imp))
+            if alias is not None:
+                imp = aliased(imp, alias)
+            AddImportsVisitor.add_needed_import(self.context, imp.module, imp.obj, imp.asname)
+        return new
+
+
+def _words(rules) -> re.Pattern | None:
+    """What a converted text must hold for any of ``rules`` to apply (the last part of each ``lowers`` name)."""
+    words = {name.rsplit(".", 1)[-1] for rule in rules for name in rule.params["lowers"]}
+    return re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, words)))) if words else None
+
+
+def _column_of(line: str, text: str, nth: int) -> int:
+    """The 1-based column of the ``nth`` (from 0) occurrence of ``text`` in ``line`` as a whole
+    expression (not inside a longer name); the line's first non-blank character's if it is not there."""
+    found = [m.start() for m in re.finditer(r"(?<![\w.])%s(?!\w)" % re.escape(text), line)]
+    if nth < len(found):
+        return found[nth] + 1
+    return len(line) - len(line.lstrip()) + 1
+
+
+def _line_map(before: str, after: str):
+    """A function from a line of ``after`` (a conversion of ``before``) to the line of ``before`` it
+    comes from: the same line where the conversion kept it, else the first of the lines it replaced."""
+    old, new = before.splitlines(), after.splitlines()
+    blocks = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+
+    def line_of(line: int) -> tuple[int, bool]:
+        at = line - 1
+        for tag, i1, i2, j1, j2 in blocks:
+            if j1 <= at < j2:
+                if tag == "equal":
+                    return i1 + (at - j1) + 1, True
+                return min(i1 + (at - j1), max(i2 - 1, i1)) + 1, False
+        return max(len(old), 1), False
+    return line_of
 
 
 def jitted_functions(tree: ast.Module, findings, rules: tuple[Rule, ...]) -> frozenset[str]:
@@ -104,12 +170,46 @@ def _where(tree: ast.Module) -> dict[str, tuple[int, int]]:
 
 
 def lower_text(code: str, tree: ast.Module, rules: tuple[Rule, ...], path: str, findings,
-               aliases: Mapping[str, str] | None, transform) -> tuple[str, list[Finding]] | None:
-    """The converted ``code`` lowered, and the findings saying what was lowered or why not;
-    None when nothing applies. ``tree`` is the original file's syntax tree (for lines);
-    ``transform`` runs a codemod command on code (the engine's guarded libcst run)."""
+               aliases: Mapping[str, str] | None, transform, original: str = "") -> tuple[str, list[Finding]]:
+    """The converted ``code`` lowered, and the findings saying what was lowered or why not.
+    ``tree`` is the original file's syntax tree and ``original`` its text (for lines);
+    ``transform`` runs a codemod command on code (the engine's guarded libcst run). The native
+    tier's lowerings run first, then the arrays' wrapping (on what they wrote)."""
+    native = tuple(r for r in rules if r.operation == "lower_native")
+    notes: list[Finding] = []
+    words = _words(native)
+    if native and words is not None and words.search(code):
+        arrays = next((r.params for r in rules if r.operation == "wrap_arrays"), None)
+        code, notes = _lower_native(code, tree, native, path, findings, aliases, transform, arrays)
+    for rule in (r for r in rules if r.operation == "wrap_arrays"):
+        words = _words([rule])
+        found = ops.arrays.find(code, rule.params) if words is not None and words.search(code) else None
+        if not found:  # (read on CPython's tree: libcst parses only a file with something to wrap)
+            continue
+        command = ArraysCommand(CodemodContext(filename=path, full_module_name=None), rule, found, aliases)
+        result = transform(command, code)
+        code_out = getattr(result, "code", None)
+        if code_out is None:
+            raise getattr(result, "error", RuntimeError("wrapping NumPy arrays failed"))
+        if command.notes:
+            line_of, old_lines = _line_map(original, code), original.splitlines()
+            seen: dict[tuple[int, str], int] = {}
+            for line, col, argument, message in command.notes:
+                at, same = line_of(line)
+                if not same:  # (a line the rules rewrote: where the argument stands in it, else its first character)
+                    text = old_lines[at - 1] if at <= len(old_lines) else ""
+                    col = _column_of(text, argument, seen.setdefault((at, argument), 0))
+                    seen[(at, argument)] += 1
+                notes.append(Finding(path, at, col, rule.id, "converted", one_line(message),
+                                     rule.match[0], rule.maps_to))
+        code = code_out
+    return code, notes
+
+
+def _lower_native(code: str, tree: ast.Module, rules: tuple[Rule, ...], path: str, findings,
+                  aliases: Mapping[str, str] | None, transform, arrays: dict | None) -> tuple[str, list[Finding]]:
     jitted = jitted_functions(tree, findings, rules)
-    command = NativeCommand(CodemodContext(filename=path, full_module_name=None), rules, jitted, aliases)
+    command = NativeCommand(CodemodContext(filename=path, full_module_name=None), rules, jitted, aliases, arrays)
     result = transform(command, code)
     code_out = getattr(result, "code", None)
     if code_out is None:

@@ -5,6 +5,7 @@ A rule file says ``operation: <name>`` and gives the parameters; the code is her
 
 from __future__ import annotations
 
+from migrate.ops.arrays import WrapArrays
 from migrate.ops.base import ScopeFacts, Operation, Param, binds_tightly, import_aliases, parenthesized
 from migrate.ops.calls import CallTemplate, RemoveCall, RunToCall, alone_on_its_line
 from migrate.ops.keep import KeepCall
@@ -37,6 +38,7 @@ REGISTRY: dict[str, Operation] = {
         GradientTapeToValueAndGrad(),
         KeepCall(),
         LowerNative(),
+        WrapArrays(),
         TailTemplate(),
         TailCallTemplate(),
     )

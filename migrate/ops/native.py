@@ -62,6 +62,7 @@ class LowerNative(Operation):
         "initializer_classes": Param(dict, doc="sequential: the shim's initializer classes -> Keras's names"),
         "scaled_inits": Param(dict, doc="sequential: truncated_normal / uniform -> MindSpore's initializer class"),
         "constant": Param(list, doc="sequential: the shim's constant-initializer spellings"),
+        "array_input": Param(str, doc="sequential: a NumPy array given to the model, as the tensor Keras makes of it, {value} placeholder"),
         "refuse_when": Param(list, doc="words whose presence in the module changes what the shim objects do"),
         "refuse_when_modal": Param(list, doc="words whose presence in the module changes what a model with layers that compute differently in training does (a forward pass repeated with the first one's draws)"),
         "template": Param(str, doc="average_loss: the native expression; loss: the call, {loss}, {y_true}, {y_pred}"),
@@ -257,8 +258,13 @@ class Lowered:
 class NativePass:
     """Decides and applies the native lowerings of one converted module (see the module docstring)."""
 
-    def __init__(self, module: cst.Module, rules, jitted: frozenset[str]) -> None:
+    def __init__(self, module: cst.Module, rules, jitted: frozenset[str], arrays: dict | None = None,
+                 unnested: frozenset[str] = frozenset(), outer_reasons: dict[int, str] | None = None) -> None:
         self.module = module
+        self.arrays = arrays  # the parameters of the rule that finds NumPy arrays (TFT140), if it runs
+        self.unnested = unnested  # models whose reads in another model's list are not taken (see `lower`)
+        # module statement index -> why the model there kept the shim while holding a native model (`lower`)
+        self.outer_reasons = dict(outer_reasons or {})
         self.rules = {}
         for rule in rules:
             self.rules.setdefault(rule.params["kind"], []).append(rule)
@@ -271,6 +277,9 @@ class NativePass:
         self.index = {statement: i for i, statement in enumerate(module.body)}
         self.spans: dict[cst.Name, tuple[int, int]] = {}  # binding of a name bound again -> its value's span
         self.models: dict[str, cst.CSTNode] = {}  # native model name (bound once) -> its statement
+        self.model_out: dict[str, tuple[tuple | None, bool, bool]] = {}  # native model -> (its output shape, has Dropout/BN, set to train)
+        self.nested: dict[str, cst.CSTNode] = {}  # native model -> the statement of the model whose list holds it
+        self.lowered: set[cst.CSTNode] = set()  # the statements of the models lowered
         self.optimizers: dict[str, tuple[str, str]] = {}  # native optimizer -> (model, reducer name)
         self.losses: set[str] = set()  # native loss objects
         self.used: set[str] = set()  # ids of the rules that lowered something
@@ -505,6 +514,12 @@ class NativePass:
         self._lower_objects("sequential", self._model)
 
     def _model(self, rule, statement, name: str, call: cst.Call) -> str | None:
+        why = self._lower_model(rule, statement, name, call)
+        if why is not None and statement in self.nested.values():  # (said again when the pass runs once more)
+            self.outer_reasons[self.index[statement]] = why
+        return why
+
+    def _lower_model(self, rule, statement, name: str, call: cst.Call) -> str | None:
         word = self.mentions(rule.params.get("refuse_when", []))
         if word is not None:
             return (f"the module uses `{word}`, under which Keras layers compute what MindSpore's cells do not "
@@ -537,8 +552,16 @@ class NativePass:
             shape = _input_shape(elements.pop(0), self.int_constant)
             if shape is None:
                 return "the `Input` shape is not a literal tuple of widths"
-        cells, training = [], False
+        cells, training, inner = [], False, None
         for i, layer in enumerate(elements):
+            if isinstance(layer, cst.Name) and layer.value in self.unnested and i == 0 and self.index[statement] in self.outer_reasons:
+                return self.outer_reasons[self.index[statement]]  # (why it kept the shim holding a native model)
+            if isinstance(layer, cst.Name) and layer.value in self.model_out and i == 0 and shape is None:
+                inner = layer.value  # (a native model first in the list: its cell, shared as Keras shares its layers)
+                shape, modal, inner_train = self.model_out[inner]
+                training = training or modal
+                cells.append(_Flat(cst.Name(inner)))
+                continue
             if not isinstance(layer, cst.Call):
                 return "a layer is not constructed in the list"
             spec = rule.params["layers"].get(dotted(layer.func))
@@ -568,7 +591,9 @@ class NativePass:
             return (f"the module uses `{word}`, which repeats a forward pass for another gradient with the first "
                     f"one's draws, and the model's {_MODAL} draw anew in MindSpore's cells")
         spatial = any(isinstance(made, _Spatial) for made in cells)
-        dense = None if spatial or len(cells) != len(elements) else [
+        if inner is not None and spatial:
+            return f"`{inner}`, a native model, is in the list of a model with convolutions"
+        dense = None if spatial or inner is not None or len(cells) != len(elements) else [
             rule.params["layers"][dotted(layer.func)].get("kind", "dense") == "dense" for layer in elements]
         self.building = None if spatial else cells
         uses = self._model_uses(name, binding, training, dense)
@@ -577,6 +602,9 @@ class NativePass:
         if isinstance(uses, str):
             return uses
         uses, train = uses
+        if inner is not None and self.model_out[inner][1] and train != self.model_out[inner][2]:
+            return (f"`{inner}`, a native model whose {_MODAL} it holds, is set to {'train' if inner_train else 'infer'} "
+                    f"and `{name}` to {'train' if train else 'infer'} (a Cell's mode is its children's)")
         # (the comments of a functional chain's statements stay, above the model's)
         comments = [line for s, _ in chain for line in [*s.leading_lines, cst.EmptyLine(comment=s.trailing_whitespace.comment)]
                     if line.comment] if chain is not None else []
@@ -624,6 +652,8 @@ class NativePass:
         self.out.nodes[call] = lambda new: native
         if binding not in self.spans:  # (a name bound again is not one model to the other objects' lowerings)
             self.models[name] = statement
+            self.model_out[name] = (shape, training, train)
+        self.lowered.add(statement)
         self.note(self.place(name, statement), rule, "converted", f"`{name}` is {what} (all its uses are ones MindSpore's cells serve)")
         if loop_rules:
             self.used.update(loop_rules)
@@ -980,16 +1010,20 @@ class NativePass:
                 if len(positional) != 1 or positional[0].star or any(a.keyword.value != "training" for a in others):
                     return f"`{name}` is called with arguments other than the inputs and `training`"
                 array = self._maybe_array(positional[0].value)
+                wrap = None
                 if array is not None:
-                    return f"`{name}` is called on `{array}`, a module value that may be a NumPy array (a MindSpore cell takes tensors; Keras converts arrays)"
+                    wrap = self._array_input(positional[0].value)
+                    if wrap is None:
+                        return f"`{name}` is called on `{array}`, a module value that may be a NumPy array (a MindSpore cell takes tensors; Keras converts arrays)"
                 mode = others[0].value if others else cst.Name("False")
                 if not (isinstance(mode, cst.Name) and mode.value in ("True", "False", "None")):
                     if modal:
                         return f"`{name}` is called with a `training` that is not a literal, and its {_MODAL} depend on it"
                 else:
                     modes.add(mode.value == "True")
-                if others:
-                    nodes[up] = lambda new: new.with_changes(args=[new.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+                if others or wrap is not None:
+                    nodes[up] = lambda new, wrap=wrap: new.with_changes(args=[new.args[0].with_changes(
+                        comma=cst.MaybeSentinel.DEFAULT, value=wrap(new.args[0].value) if wrap else new.args[0].value)])
                 continue
             if isinstance(up, cst.Attribute) and up.value is read and up.attr.value in ("trainable_variables", "trainable_weights"):
                 nodes[up] = lambda new, name=name: template_expression("{m}.trainable_params()", m=cst.Name(name))
@@ -1002,6 +1036,10 @@ class NativePass:
                 if made is not None:
                     nodes[use] = made
                     continue
+            outer = self._holding_model(read)
+            if outer is not None and name not in self.unnested:  # (`Sequential([model, Softmax()])`: its first cell)
+                self.nested[name] = outer
+                continue
             if self._broadcast_argument(up, read) is not None:  # (every parameter, as Keras's `variables`)
                 nodes[up] = lambda new, name=name: template_expression("{m}.get_parameters()", m=cst.Name(name))
                 continue
@@ -1179,6 +1217,13 @@ class NativePass:
             if known is None:
                 return f"the {kind} `{_string(value)}` has no native lowering yet"
             value = cst.Call(func=parse_expression(known))
+        elif kind == "loss" and isinstance(value, cst.Name):
+            # (`loss_fn = SparseCategoricalCrossentropy(...)` given by name: the loop makes its own
+            # of the same arguments; a Keras loss holds no state, so what else reads `loss_fn` is
+            # the same either way)
+            made = self._bound_once_to(value, lambda read: True)
+            if isinstance(made, cst.Call):
+                value = made
         found = next((r for r in self.rules.get(kind, ()) if isinstance(value, cst.Call)
                       and dotted(value.func) in r.params["lowers"]), None)
         if found is None:
@@ -1194,6 +1239,8 @@ class NativePass:
         if len(last) != 1:
             return None
         last = last[0]
+        if not isinstance(last, cst.Call):  # (a native model first and last in the list)
+            return None
         if dotted(last.func) == "nn.Softmax" and not last.args:
             return "cell"
         if dotted(last.func) == "nn.Dense" and any(a.keyword and a.keyword.value == "activation" and _string(a.value) == "softmax"
@@ -1218,6 +1265,55 @@ class NativePass:
             if isinstance(node, (cst.CompFor, cst.Lambda)):
                 return None
         return None if self._tensor_name(value.value) else value.value
+
+    def _array_input(self, value: cst.BaseExpression):
+        """For an input known to be a NumPy array (TFT140's search, where that rule runs), what makes
+        the tensor Keras makes of it (the model's float32 input), as a function of the converted
+        argument; None otherwise."""
+        rule = next(iter(self.rules.get("sequential", ())), None)
+        template = rule.params.get("array_input") if rule is not None else None
+        if template is None or value not in self.array_inputs:
+            return None
+        return lambda new: template_expression(template, value=new)
+
+    @functools.cached_property
+    def array_inputs(self) -> set[cst.CSTNode]:
+        """The call arguments of the module known to be NumPy arrays (see :mod:`migrate.ops.arrays`)."""
+        if self.arrays is None:
+            return set()
+        from libcst.metadata import MetadataWrapper, PositionProvider
+
+        from migrate.ops import arrays
+
+        code = self.module.code
+        spans = arrays.character_spans(code, arrays.array_arguments(code, self.arrays))
+        if not spans:
+            return set()
+        positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        return {node for node, where in positions.items() if isinstance(node, cst.BaseExpression)
+                and (where.start.line, where.start.column, where.end.line, where.end.column) in spans}
+
+    def _holding_model(self, read: cst.Name) -> cst.CSTNode | None:
+        """The module statement ``other = Sequential([read, ...])`` whose list holds ``read`` first
+        (a model the native tier may lower, after this one), or None."""
+        element = self.parent.get(read)
+        box = self.parent.get(element)
+        arg = self.parent.get(box)
+        call = self.parent.get(arg)
+        if not (isinstance(element, cst.Element) and isinstance(box, (cst.List, cst.Tuple)) and box.elements
+                and box.elements[0] is element and isinstance(arg, cst.Arg) and isinstance(call, cst.Call)
+                and call.args and call.args[0] is arg):
+            return None
+        statement = self.statement_of(call)
+        found = _module_assign(statement) if statement in self.index else None
+        lowers = {name for rule in self.rules.get("sequential", ()) for name in rule.params["lowers"]}
+        if found is None or found[1] is not call or dotted(call.func) not in lowers:
+            return None
+        return statement
+
+    def broken_nesting(self) -> set[str]:
+        """Native models whose read in another model's list was taken, where that model kept the shim."""
+        return {inner for inner, outer in self.nested.items() if outer not in self.lowered and inner in self.models}
 
     def int_constant(self, name: cst.Name) -> int | None:
         """The value of a module name bound once, by a module statement ``NAME = <integer literal>``
@@ -2433,12 +2529,24 @@ def _graph_unsafe(module: cst.Module, params: dict, compiled: set[str]) -> str |
     return None
 
 
-def lower(module: cst.Module, rules, jitted: frozenset[str]) -> tuple[cst.Module, list, set[str]]:
+def lower(module: cst.Module, rules, jitted: frozenset[str], arrays: dict | None = None) -> tuple[cst.Module, list, set[str]]:
     """The module with its native lowerings applied, the notes (name, rule, status, message),
-    and the ids of the rules that lowered something."""
-    native = NativePass(module, rules, jitted)
-    new = native.run()
-    return new, native.out.notes, native.used
+    and the ids of the rules that lowered something. ``arrays``: the parameters of the rule that
+    finds NumPy arrays (a model's NumPy input is then given as a tensor).
+
+    A native model read first in another model's list (``Sequential([model, Softmax()])``) is
+    taken as that model's first cell; should that model keep the shim, the pass runs again with
+    the read refused (a shim model cannot hold a MindSpore cell)."""
+    unnested: frozenset[str] = frozenset()
+    reasons: dict[int, str] = {}
+    while True:
+        native = NativePass(module, rules, jitted, arrays, unnested, reasons)
+        new = native.run()
+        broken = native.broken_nesting()
+        if not broken:
+            return new, native.out.notes, native.used
+        unnested |= broken
+        reasons = native.outer_reasons
 
 
 

@@ -1,0 +1,343 @@
+"""NumPy arrays handed to MindSpore's ops, given as tensors.
+
+TF's ops convert what they are given: ``tf.nn.softmax(predictions)`` takes a NumPy array
+(``predictions = model(x).numpy()``, ``x_train`` from ``load_data()``) and makes a tensor of
+it, of the array's dtype. MindSpore's functional ops take tensors only and raise
+``TypeError: Failed calling Softmax with ... input=<class 'numpy.ndarray'>``. So, once the
+rules have rewritten a file, an argument of a call of MindSpore's ops (the rule's
+``tensors`` modules) that is a NumPy array is given as ``ms.Tensor(array)``, which keeps
+the array's dtype as TF's conversion does::
+
+    (x_train, y_train), _ = mk.datasets.mnist.load_data()
+    images = ops.cast(x_train[..., None] / 255.0, ms.float32)   →   ops.cast(ms.Tensor(x_train[..., None] / 255.0), ms.float32)
+
+An argument is a NumPy array only where that is known: a call the rule lists as making
+one (``np.zeros(...)``), one array of a call's tuples of them (``load_data()``), what
+``.numpy()`` gives, an array's method the rule lists (``a.astype(...)``), indexing,
+arithmetic of arrays and numbers, and a name whose every binding in its scope (read
+without regard to order, so a loop that binds it again counts) is one of those. Python
+numbers and lists are not wrapped (``ms.Tensor([1, 2])`` is int64 where TF makes int32),
+nor is anything that may already be a tensor.
+
+The search reads CPython's tree of the converted text, names resolved by Python's scoping
+rules (:class:`migrate.ops.scoping.Scopes`, as the TF-value search does); only a file
+with something to wrap is walked by libcst, which rewrites the arguments found.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from migrate.ops.base import Operation, Param, template_expression
+from migrate.ops.scoping import Scopes
+
+
+class WrapArrays(Operation):
+    """See the module docstring; applied after the rules' rewrite (and the native tier's)."""
+
+    name = "wrap_arrays"
+    target = "lowering"
+    params = {
+        "lowers": Param(list, required=True, doc="words one of which converted code must hold for the pass to look at it"),
+        "tensors": Param(list, required=True, doc="MindSpore modules whose functions take tensors (qualified names)"),
+        "sequences": Param(list, doc="functions of those modules taking a list or tuple of tensors (their elements are wrapped)"),
+        "arrays": Param(list, required=True, doc="calls that give a NumPy array (qualified names, `*` for any part)"),
+        "array_tuples": Param(dict, doc="calls that give tuples of NumPy arrays -> how deep the arrays sit (`load_data`: 2)"),
+        "methods": Param(list, doc="an array's methods that give an array"),
+        "generators": Param(list, doc="calls that make a NumPy random generator (qualified names)"),
+        "generator_methods": Param(list, doc="a generator's methods that give an array (or a NumPy scalar)"),
+        "conversions": Param(list, doc="methods that give a NumPy array of any receiver (`x.numpy()`)"),
+        "wrap": Param(str, required=True, doc="the tensor made of an array, {value} placeholder"),
+    }
+
+    def check(self, params: dict[str, Any]) -> None:
+        if "{value}" not in params["wrap"]:
+            raise ValueError("wrap must hold the {value} placeholder")
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_ARRAY = object()  # what one place of a call's tuples of arrays binds
+
+
+class _Arrays:
+    """Which expressions of one module are NumPy arrays (see the module docstring)."""
+
+    def __init__(self, tree: ast.Module, params: dict[str, Any]) -> None:
+        self.params = params
+        self.parents: dict[ast.AST, ast.AST] = {}
+        kids: dict[ast.AST, list[ast.AST]] = {}
+        self.calls: list[ast.Call] = []
+        self.imported: dict[str, str] = {}  # name -> the module or object an import binds it to
+        # name -> the nodes that bind it: Name nodes stored to, and other bindings (imports, defs, parameters)
+        self.stores: dict[str, list[ast.Name]] = {}
+        self.others: dict[str, list[ast.AST]] = {}
+        stack = [tree]
+        while stack:  # (one walk: each node's children listed once)
+            node = stack.pop()
+            children = kids[node] = list(ast.iter_child_nodes(node))
+            for child in children:
+                self.parents[child] = node
+            stack.extend(children)
+            kind = type(node)
+            if kind is ast.Name:
+                if type(node.ctx) is not ast.Load:
+                    self.stores.setdefault(node.id, []).append(node)
+            elif kind is ast.Call:
+                self.calls.append(node)
+            elif kind in (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.arg):
+                for name in _names_bound_by(node):
+                    self.others.setdefault(name, []).append(node)
+                if kind is ast.Import:
+                    for alias in node.names:
+                        self.imported[alias.asname or alias.name.split(".")[0]] = \
+                            alias.name if alias.asname else alias.name.split(".")[0]
+                elif kind is ast.ImportFrom and node.module and not node.level:
+                    for alias in node.names:
+                        self.imported[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+        self.scopes = Scopes(tree, kids, self.parents)
+        self.patterns = list(params["arrays"])
+        self.tuples = dict(params.get("array_tuples", {}))
+        self.methods = set(params.get("methods", ()))
+        self.conversions = set(params.get("conversions", ()))
+        self.generators = list(params.get("generators", ()))
+        self.generator_methods = set(params.get("generator_methods", ()))
+        self._decided: dict[tuple[int, str], bool | None] = {}
+
+    def qualified(self, func: ast.expr, depth: int = 0) -> str | None:
+        """``np.random.rand`` -> ``numpy.random.rand``, by the module's imports, and through a
+        module name bound once to a part of one (``mnist = mk.datasets.mnist``)."""
+        parts = []
+        while isinstance(func, ast.Attribute):
+            parts.append(func.attr)
+            func = func.value
+        if not isinstance(func, ast.Name):
+            return None
+        root = self.imported.get(func.id) if func.id not in self.stores else None
+        if root is None and depth < 3 and func.id not in self.others and len(self.stores.get(func.id, ())) == 1:
+            (store,) = self.stores[func.id]
+            up = self.parents.get(store)
+            if isinstance(up, ast.Assign) and up.targets == [store] and isinstance(up.value, (ast.Attribute, ast.Name)) \
+                    and self.scopes.binding_scope(store) is self.scopes.module:
+                root = self.qualified(up.value, depth + 1)
+        if root is None:
+            return None
+        return ".".join([root, *reversed(parts)])
+
+    def _matches(self, call: ast.Call, patterns) -> bool:
+        name = self.qualified(call.func)
+        return name is not None and any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+    def _depth(self, call: ast.Call) -> int | None:
+        name = self.qualified(call.func)
+        return next((d for p, d in self.tuples.items() if name is not None and fnmatch.fnmatchcase(name, p)), None)
+
+    def is_array(self, node: ast.expr) -> bool:
+        """Whether ``node`` is known to evaluate to a NumPy array (or a NumPy scalar indexed out of one)."""
+        if isinstance(node, ast.Name):
+            return self._name(node)
+        if isinstance(node, ast.Subscript):
+            return self.is_array(node.value)
+        if isinstance(node, ast.BinOp):
+            sides = (node.left, node.right)
+            return any(self.is_array(s) for s in sides) and all(self.is_array(s) or _number(s) for s in sides)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return self.is_array(node.operand)
+        if isinstance(node, ast.Call):
+            if self._matches(node, self.patterns):
+                return True
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                if func.attr in self.conversions and not node.args and not node.keywords:
+                    return True
+                if func.attr in self.generator_methods and self.is_generator(func.value):
+                    return True
+                return func.attr in self.methods and self.is_array(func.value)
+            return False
+        if isinstance(node, ast.Attribute) and node.attr == "T":
+            return self.is_array(node.value)
+        return False
+
+    def is_generator(self, node: ast.expr) -> bool:
+        """Whether ``node`` is a NumPy random generator (``np.random.default_rng(0)``, or a name bound to one)."""
+        if isinstance(node, ast.Call):
+            return self._matches(node, self.generators)
+        return isinstance(node, ast.Name) and self._name(node, "generator")
+
+    def _name(self, node: ast.Name, kind: str = "array") -> bool:
+        """Every binding of the name in the scope ``node`` reads it from binds an array (a
+        generator, for ``kind`` "generator"), and there is one."""
+        scope = self.scopes.binding_scope(node)
+        if any(self._scope_binding(other) is scope for other in self.others.get(node.id, ())):
+            return False  # (an import, a parameter, a def)
+        bound = [b for b in self.stores.get(node.id, ()) if self.scopes.binding_scope(b) is scope]
+        return bool(bound) and all(self._binds(b, kind) for b in bound)
+
+    def _scope_binding(self, node: ast.AST) -> ast.AST:
+        """The scope a binding other than a stored name binds in (a parameter's is its function's)."""
+        if isinstance(node, ast.arg):
+            while not isinstance(node, _FUNCTIONS):
+                node = self.parents[node]
+            return node
+        return self.scopes.scope_of(node)
+
+    def _binds(self, target: ast.Name, kind: str) -> bool:
+        key = (id(target), kind)
+        known = self._decided.get(key, 0)
+        if known != 0:
+            return known is not False  # (None: a binding that reads itself, `x = x / 255.0`, counts as its other bindings)
+        self._decided[key] = None
+        value = self._bound_value(target)
+        if kind == "generator":
+            result = value is not None and value is not _ARRAY and self.is_generator(value)
+        else:
+            result = value is _ARRAY or (value is not None and self.is_array(value))
+        self._decided[key] = result
+        return result
+
+    def _bound_value(self, target: ast.Name):
+        """What ``target`` (a bound name) is given: the value of its assignment, or the part of a
+        tuple value its place in a tuple target takes; ``_ARRAY`` for one array of a call's tuples
+        (``(x_train, y_train), _ = load_data()``); None where that is not known."""
+        path: list[int] = []
+        node: ast.AST = target
+        while True:
+            up = self.parents.get(node)
+            if isinstance(up, (ast.Tuple, ast.List)) and not isinstance(up.ctx, ast.Load):
+                if any(isinstance(e, ast.Starred) for e in up.elts):
+                    return None
+                path.append(up.elts.index(node))
+                node = up
+                continue
+            if isinstance(up, ast.Assign) and len(up.targets) == 1 and up.targets[0] is node:
+                value = up.value
+                break
+            if isinstance(up, ast.AnnAssign) and up.target is node and up.value is not None:
+                value = up.value
+                break
+            if isinstance(up, ast.AugAssign) and up.target is node \
+                    and isinstance(up.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv)):
+                return up.value if self.is_array(up.value) or _number(up.value) else None
+            return None  # (a loop's, a `with`'s, a comprehension's, a walrus's, a chained assignment's target)
+        path.reverse()  # (outermost place first)
+        while path and isinstance(value, (ast.Tuple, ast.List)):
+            at = path.pop(0)
+            if at >= len(value.elts) or any(isinstance(e, ast.Starred) for e in value.elts):
+                return None
+            value = value.elts[at]
+        if not path:
+            return value
+        return _ARRAY if isinstance(value, ast.Call) and self._depth(value) == len(path) else None
+
+
+def _names_bound_by(node: ast.AST) -> list[str]:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    return [node.name]
+
+
+def _number(node: ast.expr) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) in (int, float)
+
+
+def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, int], str]]:
+    """The arguments of MindSpore op calls in ``code`` that are NumPy arrays: each as its span
+    (line, column, end line, end column; columns in UTF-8 bytes, as CPython counts them) and the
+    op's callee as written, in source order."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    arrays = _Arrays(tree, params)
+    tensors = tuple(m + "." for m in params["tensors"])
+    sequences = set(params.get("sequences", ()))
+    found, seen = [], set()
+    for node in arrays.calls:
+        called = arrays.qualified(node.func)
+        if called is None or not called.startswith(tensors):
+            continue
+        function = called.rsplit(".", 1)[-1]
+        for value in [*node.args, *(k.value for k in node.keywords if k.arg is not None)]:
+            values = value.elts if function in sequences and isinstance(value, (ast.List, ast.Tuple)) else [value]
+            for item in values:
+                span = (item.lineno, item.col_offset, item.end_lineno, item.end_col_offset)
+                if isinstance(item, ast.Starred) or span in seen or not arrays.is_array(item):
+                    continue
+                seen.add(span)
+                found.append((span, ast.get_source_segment(code, node.func) or function))
+    return sorted(found)
+
+
+def array_arguments(code: str, params: dict[str, Any]) -> set[tuple[int, int, int, int]]:
+    """The spans (as :func:`find` gives them) of every call argument in ``code`` known to be a
+    NumPy array, whatever the call (the native tier asks this of a model's inputs)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    arrays = _Arrays(tree, params)
+    return {(v.lineno, v.col_offset, v.end_lineno, v.end_col_offset) for call in arrays.calls
+            for v in [*call.args, *(k.value for k in call.keywords if k.arg is not None)]
+            if not isinstance(v, ast.Starred) and arrays.is_array(v)}
+
+
+def character_spans(code: str, spans):
+    """CPython's spans (columns in UTF-8 bytes) as libcst's (columns in characters)."""
+    lines = code.splitlines(keepends=True)
+
+    def chars(line: int, col: int) -> int:
+        return len(lines[line - 1].encode("utf-8")[:col].decode("utf-8", "replace")) if line <= len(lines) else col
+    return {(a, chars(a, b), c, chars(c, d)) for a, b, c, d in spans}
+
+
+class _Wrap(cst.CSTTransformer):
+    def __init__(self, wrapped: set[cst.CSTNode], template: str) -> None:
+        super().__init__()
+        self.wrapped, self.template = wrapped, template
+
+    def on_leave(self, original, updated):
+        if original not in self.wrapped:
+            return updated
+        if len(getattr(updated, "lpar", ())) == 1:  # (parentheses that only grouped the argument go)
+            updated = updated.with_changes(lpar=(), rpar=())
+        return template_expression(self.template, value=updated)
+
+
+def wrap(module: cst.Module, rule, code: str, found=None) -> tuple[cst.Module, list[tuple[int, int, str, str]]]:
+    """``module`` (whose code is ``code``) with the NumPy arrays its MindSpore op calls are given
+    wrapped as ``rule.params``'s ``wrap`` says, and a note per wrapped argument, in source order:
+    (line, column, the argument's code, message), in ``module``'s lines. ``found``: what
+    :func:`find` gave for ``code``, if it was asked already."""
+    params = rule.params
+    found = find(code, params) if found is None else found
+    if not found:
+        return module, []
+    spans = {next(iter(character_spans(code, [span]))): callee for span, callee in found}
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    positions = wrapper.resolve(PositionProvider)
+    wrapped, notes = set(), []
+    show = module.code_for_node
+    for node, where in positions.items():
+        if not isinstance(node, cst.BaseExpression):
+            continue
+        span = (where.start.line, where.start.column, where.end.line, where.end.column)  # (parentheses left out, as CPython's)
+        callee = spans.pop(span, None)
+        if callee is None:
+            continue
+        wrapped.add(node)
+        text = show(node)
+        short = text if len(text) <= 40 and "\n" not in text else text.split("\n")[0][:37] + "..."
+        notes.append((where.start.line, where.start.column + 1, text,
+                      f"`{short}` is a NumPy array, which `{callee}` does not take (TF's op converts it): it is "
+                      f"given as `{params['wrap'].format(value=short)}`, of the array's dtype, as TF converts it"))
+    if not wrapped:
+        return module, []
+    return wrapper.module.visit(_Wrap(wrapped, params["wrap"])), sorted(notes)

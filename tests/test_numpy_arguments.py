@@ -1,0 +1,223 @@
+"""NumPy arrays handed to TF ops that convert to MindSpore's are given as tensors (TFT140).
+
+TF's ops convert arrays; MindSpore's functional ops raise ``TypeError`` on one. The
+conversion wraps an argument known to be an array in ``ms.Tensor(...)`` and nothing else:
+golden pairs here, and the converted programs run on MindSpore against TF's numbers
+(TF in a subprocess, MindSpore in another).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import textwrap
+
+import pytest
+
+from migrate.engine.runner import RuleSelection, convert_source, rule_index
+from tests.helpers import PLAIN_JSON, assert_converts, convert, python_json
+
+WRAPPED = {
+    "a .numpy() result and an np call": (
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        logits = tf.constant([[1.0, 2.0]])
+        predictions = (logits * 2).numpy()
+        p = tf.nn.softmax(predictions)
+        z = tf.reduce_max(np.zeros((2, 3)), axis=0)
+        """,
+        """
+        import numpy as np
+        import mindspore as ms
+        from mindspore import ops
+
+        logits = ms.Tensor([[1.0, 2.0]])
+        predictions = (logits * 2).numpy()
+        p = ops.softmax(ms.Tensor(predictions))
+        z = ops.amax(ms.Tensor(np.zeros((2, 3))), axis=0)
+        """,
+    ),
+    "load_data arrays, arithmetic and indexing, bound twice": (
+        """
+        import tensorflow as tf
+
+        (x_train, y_train), (x_test, y_test) = tf.keras.datasets.mnist.load_data()
+        x_train, x_test = x_train / 255.0, x_test / 255.0
+        first = tf.cast(x_train[:1], tf.float32)
+        labels = tf.one_hot(y_train[:4], 10)
+        """,
+        """
+        import mindspore as ms
+        from migrate.runtime import keras as mk
+        from mindspore import ops
+
+        (x_train, y_train), (x_test, y_test) = mk.datasets.mnist.load_data()
+        x_train, x_test = x_train / 255.0, x_test / 255.0
+        first = ops.cast(ms.Tensor(x_train[:1]), ms.float32)
+        labels = ops.one_hot(ms.Tensor(y_train[:4]), 10, 1.0, 0.0)
+        """,
+    ),
+    "the arrays of a list a concatenation takes, and an array's method": (
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        a = np.arange(6).reshape(2, 3)
+        b = a.astype(np.float32)
+        both = tf.concat([a, -a], axis=0)
+        c = tf.exp(b.T)
+        """,
+        """
+        import numpy as np
+        from mindspore import ops
+        import mindspore as ms
+
+        a = np.arange(6).reshape(2, 3)
+        b = a.astype(np.float32)
+        both = ops.concat([ms.Tensor(a), ms.Tensor(-a)], 0)
+        c = ops.exp(ms.Tensor(b.T))
+        """,
+    ),
+    "parentheses around the argument, and a line with wide characters before it": (
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        x = np.ones((2, 3), np.uint8)
+        y = tf.cast((x / 255.0), tf.float32); label = "größe"; z = tf.exp(x * 1.0)
+        """,
+        """
+        import numpy as np
+        import mindspore as ms
+        from mindspore import ops
+
+        x = np.ones((2, 3), np.uint8)
+        y = ops.cast(ms.Tensor(x / 255.0), ms.float32); label = "größe"; z = ops.exp(ms.Tensor(x * 1.0))
+        """,
+    ),
+}
+
+LEFT = {
+    "a parameter": """
+        import tensorflow as tf
+
+        def scale(x):
+            return tf.nn.softmax(x * 2.0)
+        """,
+    "a name a loop binds again to a tensor": """
+        import numpy as np
+        import tensorflow as tf
+
+        x = np.ones((2, 2))
+        for _ in range(3):
+            x = tf.exp(x)
+        """,
+    "a Python list and a number": """
+        import tensorflow as tf
+
+        s = tf.reduce_sum([1, 2, 3])
+        e = tf.exp(1.0)
+        """,
+    "an unknown call's value": """
+        import tensorflow as tf
+        import pandas as pd
+
+        frame = pd.read_csv("data.csv")
+        t = tf.cast(frame.values, tf.float32)
+        """,
+    "a tuple of load_data, not one of its arrays": """
+        import tensorflow as tf
+
+        train, test = tf.keras.datasets.mnist.load_data()
+        t = tf.cast(train, tf.float32)
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRAPPED))
+def test_arrays_given_to_mindspore_ops_are_wrapped(name):
+    before, after = WRAPPED[name]
+    assert_converts(textwrap.dedent(before).lstrip(), textwrap.dedent(after).lstrip())
+
+
+@pytest.mark.parametrize("name", sorted(LEFT))
+def test_what_is_not_known_to_be_an_array_is_left_as_it_is(name):
+    code, findings = convert(textwrap.dedent(LEFT[name]).lstrip())
+    assert "ms.Tensor(" not in code, code
+    assert not [f for f in findings if f.rule == "TFT140"]
+
+
+def test_each_wrapped_array_is_a_finding_at_its_original_line():
+    source = textwrap.dedent("""
+        import numpy as np
+        import tensorflow as tf
+
+        # scores
+        scores = np.ones((2, 10))
+        p = tf.nn.softmax(scores)
+
+
+        q = tf.concat([scores, scores], 0)
+        """).lstrip()
+    _, findings = convert(source)
+    found = [(f.line, f.col, f.status) for f in findings if f.rule == "TFT140"]
+    assert found == [(6, 19, "converted"), (9, 16, "converted"), (9, 24, "converted")], found
+    message = next(f.message for f in findings if f.rule == "TFT140")
+    assert "`scores` is a NumPy array" in message and "ms.Tensor(scores)" in message
+
+
+def test_the_shim_tier_wraps_arrays_too():
+    source = "import numpy as np\nimport tensorflow as tf\n\nx = np.ones(3)\ny = tf.exp(x)\n"
+    result = convert_source(source.encode(), rule_index(RuleSelection(ignore=("TFL",))), "example.py")
+    assert "ops.exp(ms.Tensor(x))" in result.converted.decode()
+
+
+def test_a_file_binding_ms_to_something_else_wraps_with_its_alias():
+    source = "import numpy as np\nimport tensorflow as tf\n\nms = 'milliseconds'\nx = np.ones(3)\ny = tf.exp(x)\n"
+    code, _ = convert(source)
+    assert "ms = 'milliseconds'" in code
+    assert "ops.exp(mindspore.Tensor(x))" in code and "\nimport mindspore\n" in code, code
+
+
+# -- the numbers ------------------------------------------------------------------------------
+
+PROGRAM = """
+import numpy as np
+import tensorflow as tf
+
+images = (np.arange(96) * 37 % 256).reshape(6, 4, 4).astype(np.uint8)
+scores = np.linspace(-2.0, 2.0, 12).reshape(3, 4)
+probabilities = tf.nn.softmax(scores)
+pixels = tf.cast(images[..., tf.newaxis] / 255.0, tf.float32)
+joined = tf.concat([images[:2], images[2:4]], axis=0)
+total = tf.reduce_sum(tf.nn.softmax(scores), axis=1)
+again = tf.nn.softmax(tf.nn.softmax(scores).numpy())
+"""
+NAMES = ["probabilities", "pixels", "joined", "total", "again"]
+
+
+def _results(code: str) -> dict:
+    script = (f"import json\nimport numpy as np\n{PLAIN_JSON}\n{code}\n"
+              f"print(json.dumps({{n: plain(globals()[n]) for n in {NAMES!r}}}))\n")
+    return python_json(script)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mindspore") is None or importlib.util.find_spec("tensorflow") is None,
+                    reason="needs TensorFlow and MindSpore")
+def test_the_converted_program_gives_tfs_values_and_dtypes():
+    converted, findings = convert(PROGRAM)
+    assert "import tensorflow" not in converted, converted
+    assert len([f for f in findings if f.rule == "TFT140"]) >= 5
+    want, got = _results(PROGRAM), _results(converted)
+    for name in NAMES:
+        assert got[name]["dtype"] == want[name]["dtype"], (name, got[name]["dtype"], want[name]["dtype"])
+        assert got[name]["shape"] == want[name]["shape"], name
+        assert json.dumps(got[name]["value"]) == json.dumps(want[name]["value"]) or _close(got[name]["value"], want[name]["value"]), name
+
+
+def _close(a, b, tol=1e-6) -> bool:
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(_close(x, y, tol) for x, y in zip(a, b))
+    return abs(a - b) <= tol * max(1.0, abs(b))
