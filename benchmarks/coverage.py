@@ -17,7 +17,8 @@ this converts every ``.py`` and ``.ipynb`` file into a scratch directory with
   the shim is issue 19's measure. A shim use the native tier lowered afterwards counts
   as MindSpore: one inside the statement a lowering's finding names (the model's, the
   optimizer's, a compiled step's whole function), or one whose shim module the converted
-  file no longer reads at all. The native tier's own findings (``TFL``) are not TF uses.
+  file no longer reads at all. The findings of the rules run on the converted text (the native tier's ``TFL``,
+  TFT140's wrapping of NumPy arrays) are not TF uses.
 
 The last table sums every DIR. Converting needs neither TensorFlow nor
 MindSpore. The numbers come from the JSON report (its schema is
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import functools
 import json
 import os
 import re
@@ -103,6 +105,21 @@ def _cell_offsets(path: Path) -> dict[int, int]:
 LOWERING = "TFL"  # the native tier's rules: they report lowerings, not TF uses
 
 
+@functools.lru_cache(maxsize=None)
+def after_rewrite() -> frozenset[str]:
+    """The rules run on the converted text (the native tier's, and TFT140's wrapping of NumPy
+    arrays): what they report is what the conversion did, not a TF use found."""
+    sys.path.insert(0, str(ROOT))
+    import migrate.ops
+    from migrate.rules import load_rules
+
+    return frozenset(r.id for r in load_rules() if migrate.ops.REGISTRY[r.operation].target == "lowering")
+
+
+def _not_a_use(rule_id: str) -> bool:
+    return rule_id.startswith(LOWERING) or rule_id in after_rewrite()
+
+
 def rule_targets() -> tuple[dict[str, str], dict[str, set[str]]]:
     """Rule id -> where its converted uses go: "mindspore", "runtime" or "python" (by the rule's
     imports); and, for the runtime rules, the names their shim imports bind (``mk``, ``spmd``).
@@ -174,7 +191,7 @@ def _went(findings: list[dict], targets: dict, shim_names: dict, source: str, co
     went: collections.Counter = collections.Counter()
     shim: collections.Counter = collections.Counter()
     for f in findings:
-        if f["status"] != "converted" or f["rule"].startswith(LOWERING):
+        if f["status"] != "converted" or _not_a_use(f["rule"]):
             continue
         target = targets.get(f["rule"], "python")
         if target == "runtime" and (any(a <= f["line"] <= b for a, b in spans)
@@ -207,7 +224,7 @@ def measure(tree: Path, jobs: int) -> dict:
             if entry["status"] in ("skipped",):
                 continue
             every = entry.get("findings", [])
-            findings = [f for f in every if not f["rule"].startswith(LOWERING)]
+            findings = [f for f in every if not _not_a_use(f["rule"])]
             if not findings and entry["status"] != "failed":
                 continue  # no TF in this file: not a TF file
             counts = collections.Counter(f["status"] for f in findings)
