@@ -1198,3 +1198,25 @@ def test_the_quickstarts_cells_share_weights_and_give_the_softmax_of_the_models_
     assert scope["probability_model"][0] is scope["model"]
     want = scope["ms"].ops.softmax(scope["model"](ms.Tensor(np.ones((4, 28, 28)), ms.float32))).asnumpy()
     assert np.allclose(scope["p"].asnumpy(), want, rtol=1e-6)
+
+
+def test_a_native_model_two_lists_hold_is_native_only_if_both_are():
+    source = QUICKSTART.format(dropout="", outer="tf.keras.layers.Softmax()").replace(
+        "probability_model = ", "other = tf.keras.Sequential([model, tf.keras.layers.LayerNormalization()])\nprobability_model = ")
+    out, findings = convert(source + "p = probability_model(x)\nq = other(x)\n")
+    assert "nn.SequentialCell" not in out, out
+    assert all(n.status == "info" for n in notes(findings, "TFL100"))
+
+
+def test_a_model_name_bound_again_is_not_taken_into_another_list():
+    source = QUICKSTART.format(dropout="", outer="tf.keras.layers.Softmax()")
+    out, _ = convert(source + "p = probability_model(x)\nmodel = tf.keras.Sequential([tf.keras.layers.Flatten(input_shape=(28, 28))])\n")
+    # (the first `model` is read by the other list under its binding: both keep the shim; the second is native)
+    assert "probability_model = mk.Sequential([model, mk.layers.Softmax()])" in out
+    assert "model = mk.Sequential([\n    mk.layers.Flatten(input_shape=(28, 28)),\n    mk.layers.Dense(16" in out
+    assert out.endswith("model = nn.SequentialCell([nn.Flatten()])\n"), out
+
+
+def test_an_array_expression_given_to_a_native_model_is_its_tensor():
+    out, findings = convert(QUICKSTART.format(dropout="", outer="tf.keras.layers.Softmax()") + "p = probability_model(x[:2] / 255.0)\n")
+    assert "p = probability_model(ms.Tensor(x[:2] / 255.0, ms.float32))" in out, out

@@ -97,6 +97,10 @@ WRAPPED = {
         y = ops.cast(ms.Tensor(x / 255.0), ms.float32); label = "größe"; z = ops.exp(ms.Tensor(x * 1.0))
         """,
     ),
+    "a line holding a character str.splitlines breaks at": (
+        'import numpy as np\nimport tensorflow as tf\n\ns = "\x85"\nx = np.zeros(3)\nb = tf.nn.softmax(np.zeros(3))\n',
+        'import numpy as np\nfrom mindspore import ops\nimport mindspore as ms\n\ns = "\x85"\nx = np.zeros(3)\nb = ops.softmax(ms.Tensor(np.zeros(3)))\n',
+    ),
 }
 
 LEFT = {
@@ -126,6 +130,66 @@ LEFT = {
 
         frame = pd.read_csv("data.csv")
         t = tf.cast(frame.values, tf.float32)
+        """,
+    "a name a closure binds again, nonlocal": """
+        import numpy as np
+        import tensorflow as tf
+
+        def run(batches):
+            state = np.zeros(3)
+            def update(batch):
+                nonlocal state
+                state = state + tf.reduce_mean(batch, axis=0)
+            for batch in batches:
+                update(batch)
+            return tf.nn.softmax(state)
+        """,
+    "an except's name and a case's capture over a module array": """
+        import numpy as np
+        import tensorflow as tf
+
+        x = np.zeros(3)
+        y = np.zeros(3)
+
+        def f(t, cfg):
+            try:
+                t()
+            except ValueError as y:
+                tf.nn.softmax(y)
+            match cfg:
+                case {"logits": x}:
+                    tf.nn.softmax(x)
+        """,
+    "np bound by a function's own import, or a parameter": """
+        import numpy as np
+        import tensorflow as tf
+
+        def g():
+            import mindspore.numpy as np
+            return tf.nn.softmax(np.zeros(3))
+
+        def h(np):
+            return tf.nn.softmax(np.zeros(3))
+        """,
+    "a generator's method that gives a Python int": """
+        import numpy as np
+        import tensorflow as tf
+
+        rs = np.random.RandomState(0)
+        k = rs.randint(10)
+        sq = tf.square(k)
+        """,
+    "a binding that rests on one that turns out a tensor, whatever is asked first": """
+        import numpy as np
+        import tensorflow as tf
+
+        t = tf.ones(3)
+        x = np.zeros(3)
+        for step in range(3):
+            y = x * 2.0
+            probs = tf.nn.softmax(y)
+            x = t + y
+        print(tf.nn.softmax(x))
         """,
     "a tuple of load_data, not one of its arrays": """
         import tensorflow as tf

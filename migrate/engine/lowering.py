@@ -119,7 +119,7 @@ def _column_of(line: str, text: str, nth: int) -> int:
 def _line_map(before: str, after: str):
     """A function from a line of ``after`` (a conversion of ``before``) to the line of ``before`` it
     comes from: the same line where the conversion kept it, else the first of the lines it replaced."""
-    old, new = before.splitlines(), after.splitlines()
+    old, new = ops.arrays.source_lines(before), ops.arrays.source_lines(after)
     blocks = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
 
     def line_of(line: int) -> tuple[int, bool]:
@@ -192,7 +192,7 @@ def lower_text(code: str, tree: ast.Module, rules: tuple[Rule, ...], path: str, 
         if code_out is None:
             raise getattr(result, "error", RuntimeError("wrapping NumPy arrays failed"))
         if command.notes:
-            line_of, old_lines = _line_map(original, code), original.splitlines()
+            line_of, old_lines = _line_map(original, code), ops.arrays.source_lines(original)
             seen: dict[tuple[int, str], int] = {}
             for line, col, argument, message in command.notes:
                 at, same = line_of(line)

@@ -76,6 +76,7 @@ class _Arrays:
         # name -> the nodes that bind it: Name nodes stored to, and other bindings (imports, defs, parameters)
         self.stores: dict[str, list[ast.Name]] = {}
         self.others: dict[str, list[ast.AST]] = {}
+        self.nonlocal_names: set[str] = set()  # (names a function declares nonlocal: their scope is not read here)
         stack = [tree]
         while stack:  # (one walk: each node's children listed once)
             node = stack.pop()
@@ -89,7 +90,10 @@ class _Arrays:
                     self.stores.setdefault(node.id, []).append(node)
             elif kind is ast.Call:
                 self.calls.append(node)
-            elif kind in (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.arg):
+            elif kind is ast.Nonlocal:
+                self.nonlocal_names.update(node.names)
+            elif kind in (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.arg,
+                          ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping):
                 for name in _names_bound_by(node):
                     self.others.setdefault(name, []).append(node)
                 if kind is ast.Import:
@@ -107,6 +111,7 @@ class _Arrays:
         self.generators = list(params.get("generators", ()))
         self.generator_methods = set(params.get("generator_methods", ()))
         self._decided: dict[tuple[int, str], bool | None] = {}
+        self._assumed = False  # (whether the result being worked out rests on a binding still being decided)
 
     def qualified(self, func: ast.expr, depth: int = 0) -> str | None:
         """``np.random.rand`` -> ``numpy.random.rand``, by the module's imports, and through a
@@ -117,7 +122,7 @@ class _Arrays:
             func = func.value
         if not isinstance(func, ast.Name):
             return None
-        root = self.imported.get(func.id) if func.id not in self.stores else None
+        root = self.imported.get(func.id) if self._module_import(func.id) else None
         if root is None and depth < 3 and func.id not in self.others and len(self.stores.get(func.id, ())) == 1:
             (store,) = self.stores[func.id]
             up = self.parents.get(store)
@@ -127,6 +132,12 @@ class _Arrays:
         if root is None:
             return None
         return ".".join([root, *reversed(parts)])
+
+    def _module_import(self, name: str) -> bool:
+        """``name`` is bound by module-level imports alone (not a parameter, not a function's own import)."""
+        bound = self.others.get(name, ())
+        return bool(bound) and name not in self.stores and all(
+            isinstance(b, (ast.Import, ast.ImportFrom)) and self.scopes.scope_of(b) is self.scopes.module for b in bound)
 
     def _matches(self, call: ast.Call, patterns) -> bool:
         name = self.qualified(call.func)
@@ -171,9 +182,12 @@ class _Arrays:
     def _name(self, node: ast.Name, kind: str = "array") -> bool:
         """Every binding of the name in the scope ``node`` reads it from binds an array (a
         generator, for ``kind`` "generator"), and there is one."""
+        if node.id in self.nonlocal_names or any(
+                isinstance(b, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping)) for b in self.others.get(node.id, ())):
+            return False  # (bindings whose scope the scope search does not follow: a nonlocal, an `except ... as`, a capture)
         scope = self.scopes.binding_scope(node)
         if any(self._scope_binding(other) is scope for other in self.others.get(node.id, ())):
-            return False  # (an import, a parameter, a def)
+            return False  # (an import, a parameter, a def, an `except ... as`, a `case` capture)
         bound = [b for b in self.stores.get(node.id, ()) if self.scopes.binding_scope(b) is scope]
         return bool(bound) and all(self._binds(b, kind) for b in bound)
 
@@ -186,17 +200,29 @@ class _Arrays:
         return self.scopes.scope_of(node)
 
     def _binds(self, target: ast.Name, kind: str) -> bool:
+        """Whether the binding ``target`` binds an array (a generator). A binding being decided
+        that is met again (``x = x / 255.0``) is taken to bind one, as its other bindings decide;
+        a result that rested on such an assumption is not kept, for the binding assumed may turn
+        out not to (``y = x * 2`` with ``x = t + y`` elsewhere)."""
         key = (id(target), kind)
         known = self._decided.get(key, 0)
+        if known is None:
+            self._assumed = True
+            return True
         if known != 0:
-            return known is not False  # (None: a binding that reads itself, `x = x / 255.0`, counts as its other bindings)
+            return known
         self._decided[key] = None
+        outer, self._assumed = self._assumed, False
         value = self._bound_value(target)
         if kind == "generator":
             result = value is not None and value is not _ARRAY and self.is_generator(value)
         else:
             result = value is _ARRAY or (value is not None and self.is_array(value))
-        self._decided[key] = result
+        if self._assumed and result:
+            del self._decided[key]  # (decided again when asked again, the assumption settled by then)
+        else:
+            self._decided[key] = result
+        self._assumed = outer or self._assumed
         return result
 
     def _bound_value(self, target: ast.Name):
@@ -239,7 +265,10 @@ def _names_bound_by(node: ast.AST) -> list[str]:
         return [(a.asname or a.name).split(".")[0] for a in node.names if a.name != "*"]
     if isinstance(node, ast.arg):
         return [node.arg]
-    return [node.name]
+    if isinstance(node, ast.MatchMapping):
+        return [node.rest] if node.rest else []
+    name = node.name  # (a def's, a class's, an `except ... as`'s, a `case` capture's)
+    return [name] if isinstance(name, str) else []
 
 
 def _number(node: ast.expr) -> bool:
@@ -289,9 +318,15 @@ def array_arguments(code: str, params: dict[str, Any]) -> set[tuple[int, int, in
             if not isinstance(v, ast.Starred) and arrays.is_array(v)}
 
 
+def source_lines(code: str) -> list[str]:
+    """``code``'s lines as CPython and libcst count them: ended by ``\\n``, ``\\r\\n`` or ``\\r`` only
+    (``str.splitlines`` also ends one at a form feed or ``\\x85``)."""
+    return code.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
 def character_spans(code: str, spans):
     """CPython's spans (columns in UTF-8 bytes) as libcst's (columns in characters)."""
-    lines = code.splitlines(keepends=True)
+    lines = source_lines(code)
 
     def chars(line: int, col: int) -> int:
         return len(lines[line - 1].encode("utf-8")[:col].decode("utf-8", "replace")) if line <= len(lines) else col

@@ -278,7 +278,7 @@ class NativePass:
         self.spans: dict[cst.Name, tuple[int, int]] = {}  # binding of a name bound again -> its value's span
         self.models: dict[str, cst.CSTNode] = {}  # native model name (bound once) -> its statement
         self.model_out: dict[str, tuple[tuple | None, bool, bool]] = {}  # native model -> (its output shape, has Dropout/BN, set to train)
-        self.nested: dict[str, cst.CSTNode] = {}  # native model -> the statement of the model whose list holds it
+        self.nested: dict[str, list[cst.CSTNode]] = {}  # native model -> the statements of the models whose lists hold it
         self.lowered: set[cst.CSTNode] = set()  # the statements of the models lowered
         self.optimizers: dict[str, tuple[str, str]] = {}  # native optimizer -> (model, reducer name)
         self.losses: set[str] = set()  # native loss objects
@@ -515,7 +515,7 @@ class NativePass:
 
     def _model(self, rule, statement, name: str, call: cst.Call) -> str | None:
         why = self._lower_model(rule, statement, name, call)
-        if why is not None and statement in self.nested.values():  # (said again when the pass runs once more)
+        if why is not None and any(statement in outers for outers in self.nested.values()):  # (said again when the pass runs once more)
             self.outer_reasons[self.index[statement]] = why
         return why
 
@@ -1037,8 +1037,10 @@ class NativePass:
                     nodes[use] = made
                     continue
             outer = self._holding_model(read)
-            if outer is not None and name not in self.unnested:  # (`Sequential([model, Softmax()])`: its first cell)
-                self.nested[name] = outer
+            # (`Sequential([model, Softmax()])`: its first cell; only for a model bound once, which
+            # the other model's lowering can find as one)
+            if outer is not None and name not in self.unnested and binding not in self.spans:
+                self.nested.setdefault(name, []).append(outer)
                 continue
             if self._broadcast_argument(up, read) is not None:  # (every parameter, as Keras's `variables`)
                 nodes[up] = lambda new, name=name: template_expression("{m}.get_parameters()", m=cst.Name(name))
@@ -1253,8 +1255,10 @@ class NativePass:
         where that is not a loop's element: data made at module level is NumPy as often as not.
         Inputs that reach the model through a function's parameters or a loop come from the
         converted pipeline (MindSpore tensors), as the steps of a custom loop take them."""
-        while isinstance(value, cst.Subscript):
-            value = value.value
+        while isinstance(value, (cst.Subscript, cst.UnaryOperation)):
+            value = value.value if isinstance(value, cst.Subscript) else value.expression
+        if isinstance(value, cst.BinaryOperation):  # (`x_test[:5] / 255.0`: an array if a side is)
+            return self._maybe_array(value.left) or self._maybe_array(value.right)
         if isinstance(value, cst.Call) and dotted(value.func) is not None and dotted(value.func).split(".")[0] in ("np", "numpy"):
             return dotted(value.func)
         if not isinstance(value, cst.Name) or self._local(value) or self._loop_target(value):
@@ -1313,7 +1317,8 @@ class NativePass:
 
     def broken_nesting(self) -> set[str]:
         """Native models whose read in another model's list was taken, where that model kept the shim."""
-        return {inner for inner, outer in self.nested.items() if outer not in self.lowered and inner in self.models}
+        return {inner for inner, outers in self.nested.items() if inner in self.models
+                and any(outer not in self.lowered for outer in outers)}
 
     def int_constant(self, name: cst.Name) -> int | None:
         """The value of a module name bound once, by a module statement ``NAME = <integer literal>``
