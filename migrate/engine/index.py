@@ -49,6 +49,13 @@ TAIL_API = "tensorflow.Tensor"
 _BACKEND = "tensorflow.keras.backend."
 
 
+def lowered_words(rules) -> re.Pattern | None:
+    """What a converted text must hold for any of ``rules`` (run on converted text) to apply:
+    the last part of each name their ``lowers`` lists, as a word; None for no such name."""
+    words = {name.rsplit(".", 1)[-1] for rule in rules for name in rule.params["lowers"]}
+    return re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, words)))) if words else None
+
+
 def normalize(qualname: str) -> str:
     # `tf.compat.v1.X` converts as `tf.X` where it is `tf.X` in TensorFlow (see compat_v1.py).
     if qualname.startswith(_V1):
@@ -91,9 +98,7 @@ class RuleIndex:
         # after the rewrite, on the shim's names it wrote.
         self.lowerings: tuple[Rule, ...] = tuple(r for r in rules if ops.REGISTRY[r.operation].target == "lowering")
         # What a converted text must hold for any lowering to apply (the last part of a lowered name).
-        words = {name.rsplit(".", 1)[-1] for rule in self.lowerings for name in rule.params["lowers"]}
-        self.lowered_words: re.Pattern | None = \
-            re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, words)))) if words else None
+        self.lowered_words: re.Pattern | None = lowered_words(self.lowerings)
         for rule in rules:
             if rule in self.lowerings:
                 continue

@@ -25,6 +25,7 @@ from migrate import ops
 from migrate.engine.aliases import aliased, bound_name
 from migrate.engine.findings import Finding, one_line
 from migrate.engine.imports import with_our_import_visitors
+from migrate.engine.index import lowered_words
 from migrate.rules import Import, Rule
 
 
@@ -56,10 +57,7 @@ class NativeCommand(CodemodCommand):
         for rule in self.rules:
             if rule.id not in used:
                 continue
-            for imp in rule.imports:  # (a rule's imports serve all it may write; those this file does not read go)
-                alias = self.aliases.get(bound_name(imp))
-                if alias is not None:
-                    imp = aliased(imp, alias)
+            for imp in _spelled(rule, self.aliases):  # (a rule's imports serve all it may write; those this file does not read go)
                 AddImportsVisitor.add_needed_import(self.context, imp.module, imp.obj, imp.asname)
                 RemoveImportsVisitor.remove_unused_import(self.context, imp.module, imp.obj, imp.asname)
             for text in rule.params.get("shim_imports", ()):
@@ -93,18 +91,18 @@ class ArraysCommand(CodemodCommand):
                                               self.found)
         if not self.notes:
             return tree
-        for imp in self.rule.imports:
-            alias = self.aliases.get(bound_name(imp))
-            if alias is not None:
-                imp = aliased(imp, alias)
+        for imp in _spelled(self.rule, self.aliases):
             AddImportsVisitor.add_needed_import(self.context, imp.module, imp.obj, imp.asname)
         return new
 
 
-def _words(rules) -> re.Pattern | None:
-    """What a converted text must hold for any of ``rules`` to apply (the last part of each ``lowers`` name)."""
-    words = {name.rsplit(".", 1)[-1] for rule in rules for name in rule.params["lowers"]}
-    return re.compile(r"\b(?:%s)\b" % "|".join(sorted(map(re.escape, words)))) if words else None
+def _spelled(rule: Rule, aliases: Mapping[str, str]) -> list[Import]:
+    """The rule's imports, each binding the alias the file takes for its name (migrate.engine.aliases)."""
+    out = []
+    for imp in rule.imports:
+        alias = aliases.get(bound_name(imp))
+        out.append(aliased(imp, alias) if alias is not None else imp)
+    return out
 
 
 def _column_of(line: str, text: str, nth: int) -> int:
@@ -177,12 +175,12 @@ def lower_text(code: str, tree: ast.Module, rules: tuple[Rule, ...], path: str, 
     tier's lowerings run first, then the arrays' wrapping (on what they wrote)."""
     native = tuple(r for r in rules if r.operation == "lower_native")
     notes: list[Finding] = []
-    words = _words(native)
+    words = lowered_words(native)
     if native and words is not None and words.search(code):
         arrays = next((r.params for r in rules if r.operation == "wrap_arrays"), None)
         code, notes = _lower_native(code, tree, native, path, findings, aliases, transform, arrays)
     for rule in (r for r in rules if r.operation == "wrap_arrays"):
-        words = _words([rule])
+        words = lowered_words([rule])
         found = ops.arrays.find(code, rule.params) if words is not None and words.search(code) else None
         if not found:  # (read on CPython's tree: libcst parses only a file with something to wrap)
             continue

@@ -277,15 +277,29 @@ def _number(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) in (int, float)
 
 
+def _search(code: str, params: dict[str, Any]) -> _Arrays | None:
+    try:
+        return _Arrays(ast.parse(code), params)
+    except SyntaxError:
+        return None
+
+
+def _arguments(call: ast.Call) -> list[ast.expr]:
+    """A call's argument values (not ``*args``/``**kwargs``)."""
+    return [v for v in [*call.args, *(k.value for k in call.keywords if k.arg is not None)] if not isinstance(v, ast.Starred)]
+
+
+def _span(node: ast.expr) -> tuple[int, int, int, int]:
+    return node.lineno, node.col_offset, node.end_lineno, node.end_col_offset
+
+
 def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, int], str]]:
     """The arguments of MindSpore op calls in ``code`` that are NumPy arrays: each as its span
     (line, column, end line, end column; columns in UTF-8 bytes, as CPython counts them) and the
     op's callee as written, in source order."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
+    arrays = _search(code, params)
+    if arrays is None:
         return []
-    arrays = _Arrays(tree, params)
     tensors = tuple(m + "." for m in params["tensors"])
     sequences = set(params.get("sequences", ()))
     found, seen = [], set()
@@ -294,28 +308,23 @@ def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, i
         if called is None or not called.startswith(tensors):
             continue
         function = called.rsplit(".", 1)[-1]
-        for value in [*node.args, *(k.value for k in node.keywords if k.arg is not None)]:
+        for value in _arguments(node):
             values = value.elts if function in sequences and isinstance(value, (ast.List, ast.Tuple)) else [value]
             for item in values:
-                span = (item.lineno, item.col_offset, item.end_lineno, item.end_col_offset)
-                if isinstance(item, ast.Starred) or span in seen or not arrays.is_array(item):
+                if isinstance(item, ast.Starred) or _span(item) in seen or not arrays.is_array(item):
                     continue
-                seen.add(span)
-                found.append((span, ast.get_source_segment(code, node.func) or function))
+                seen.add(_span(item))
+                found.append((_span(item), ast.get_source_segment(code, node.func) or function))
     return sorted(found)
 
 
 def array_arguments(code: str, params: dict[str, Any]) -> set[tuple[int, int, int, int]]:
     """The spans (as :func:`find` gives them) of every call argument in ``code`` known to be a
     NumPy array, whatever the call (the native tier asks this of a model's inputs)."""
-    try:
-        tree = ast.parse(code)
-    except SyntaxError:
+    arrays = _search(code, params)
+    if arrays is None:
         return set()
-    arrays = _Arrays(tree, params)
-    return {(v.lineno, v.col_offset, v.end_lineno, v.end_col_offset) for call in arrays.calls
-            for v in [*call.args, *(k.value for k in call.keywords if k.arg is not None)]
-            if not isinstance(v, ast.Starred) and arrays.is_array(v)}
+    return {_span(v) for call in arrays.calls for v in _arguments(call) if arrays.is_array(v)}
 
 
 def source_lines(code: str) -> list[str]:
@@ -324,13 +333,25 @@ def source_lines(code: str) -> list[str]:
     return code.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
 
-def character_spans(code: str, spans):
-    """CPython's spans (columns in UTF-8 bytes) as libcst's (columns in characters)."""
-    lines = source_lines(code)
+def _characters(lines: list[str], line: int, col: int) -> int:
+    """CPython's column (UTF-8 bytes) on a line as libcst's (characters)."""
+    return len(lines[line - 1].encode("utf-8")[:col].decode("utf-8", "replace")) if line <= len(lines) else col
 
-    def chars(line: int, col: int) -> int:
-        return len(lines[line - 1].encode("utf-8")[:col].decode("utf-8", "replace")) if line <= len(lines) else col
-    return {(a, chars(a, b), c, chars(c, d)) for a, b, c, d in spans}
+
+def nodes_at(module: cst.Module, code: str, spans) -> dict[tuple[int, int, int, int], cst.BaseExpression]:
+    """The expression of ``module`` (whose code is ``code``) at each of CPython's ``spans`` (columns
+    in UTF-8 bytes; libcst's are in characters, and both leave an expression's parentheses out)."""
+    lines = source_lines(code)
+    wanted = {(a, _characters(lines, a, b), c, _characters(lines, c, d)): (a, b, c, d) for a, b, c, d in spans}
+    if not wanted:
+        return {}
+    found = {}
+    for node, where in MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider).items():
+        if isinstance(node, cst.BaseExpression):
+            span = wanted.get((where.start.line, where.start.column, where.end.line, where.end.column))
+            if span is not None and span not in found:
+                found[span] = node
+    return found
 
 
 class _Wrap(cst.CSTTransformer):
@@ -355,24 +376,20 @@ def wrap(module: cst.Module, rule, code: str, found=None) -> tuple[cst.Module, l
     found = find(code, params) if found is None else found
     if not found:
         return module, []
-    spans = {next(iter(character_spans(code, [span]))): callee for span, callee in found}
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
+    at = nodes_at(module, code, [span for span, _ in found])
+    lines = source_lines(code)
     wrapped, notes = set(), []
     show = module.code_for_node
-    for node, where in positions.items():
-        if not isinstance(node, cst.BaseExpression):
-            continue
-        span = (where.start.line, where.start.column, where.end.line, where.end.column)  # (parentheses left out, as CPython's)
-        callee = spans.pop(span, None)
-        if callee is None:
+    for span, callee in found:
+        node = at.get(span)
+        if node is None:
             continue
         wrapped.add(node)
         text = show(node)
         short = text if len(text) <= 40 and "\n" not in text else text.split("\n")[0][:37] + "..."
-        notes.append((where.start.line, where.start.column + 1, text,
+        notes.append((span[0], _characters(lines, span[0], span[1]) + 1, text,
                       f"`{short}` is a NumPy array, which `{callee}` does not take (TF's op converts it): it is "
                       f"given as `{params['wrap'].format(value=short)}`, of the array's dtype, as TF converts it"))
     if not wrapped:
         return module, []
-    return wrapper.module.visit(_Wrap(wrapped, params["wrap"])), sorted(notes)
+    return module.visit(_Wrap(wrapped, params["wrap"])), sorted(notes)

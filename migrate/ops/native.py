@@ -1285,17 +1285,10 @@ class NativePass:
         """The call arguments of the module known to be NumPy arrays (see :mod:`migrate.ops.arrays`)."""
         if self.arrays is None:
             return set()
-        from libcst.metadata import MetadataWrapper, PositionProvider
-
         from migrate.ops import arrays
 
         code = self.module.code
-        spans = arrays.character_spans(code, arrays.array_arguments(code, self.arrays))
-        if not spans:
-            return set()
-        positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
-        return {node for node, where in positions.items() if isinstance(node, cst.BaseExpression)
-                and (where.start.line, where.start.column, where.end.line, where.end.column) in spans}
+        return set(arrays.nodes_at(self.module, code, arrays.array_arguments(code, self.arrays)).values())
 
     def _holding_model(self, read: cst.Name) -> cst.CSTNode | None:
         """The module statement ``other = Sequential([read, ...])`` whose list holds ``read`` first
