@@ -1220,3 +1220,162 @@ def test_a_model_name_bound_again_is_not_taken_into_another_list():
 def test_an_array_expression_given_to_a_native_model_is_its_tensor():
     out, findings = convert(QUICKSTART.format(dropout="", outer="tf.keras.layers.Softmax()") + "p = probability_model(x[:2] / 255.0)\n")
     assert "p = probability_model(ms.Tensor(x[:2] / 255.0, ms.float32))" in out, out
+
+
+# -- subclassed models, their input shapes read from the data the module feeds them -------------
+
+SUBCLASS = textwrap.dedent('''\
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 6, 6, 1)).astype(np.float32)
+    y = rng.integers(0, 3, size=40)
+    train_ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(40).batch(8)
+
+
+    class MyModel(tf.keras.Model):
+        """Two convolutions and a head."""
+
+        def __init__(self):
+            super().__init__()
+            self.conv1 = tf.keras.layers.Conv2D(4, 3, activation="relu")
+            self.pool = tf.keras.layers.MaxPooling2D()
+            self.flatten = tf.keras.layers.Flatten()
+            self.d1 = tf.keras.layers.Dense(16, activation="relu")
+            self.d2 = tf.keras.layers.Dense(3)
+
+        def call(self, inputs, training=None):
+            h = self.pool(self.conv1(inputs))
+            h = self.flatten(h)
+            return self.d2(self.d1(h))
+
+
+    model = MyModel()
+    loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    optimizer = tf.keras.optimizers.Adam()
+
+
+    def train_step(images, labels):
+        with tf.GradientTape() as tape:
+            loss = loss_object(labels, model(images, training=True))
+        grads = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(grads, model.trainable_variables))
+        return loss
+
+
+    for images, labels in train_ds:
+        train_step(images, labels)
+    ''')
+
+
+def test_a_subclassed_model_whose_call_chains_its_layers_is_a_native_cell():
+    out, findings = convert(SUBCLASS)
+    assert "mk." not in out and "migrate.runtime" not in out.replace("migrate.runtime.spmd", "")
+    assert textwrap.dedent('''\
+        class MyModel(nn.Cell):
+            """Two convolutions and a head."""
+
+            def __init__(self):
+                super().__init__()
+                self.conv1 = nn.SequentialCell([nn.Conv2d(1, 4, 3, pad_mode="valid", has_bias=True, weight_init="xavier_uniform", bias_init="zeros"), nn.ReLU()])
+                self.pool = nn.MaxPool2d(kernel_size=2, stride=2, pad_mode="valid")
+                self.flatten = nn.Flatten()
+                self.d1 = nn.Dense(16, 16, weight_init="xavier_uniform", bias_init="zeros", activation="relu")
+                self.d2 = nn.Dense(16, 3, weight_init="xavier_uniform", bias_init="zeros")
+
+            def construct(self, inputs):
+                h = self.pool(self.conv1(inputs.transpose(0, 3, 1, 2))).transpose(0, 2, 3, 1)
+                h = self.flatten(h)
+                return self.d2(self.d1(h))
+        ''') in out
+    assert "loss = loss_object(model(images), labels.astype(ms.int32))" in out  # (`training=True`: the Cell's mode)
+    [model] = notes(findings, "TFL100")
+    assert (model.line, model.status) == (10, "converted")
+    assert "its input (6, 6, 1)" in model.message
+    assert notes(findings, "TFL111")[0].status == "converted"
+
+
+@pytest.mark.parametrize("change,why", [
+    (("def __init__(self):", "def __init__(self, units=16):"), "its `__init__` takes arguments"),
+    (("        return self.d2(self.d1(h))", "        return self.d2(self.d1(h)) + 1"),
+     "its `call` is not its layers applied one after another to its input"),
+    (("        h = self.flatten(h)\n", ""), "its `call` does not apply each of its layers once"),
+    (("model = MyModel()", "model = MyModel()\nother = MyModel()"), "the class is read other than by one instantiation"),
+    (("(40, 6, 6, 1)).astype(np.float32)", "(40, 6, 6, 1))"), "not float32"),  # (float64 batches: Keras casts)
+    (("from_tensor_slices((x, y)).shuffle(40).batch(8)", "from_tensor_slices((x, y)).shuffle(40)"), "one by one"),
+    (("for images, labels in train_ds:", "for labels, images in train_ds:"), "are int64, not float32"),
+    (("x = rng.normal(size=(40, 6, 6, 1))", "x = load()"), "not known statically"),
+    (("        h = self.flatten(h)\n", "        h = self.flatten(h)\n        h = self.pool(h)\n"),
+     "its `call` does not apply each of its layers once"),
+    (("def train_step(images, labels):", "def train_step(images, labels):\n    images = images * 2"),
+     "not known statically"),
+])
+def test_a_subclassed_model_keeps_the_shim_saying_why(change, why):
+    old, new = change
+    assert old in SUBCLASS
+    out, findings = convert(SUBCLASS.replace(old, new))
+    assert "class MyModel(mk.Model):" in out
+    model = [f for f in notes(findings, "TFL100") if f.message.startswith("`MyModel`")]
+    assert [f.status for f in model] == ["info"] and why in model[0].message, [f.message for f in model]
+
+
+def test_the_input_shape_follows_the_arrays_through_module_statements():
+    """`load_data()`'s shapes, a tuple assignment, arithmetic, `[..., None]`, `astype` and a
+    distributed pipeline, as TF's advanced quickstart writes them under a strategy."""
+    source = textwrap.dedent('''\
+        import tensorflow as tf
+
+        mnist = tf.keras.datasets.mnist
+        (x_train, y_train), (x_test, y_test) = mnist.load_data()
+        x_train, x_test = x_train / 255.0, x_test / 255.0
+        x_train = x_train[..., tf.newaxis].astype("float32")
+        strategy = tf.distribute.MirroredStrategy()
+        dist = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x_train, y_train)).batch(32))
+
+
+        class Net(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.flatten = tf.keras.layers.Flatten()
+                self.out = tf.keras.layers.Dense(10)
+
+            def call(self, x):
+                return self.out(self.flatten(x))
+
+
+        with strategy.scope():
+            net = Net()
+
+
+        def step(batch):
+            features, labels = batch
+            return net(features)
+
+
+        for batch in dist:
+            step(batch)
+        ''')
+    out, findings = convert(source)
+    assert "self.out = nn.Dense(784, 10, " in out
+    [model] = notes(findings, "TFL100")
+    assert model.status == "converted" and "(28, 28, 1)" in model.message
+
+
+def test_a_sequential_without_an_input_shape_takes_it_from_the_arrays_it_is_fit_on():
+    source = textwrap.dedent('''\
+        import numpy as np
+        import tensorflow as tf
+
+        x = np.zeros((64, 5), dtype=np.float32)
+        y = np.zeros((64, 1), dtype=np.float32)
+        model = tf.keras.Sequential([tf.keras.layers.Dense(3, activation="relu"), tf.keras.layers.Dense(1)])
+        model.compile(optimizer="sgd", loss="mse")
+        model.fit(x, y, epochs=2, verbose=0)
+        ''')
+    out, findings = convert(source)
+    assert "nn.Dense(5, 3, " in out and "nn.Dense(3, 1, " in out
+    assert notes(findings, "TFL100")[0].status == "converted"
+    # called on data of two shapes, it keeps the shim
+    out, findings = convert(source + "model.predict(np.zeros((2, 6), dtype=np.float32))\n")
+    assert "mk.Sequential" in out and "different shapes" in notes(findings, "TFL100")[0].message

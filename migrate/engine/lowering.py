@@ -140,7 +140,7 @@ def jitted_functions(tree: ast.Module, findings, rules: tuple[Rule, ...]) -> fro
 
 
 def _where(tree: ast.Module) -> dict[str, tuple[int, int]]:
-    """Original line and column of each ``name = ...``, ``def name`` and ``name.method(...)``
+    """Original line and column of each ``name = ...``, ``def name``, ``class name`` and ``name.method(...)``
     statement (as ``"name.method"``) the module's code runs, outside functions and classes
     (``with strategy.scope():`` blocks included: the conversion dissolves them): the first
     under its key, the n-th also under ``key@n``."""
@@ -160,7 +160,7 @@ def _where(tree: ast.Module) -> dict[str, tuple[int, int]]:
             add(f"{node.value.func.value.id}.{node.value.func.attr}", node)
         elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             add(node.targets[0].id, node)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found.setdefault(node.name, (node.lineno, node.col_offset + 1))
         elif isinstance(node, (ast.With, ast.If, ast.Try)):
             statements[:0] = [*node.body, *getattr(node, "orelse", ()), *getattr(node, "finalbody", ())]

@@ -34,6 +34,7 @@ import libcst.matchers as m
 from libcst.helpers import get_full_name_for_node
 
 from migrate.ops import args as argbind
+from migrate.ops import shapes as shapes_of
 from migrate.ops.base import Operation, Param, imported_from, parse_expression, parse_statement, template_expression
 
 KINDS = ("sequential", "optimizer", "loss", "gradients", "average_loss", "jit", "fit", "dataset")
@@ -54,6 +55,9 @@ class LowerNative(Operation):
         "layers": Param(dict, doc="sequential: shim layer -> MindSpore cell"),
         "inputs": Param(list, doc="sequential: the shim's Input spellings"),
         "functional": Param(list, doc="sequential: the shim's functional Model spellings (a chain of layer calls)"),
+        "subclasses": Param(list, doc="sequential: the shim's Model spellings a subclassed model derives from"),
+        "data_shapes": Param(dict, doc="sequential: a Keras dataset module -> its `load_data()` arrays, "
+                             "((x_train, y_train), (x_test, y_test)), each a row's shape then its dtype"),
         "activations": Param(dict, doc="sequential: Keras activation name -> MindSpore's (null: none)"),
         "activation_cells": Param(dict, doc="sequential: Keras activation name -> MindSpore's activation cell"),
         "initializers": Param(dict, doc="sequential: Keras initializer name -> MindSpore's"),
@@ -512,6 +516,193 @@ class NativePass:
 
     def lower_models(self) -> None:
         self._lower_objects("sequential", self._model)
+        self.lower_subclasses()
+
+    # -- subclassed models ---------------------------------------------------------------------
+
+    def lower_subclasses(self) -> None:
+        """Each module-level ``class C(mk.Model)`` whose ``__init__`` makes its layers and whose
+        ``call`` applies them one after another, instantiated once (``model = C()``), becomes a
+        ``nn.Cell`` of MindSpore's cells with ``construct``, where the input shape is known from
+        the data the module feeds the model and every use of the model is one a cell serves."""
+        for rule in self.rules.get("sequential", ()):
+            bases = set(rule.params.get("subclasses", ()))
+            for statement in self.module.body:
+                if not (isinstance(statement, cst.ClassDef) and len(statement.bases) == 1
+                        and dotted(statement.bases[0].value) in bases and not statement.keywords):
+                    continue
+                why = self._subclass(rule, statement)
+                if why is not None:
+                    self.note(statement.name.value, rule, "info", f"`{statement.name.value}` keeps the shim (`mk`): {why}")
+
+    def _subclass(self, rule, cls: cst.ClassDef) -> str | None:  # noqa: C901 (one check per Keras form)
+        methods, others = {}, 0
+        for member in cls.body.body:
+            if isinstance(member, cst.FunctionDef) and not member.decorators and not member.asynchronous:
+                methods[member.name.value] = member
+            elif not m.matches(member, m.SimpleStatementLine([m.Expr(m.SimpleString())])):
+                others += 1
+        if others or set(methods) != {"__init__", "call"} or cls.decorators:
+            return "the class has members other than `__init__` and `call`"
+        init, call = methods["__init__"], methods["call"]
+        if len(init.params.params) != 1 or init.params.star_arg is not cst.MaybeSentinel.DEFAULT \
+                or init.params.star_kwarg is not None or init.params.kwonly_params or init.params.posonly_params:
+            return "its `__init__` takes arguments (the widths of its layers must be known statically)"
+        me = init.params.params[0].name.value
+        layers: dict[str, cst.Call] = {}
+        statements = [s for s in init.body.body if not m.matches(s, m.SimpleStatementLine([m.Expr(m.SimpleString())]))]
+        for i, small in enumerate(statements):
+            line = small.body[0] if isinstance(small, cst.SimpleStatementLine) and len(small.body) == 1 else None
+            if i == 0 and m.matches(line, m.Expr(m.Call(func=m.Attribute(value=m.Call(func=m.Name("super")), attr=m.Name("__init__")),
+                                                        args=[]))):
+                continue
+            if not (isinstance(line, cst.Assign) and len(line.targets) == 1 and isinstance(line.value, cst.Call)
+                    and m.matches(line.targets[0].target, m.Attribute(value=m.Name(me)))):
+                return "its `__init__` does more than call `super().__init__()` and make layers (`self.name = Layer(...)`)"
+            attr = line.targets[0].target.attr.value
+            if attr in layers:
+                return f"its `__init__` binds `self.{attr}` twice"
+            layers[attr] = line.value
+        if not layers:
+            return "its `__init__` makes no layers"
+        order = self._call_chain(call, set(layers))
+        if isinstance(order, str):
+            return order
+        applied, training_param = order
+        if sorted(a for a, _ in applied) != sorted(layers):
+            return "its `call` does not apply each of its layers once"
+        reads = [n for n in self.names.get(cls.name.value, ()) if n is not cls.name and not self._below(n, cls)]
+        if len(reads) != 1:
+            return "the class is read other than by one instantiation"
+        made_call = self.parent.get(reads[0])
+        statement = self.module.body[self.top_index(reads[0])]
+        found = _module_assign(statement)
+        if found is None or found[1] is not made_call or made_call.args:
+            return "the class is not instantiated once, without arguments, by a module statement `name = C()`"
+        name = found[0]
+        binding = statement.body[0].targets[0].target
+        if not self.bound_once(name, binding):
+            return f"`{name}` is bound more than once"
+        word = self.mentions(rule.params.get("refuse_when", []))
+        if word is not None:
+            return f"the module uses `{word}`, under which Keras layers compute what MindSpore's cells do not (a dtype policy)"
+        elements = [layers[a] for a, _ in applied]
+        shape = self._fed_rows(name, binding)
+        if isinstance(shape, str):
+            return shape
+        made = self._cells(rule, statement, elements, shape)
+        if isinstance(made, str):
+            return made
+        cells, training, _, out_shape, per_layer = made
+        word = self.mentions(rule.params.get("refuse_when_modal", [])) if training else None
+        if word is not None:
+            return (f"the module uses `{word}`, which repeats a forward pass for another gradient with the first "
+                    f"one's draws, and the model's {_MODAL} draw anew in MindSpore's cells")
+        spatial = [i for i, made in enumerate(per_layer) if any(isinstance(c, _Spatial) for c in made)]
+        if spatial:
+            first, last = spatial[0], spatial[-1]
+            if any(isinstance(c, _Flat) for made in per_layer[:first] for c in made) or any(
+                    isinstance(c, _Flat) for made in per_layer[first:last] for c in made) or any(
+                    isinstance(c, _Flat) for c in per_layer[last][:-1]):
+                return "a layer that needs a flat input comes before or between its convolutions"
+        self.building = None
+        uses = self._model_uses(name, binding, training, None)
+        loop_rules, compiles = self.loop_rules.pop(name, set()), self.compiles.pop(name, [])
+        split = self.softmax_split.pop(name, None)
+        if isinstance(uses, str):
+            return uses
+        if split is not None:
+            return f"the loop's loss reads `{name}`'s output before its last layer's softmax"
+        uses, train = uses
+        code = cst.Module([]).code_for_node
+        steps: dict[cst.CSTNode, list] = {}  # node -> its rewrites, innermost first
+        for i, ((attr, node), made) in enumerate(zip(applied, per_layer)):
+            cell = made[0].cells[0] if len(made) == 1 and len(made[0].cells) == 1 else parse_expression(
+                f"{rule.params['to']}([" + ", ".join(code(c) for one in made for c in one.cells) + "])")
+            self.out.nodes[layers[attr]] = lambda new, cell=cell: cell
+            if len(node.args) > 1:  # (`training=training`: a Cell takes its mode from `set_train`)
+                steps.setdefault(node, []).append(lambda new: new.with_changes(
+                    args=[new.args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)]))
+            if spatial and i == spatial[0]:  # (Keras's channels-last input, MindSpore's channels-first kernels)
+                steps.setdefault(node.args[0].value, []).append(
+                    lambda new: template_expression("{x}.transpose(0, 3, 1, 2)", x=new))
+            if spatial and i == spatial[-1] and isinstance(made[-1], _Spatial):
+                steps.setdefault(node, []).append(lambda new: template_expression("{c}.transpose(0, 2, 3, 1)", c=new))
+        for node, rewrites in steps.items():
+            self.out.nodes[node] = functools.partial(_in_turn, rewrites)
+        params = call.params
+        if training_param is not None:
+            params = params.with_changes(params=[p for p in params.params if p.name.value != training_param])
+            last = params.params[-1]
+            params = params.with_changes(params=[*params.params[:-1], last.with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+        self.out.nodes[call] = lambda new, params=params: new.with_changes(name=cst.Name("construct"), params=params)
+        self.out.nodes[cls.bases[0]] = lambda new: new.with_changes(value=parse_expression(rule.params["cell"]))
+        self.out.nodes.update(uses)
+        if train:
+            self.out.statements[statement] = [statement, parse_statement(f"{name}.set_train()")]
+        self.models[name] = statement
+        self.model_out[name] = (out_shape, training, train)
+        self.lowered.add(statement)
+        self.note(cls.name.value, rule, "converted",
+                  f"`{cls.name.value}` is a native `{rule.params['cell']}` (its input {tuple(shape)} as the module feeds "
+                  f"`{name}`; all the model's uses are ones MindSpore's cells serve)")
+        if loop_rules:
+            self.used.update(loop_rules)
+            loop = next(r for r in self.rules["fit"] if r.id in loop_rules)
+            for compiled in compiles:
+                where = self.place(name, compiled, "compile")
+                self.loops.append((loop, where))
+                self.note(where, loop, "converted", f"`{name}`'s Keras loop is `{loop.params['to']}`'s over "
+                          "MindSpore's optimizer and loss: each step one compiled cell")
+        return None
+
+    def _call_chain(self, call: cst.FunctionDef, layers: set[str]):
+        """``call(self, x[, training=None])`` whose statements apply the layers to one value in
+        turn (``x = self.a(x)``, ``return self.b(self.c(x))``): the (layer, call node) pairs in
+        order and the name of its ``training`` parameter (or None); or why not."""
+        params = call.params
+        plain = [p for p in params.params]
+        if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None or params.kwonly_params \
+                or params.posonly_params or len(plain) not in (2, 3) or plain[1].default is not None:
+            return "its `call` takes other arguments than the inputs and `training`"
+        me, current = plain[0].name.value, plain[1].name.value
+        training = plain[2].name.value if len(plain) == 3 else None
+        if training is not None and (plain[2].default is None or not m.matches(plain[2].default, m.Name("None") | m.Name("False"))):
+            return "its `call`'s third parameter is not a `training=None`"
+        chain: list[tuple[str, cst.Call]] = []
+
+        def applied(expr) -> bool:
+            if isinstance(expr, cst.Name) and expr.value == current:
+                return True
+            if not (isinstance(expr, cst.Call) and m.matches(expr.func, m.Attribute(value=m.Name(me)))
+                    and expr.func.attr.value in layers and expr.args and expr.args[0].keyword is None and not expr.args[0].star):
+                return False
+            extra = expr.args[1:]
+            if any(not (a.keyword is not None and a.keyword.value == "training" and training is not None
+                        and m.matches(a.value, m.Name(training))) for a in extra):
+                return False
+            if not applied(expr.args[0].value):
+                return False
+            chain.append((expr.func.attr.value, expr))
+            return True
+
+        body = [s for s in call.body.body if not m.matches(s, m.SimpleStatementLine([m.Expr(m.SimpleString())]))]
+        for i, statement in enumerate(body):
+            small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+                    and i < len(body) - 1 and applied(small.value):
+                current = small.targets[0].target.value
+                continue
+            if isinstance(small, cst.Return) and small.value is not None and i == len(body) - 1 and applied(small.value):
+                break
+            return "its `call` is not its layers applied one after another to its input"
+        else:
+            return "its `call` is not its layers applied one after another to its input"
+        if training is not None and any(not self._below(n, call.params) and not (
+                isinstance(self.parent.get(n), cst.Arg) and self.parent[n].keyword is not None) for n in self.under(training, call)):
+            return "its `call` reads `training` other than to hand it to a layer"
+        return chain, training
+
 
     def _model(self, rule, statement, name: str, call: cst.Call) -> str | None:
         why = self._lower_model(rule, statement, name, call)
@@ -552,38 +743,17 @@ class NativePass:
             shape = _input_shape(elements.pop(0), self.int_constant)
             if shape is None:
                 return "the `Input` shape is not a literal tuple of widths"
-        cells, training, inner = [], False, None
-        for i, layer in enumerate(elements):
-            if isinstance(layer, cst.Name) and layer.value in self.unnested and i == 0 and self.index[statement] in self.outer_reasons:
-                return self.outer_reasons[self.index[statement]]  # (why it kept the shim holding a native model)
-            if isinstance(layer, cst.Name) and layer.value in self.model_out and i == 0 and shape is None:
-                inner = layer.value  # (a native model first in the list: its cell, shared as Keras shares its layers)
-                shape, modal, inner_train = self.model_out[inner]
-                training = training or modal
-                cells.append(_Flat(cst.Name(inner)))
-                continue
-            if not isinstance(layer, cst.Call):
-                return "a layer is not constructed in the list"
-            spec = rule.params["layers"].get(dotted(layer.func))
-            if spec is None:
-                return f"`{dotted(layer.func)}` has no native lowering yet"
-            bound = argbind.bind(layer, spec["signature"])
-            if bound is None:
-                return f"`{dotted(layer.func)}` is called with arguments the native layer does not take"
-            given_shape = given(bound, "input_shape")
-            if given_shape is not None:
-                if i != 0 or shape is not None:
-                    return "`input_shape` is given to a layer that is not the first"
-                shape = _shape(given_shape, self.int_constant)
-                if shape is None:
-                    shape = self._runtime_width(rule, given_shape, elements)
-            kind = spec.get("kind", "dense")
-            made = getattr(self, "_" + kind)(rule, spec, bound, shape)
-            if isinstance(made, str):
-                return made
-            made, shape = made
-            training = training or kind == "batchnorm" or (kind == "dropout" and not _zero(bound["rate"]))
-            cells.extend(made if isinstance(made, list) else [made])
+        fed = None
+        if shape is None and not self._states_input(rule, elements):  # (no `input_shape`: the data the module feeds it)
+            fed = self._fed_rows(name, binding)
+            if not isinstance(fed, str):
+                shape = fed
+        made = self._cells(rule, statement, elements, shape)
+        if isinstance(made, str):
+            return f"{made} ({fed})" if isinstance(fed, str) and "not known statically" in made else made
+        cells, training, inner, shape, _ = made
+        if inner is not None:
+            inner_train = self.model_out[inner][2]
         if not cells:
             return "the model has no layers"
         word = self.mentions(rule.params.get("refuse_when_modal", [])) if training else None
@@ -667,6 +837,204 @@ class NativePass:
                 self.note(self.place(name, statement), loop, "converted", f"`{name}`'s `predict` is "
                           f"`{loop.params['to']}`'s, a compiled forward pass")
         return None
+
+    def _cells(self, rule, statement, elements: list, shape: tuple | None):
+        """MindSpore's cells of Keras's layers ``elements`` (calls, or a native model's name first)
+        applied in order to an input of ``shape`` (batch left out; None where not known): (the
+        cells, whether any computes differently in training, the native model first in the list
+        or None, the output shape, each layer's cells), or why the layers keep the shim."""
+        cells, training, inner, per_layer = [], False, None, []
+        for i, layer in enumerate(elements):
+            if isinstance(layer, cst.Name) and layer.value in self.unnested and i == 0 and self.index[statement] in self.outer_reasons:
+                return self.outer_reasons[self.index[statement]]  # (why it kept the shim holding a native model)
+            if isinstance(layer, cst.Name) and layer.value in self.model_out and i == 0 and shape is None:
+                inner = layer.value  # (a native model first in the list: its cell, shared as Keras shares its layers)
+                shape, modal, _ = self.model_out[inner]
+                training = training or modal
+                cells.append(_Flat(cst.Name(inner)))
+                per_layer.append([cells[-1]])
+                continue
+            if not isinstance(layer, cst.Call):
+                return "a layer is not constructed in the list"
+            spec = rule.params["layers"].get(dotted(layer.func))
+            if spec is None:
+                return f"`{dotted(layer.func)}` has no native lowering yet"
+            bound = argbind.bind(layer, spec["signature"])
+            if bound is None:
+                return f"`{dotted(layer.func)}` is called with arguments the native layer does not take"
+            given_shape = given(bound, "input_shape")
+            if given_shape is not None:
+                if i != 0 or shape is not None:
+                    return "`input_shape` is given to a layer that is not the first"
+                shape = _shape(given_shape, self.int_constant)
+                if shape is None:
+                    shape = self._runtime_width(rule, given_shape, elements)
+            kind = spec.get("kind", "dense")
+            made = getattr(self, "_" + kind)(rule, spec, bound, shape)
+            if isinstance(made, str):
+                return made
+            made, shape = made
+            training = training or kind == "batchnorm" or (kind == "dropout" and not _zero(bound["rate"]))
+            per_layer.append(made if isinstance(made, list) else [made])
+            cells.extend(per_layer[-1])
+        return cells, training, inner, shape, per_layer
+
+    def _states_input(self, rule, elements: list) -> bool:
+        """The first layer states its input (``input_shape``), or is a native model."""
+        first = elements[0] if elements else None
+        if isinstance(first, cst.Name):
+            return True
+        spec = rule.params["layers"].get(dotted(first.func)) if isinstance(first, cst.Call) else None
+        bound = argbind.bind(first, spec["signature"]) if spec is not None else None
+        return bound is not None and given(bound, "input_shape") is not None
+
+    # -- input shapes from the data the module feeds a model --------------------------------
+
+    def int_value(self, node: cst.CSTNode) -> int | None:
+        """An integer literal, or a module name bound once to one (:meth:`int_constant`)."""
+        if isinstance(node, cst.Integer):
+            return node.evaluated_value
+        return self.int_constant(node) if isinstance(node, cst.Name) and not self._local(node) else None
+
+    @functools.cached_property
+    def shapes(self) -> shapes_of.Shapes:
+        rule = next(iter(self.rules.get("sequential", ())), None)
+        data = next(iter(self.rules.get("dataset", ())), None)
+        return shapes_of.Shapes(self, rule.params.get("data_shapes", {}) if rule is not None else {},
+                                frozenset(data.params["lowers"]) if data is not None else frozenset(),
+                                frozenset(data.params["distribute"]) if data is not None else frozenset())
+
+    def _fed_rows(self, name: str, binding: cst.Name) -> tuple | str:
+        """The shape of one example of everything the module feeds the model ``name``: what it
+        is called on, and what its ``fit``/``evaluate``/``predict`` are given, each an array of a
+        shape the module's code makes statically (:mod:`migrate.ops.shapes`), or a batch that a
+        ``for`` loop over a pipeline of such arrays hands to the function calling it; or why not."""
+        found = set()
+        for read in self.reads(name, binding):
+            up = self.parent.get(read)
+            if isinstance(up, cst.Call) and up.func is read:
+                given_arg = next((a for a in up.args if a.keyword is None), None)
+            elif isinstance(up, cst.Attribute) and up.value is read and up.attr.value in ("fit", "evaluate", "predict") \
+                    and isinstance(self.parent.get(up), cst.Call):
+                call = self.parent[up]
+                given_arg = next((a for a in call.args if a.keyword is None or a.keyword.value == "x"), None)
+            else:
+                continue
+            if given_arg is None or given_arg.star:
+                return f"`{name}` is called without one input"
+            rows = self._rows_of(given_arg.value, up)
+            if isinstance(rows, str):
+                return rows
+            found.add(rows)
+        if not found:
+            return f"`{name}` is given no data whose shape the module makes statically"
+        if len(found) > 1:
+            return f"`{name}` is given inputs of different shapes ({', '.join(sorted(map(str, found)))})"
+        return found.pop()
+
+    def _rows_of(self, value: cst.BaseExpression, use: cst.CSTNode, part: int | None = None, depth: int = 0) -> tuple | str:
+        """The shape of one example of ``value`` (its ``part``-th element, where given), a model's
+        input read at ``use`` (see :meth:`_fed_rows`): an array the module makes, a batch of a
+        module-level ``for`` loop over a pipeline, or a function's parameter (or a part of one,
+        ``features, labels = batch``) that every call of the function gives one of these; or why not."""
+        unknown = f"the shape of `{cst.Module([]).code_for_node(value)}`, an input of the model, is not known statically"
+        if depth > 4:
+            return unknown
+        if not isinstance(value, cst.Name) or not self._local(value):
+            if isinstance(value, cst.Name) and self._scope_of(use) is None:
+                rows = self._loop_rows(value, part)
+                if rows is not None:
+                    return rows
+            if self._scope_of(use) is not None or part is not None:
+                return unknown
+            got = self.shapes.at(use, value)
+            if not isinstance(got, shapes_of.Arr) or got.rows is None or None in got.rows:
+                return unknown
+            return got.rows
+        function = self._scope_of(value)  # (the function whose parameter, or variable, it is)
+        while isinstance(function, cst.FunctionDef) and value.value not in _locals(function):
+            function = self._scope_of(function)
+        if not isinstance(function, cst.FunctionDef) or self._scope_of(function) is not None or function.decorators:
+            return unknown
+        bindings = [n for n in self.under(value.value, function) if self.binds(n)]
+        if len(bindings) != 1:
+            return unknown
+        params = function.params
+        if isinstance(self.parent.get(bindings[0]), cst.Param):
+            if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.posonly_params:
+                return unknown
+            position = next(i for i, p in enumerate(params.params) if p.name is bindings[0])
+            calls = [read for read in self.names.get(function.name.value, ()) if read is not function.name]
+            if not calls or any(not (isinstance(self.parent.get(read), cst.Call) and self.parent[read].func is read)
+                                or self._local(read) for read in calls):
+                return f"`{function.name.value}`, which calls the model, is not only called by its name"
+            found = set()
+            for read in calls:
+                call = self.parent[read]
+                args = [a for a in call.args if a.keyword is None]
+                if any(a.star for a in call.args):
+                    return unknown
+                arg = args[position] if position < len(args) else \
+                    next((a for a in call.args if a.keyword is not None and a.keyword.value == value.value), None)
+                if arg is None:
+                    return unknown
+                rows = self._rows_of(arg.value, call, part, depth + 1)
+                if isinstance(rows, str):
+                    return rows
+                found.add(rows)
+            return found.pop() if len(found) == 1 else unknown
+        # `features, targets = inputs` in the function's own body: a part of another of its names
+        target = self.parent.get(self.parent.get(bindings[0]))
+        tuple_ = self.parent.get(target) if isinstance(target, cst.Tuple) else None
+        assign = self.parent.get(tuple_) if isinstance(tuple_, cst.AssignTarget) else None
+        if part is not None or not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.Name)
+                                    and all(isinstance(e, cst.Element) for e in target.elements)):
+            return unknown
+        at = next(i for i, e in enumerate(target.elements) if e.value is bindings[0])
+        return self._rows_of(assign.value, assign, at, depth + 1)
+
+    def _loop_rows(self, name: cst.Name, part: int | None = None) -> tuple | str | None:
+        """For the target of a module-level ``for`` loop over a batched pipeline of arrays whose
+        shapes are known (``for images, labels in train_ds``, or over ``enumerate(...)`` of one):
+        the shape of one example of its part (or of the ``part``-th part of a whole batch); None
+        where ``name`` is no such target."""
+        node, loop = name, None
+        while node in self.parent:
+            node = self.parent[node]
+            if isinstance(node, cst.For):
+                loop = node
+                break
+        if loop is None or self._scope_of(loop) is not None:
+            return None
+        target, source = loop.target, loop.iter
+        if isinstance(source, cst.Call) and isinstance(source.func, cst.Name) and source.func.value == "enumerate" \
+                and source.args and source.args[0].keyword is None and not source.args[0].star:
+            if not (isinstance(target, cst.Tuple) and len(target.elements) == 2):
+                return None
+            target, source = target.elements[1].value, source.args[0].value
+        rows = self.shapes.at(loop, source)
+        if not isinstance(rows, shapes_of.Rows):
+            return None
+        if not rows.batched:
+            return "the model is fed a pipeline's rows one by one (not batched)"
+        if isinstance(target, cst.Name) and target.value == name.value:
+            at = 0 if rows.single and part is None else part
+        elif isinstance(target, (cst.Tuple, cst.List)) and part is None and len(target.elements) == len(rows.parts):
+            at = next((i for i, e in enumerate(target.elements) if m.matches(e.value, m.Name(name.value))), None)
+        else:
+            at = None
+        if at is None or at >= len(rows.parts) or (rows.single and at != 0):
+            return None
+        got = rows.parts[at]
+        if got.rows is None or None in got.rows:
+            return None
+        if got.dtype != "float32":
+            return (f"the batches the model is fed from `{cst.Module([]).code_for_node(source)}` are "
+                    f"{got.dtype or 'of a dtype not known statically'}, not float32 (Keras casts its input; a MindSpore cell "
+                    "takes what it is given)")
+        if any(self.binds(n) and n is not name and self._below(n, loop.body) for n in self.names.get(name.value, ())):
+            return None
+        return got.rows
 
     def _functional(self, rule, statement, call: cst.Call) -> list[tuple[cst.CSTNode, cst.Call]] | str:
         """A functional model that is a chain, ``i = Input(...)``, ``x = Layer(...)(i)``, ...,
@@ -2150,6 +2518,12 @@ class NativePass:
 
 
 _EQUAL = cst.AssignEqual(whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(""))
+
+
+def _in_turn(rewrites: list, node: cst.CSTNode) -> cst.CSTNode:
+    for rewrite in rewrites:
+        node = rewrite(node)
+    return node
 
 
 def _first_arg(value: cst.BaseExpression, call: cst.Call, args) -> cst.Arg:

@@ -187,3 +187,31 @@ def init() -> None:
     """
     collectives.world()
     orders.align_global_generators()
+    if not collectives.launched_by_launcher():
+        _one_process_broadcasts()
+
+
+def _one_process_broadcasts() -> None:
+    """Started without a launcher, ``parameter_broadcast=True`` (which the conversion sets beside
+    DATA_PARALLEL) makes GRAPH_MODE broadcast a compiled cell's parameters over a communication
+    group MindSpore never initialized, and the compile fails (on CPU: "Broadcast only support
+    mccl_world_group"). With one process a broadcast from rank 0 is the identity: this skips it.
+    The hook is MindSpore's internal ``mindspore.graph.api._parameter_broadcast``; where a
+    MindSpore version has none, nothing is changed."""
+    import importlib
+
+    try:
+        api = importlib.import_module("mindspore.graph.api")
+    except ImportError:
+        return
+    broadcast = getattr(api, "_parameter_broadcast", None)
+    if broadcast is None or getattr(broadcast, "_migrate_one_process", False):
+        return
+
+    def skipped(obj):
+        if collectives.launched_by_launcher():
+            return broadcast(obj)
+        return None
+
+    skipped._migrate_one_process = True
+    api._parameter_broadcast = skipped

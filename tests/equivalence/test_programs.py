@@ -148,7 +148,7 @@ def converted(tmp_path_factory) -> dict[str, Path]:
 # The programs whose model the native tier lowers to MindSpore's own cells (checked below):
 # they also run converted with `--tier shim`, which keeps migrate.runtime's Keras throughout.
 NATIVE = {"custom_loop_tfrecords", "datasets_from_function", "example", "horovod_custom_loop", "horovod_native", "keras_fit", "keras_fit_callbacks", "keras_fit_softmax", "keras_quickstart", "metrics_replica_context", "multi_worker",
-          "native_adam", "native_classifier", "native_cnn"}
+          "native_adam", "native_classifier", "native_cnn", "subclassed_model"}
 # horovod_native's shim tier is horovod_custom_loop's path (the runtime's Horovod, `mk`): not run twice.
 SHIM_TOO = NATIVE - {"horovod_native"}
 
