@@ -3,6 +3,8 @@ what keeps the shim and why, and how a user chooses the tier."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import subprocess
 import sys
 import textwrap
@@ -12,7 +14,8 @@ import pytest
 from migrate.config import NATIVE_RULES, ConfigError, load_config
 from migrate.engine.runner import RuleSelection, convert_source, rule_index
 from migrate.rules import load_rules
-from tests.helpers import convert
+from tests.equivalence.harness import assert_same_numbers
+from tests.helpers import convert, python_json
 
 HEAD = textwrap.dedent('''\
     import tensorflow as tf
@@ -1379,3 +1382,181 @@ def test_a_sequential_without_an_input_shape_takes_it_from_the_arrays_it_is_fit_
     # called on data of two shapes, it keeps the shim
     out, findings = convert(source + "model.predict(np.zeros((2, 6), dtype=np.float32))\n")
     assert "mk.Sequential" in out and "different shapes" in notes(findings, "TFL100")[0].message
+
+
+TFE_NEURAL_NET = textwrap.dedent('''\
+    import json
+
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.keras import Model, layers
+
+    num_classes = 3
+    num_features = 12
+    n_hidden_1 = 8
+    n_hidden_2 = 6
+    rng = np.random.default_rng(7)
+    x_train = rng.normal(size=(48, 3, 4))
+    y_train = rng.integers(0, 3, size=48)
+    x_test = rng.normal(size=(10, 3, 4))
+    w1 = rng.normal(scale=0.4, size=(12, 8)).astype(np.float32)
+    w2 = rng.normal(scale=0.4, size=(8, 6)).astype(np.float32)
+    w3 = rng.normal(scale=0.4, size=(6, 3)).astype(np.float32)
+    x_train, x_test = np.array(x_train, np.float32), np.array(x_test, np.float32)
+    x_train, x_test = x_train.reshape([-1, num_features]), x_test.reshape([-1, num_features])
+    x_train, x_test = x_train / 2., x_test / 2.
+
+    train_data = tf.data.Dataset.from_tensor_slices((x_train, y_train))
+    train_data = train_data.repeat().batch(16)
+
+
+    class NeuralNet(Model):
+        def __init__(self):
+            super(NeuralNet, self).__init__()
+            self.fc1 = layers.Dense(n_hidden_1, activation=tf.nn.relu, kernel_initializer=tf.constant_initializer(w1))
+            self.fc2 = layers.Dense(n_hidden_2, activation=tf.nn.relu, kernel_initializer=tf.constant_initializer(w2))
+            self.out = layers.Dense(num_classes, kernel_initializer=tf.constant_initializer(w3))
+
+        def call(self, x, is_training=False):
+            x = self.fc1(x)
+            x = self.fc2(x)
+            x = self.out(x)
+            if not is_training:
+                x = tf.nn.softmax(x)
+            return x
+
+
+    neural_net = NeuralNet()
+
+
+    def cross_entropy_loss(x, y):
+        y = tf.cast(y, tf.int64)
+        loss = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=x)
+        return tf.reduce_mean(loss)
+
+
+    optimizer = tf.optimizers.SGD(0.1)
+
+
+    def run_optimization(x, y):
+        with tf.GradientTape() as g:
+            pred = neural_net(x, is_training=True)
+            loss = cross_entropy_loss(pred, y)
+        trainable_variables = neural_net.trainable_variables
+        gradients = g.gradient(loss, trainable_variables)
+        optimizer.apply_gradients(zip(gradients, trainable_variables))
+        return loss
+
+
+    losses = []
+    for step, (batch_x, batch_y) in enumerate(train_data.take(9), 1):
+        losses.append(float(run_optimization(batch_x, batch_y)))
+    pred = neural_net(x_test, is_training=False)
+    print(json.dumps({"losses": losses, "test": np.asarray(pred).ravel().tolist()}))
+    ''')
+
+
+def test_tensorflow_examples_neural_network_is_native_and_gives_tfs_numbers():
+    """TensorFlow-Examples' `neural_network` (a subclassed model whose `call` takes its own flag
+    and applies a softmax when it is off; a step reading the weights through a local name)."""
+    out, findings = convert(TFE_NEURAL_NET)
+    assert "mk." not in out and "import tensorflow" not in out
+    assert "self.fc2 = nn.Dense(n_hidden_1, n_hidden_2, " in out
+    assert "    def construct(self, x, is_training=False):" in out
+    assert "pred = neural_net(x, is_training=True)" in out
+    assert "pred = neural_net(ms.Tensor(x_test, ms.float32), is_training=False)" in out
+    assert "optimizer(grad_reducer(gradients))" in out
+    assert {f.rule: f.status for f in findings if f.rule in ("TFL100", "TFL110")} == {"TFL100": "converted", "TFL110": "converted"}
+    if importlib.util.find_spec("mindspore") is None or importlib.util.find_spec("tensorflow") is None:
+        pytest.skip("needs TensorFlow and MindSpore")
+    want, got = python_json(TFE_NEURAL_NET), python_json(out)
+    assert_same_numbers(got, want)
+
+
+TFE_CONV_NET = textwrap.dedent('''\
+    import json
+
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow.keras import Model, layers
+
+    num_classes = 3
+    rng = np.random.default_rng(9)
+    x_train = rng.normal(size=(40, 36)).astype(np.float32)
+    y_train = rng.integers(0, 3, size=40)
+    k1 = rng.normal(scale=0.4, size=(3, 3, 1, 4)).astype(np.float32)
+    w1 = rng.normal(scale=0.3, size=(16, 5)).astype(np.float32)
+    w2 = rng.normal(scale=0.3, size=(5, 3)).astype(np.float32)
+    train_data = tf.data.Dataset.from_tensor_slices((x_train, y_train)).batch(8)
+
+
+    class ConvNet(Model):
+        def __init__(self):
+            super(ConvNet, self).__init__()
+            self.conv1 = layers.Conv2D(4, kernel_size=3, activation=tf.nn.relu, kernel_initializer=tf.constant_initializer(k1))
+            self.maxpool1 = layers.MaxPool2D(2, strides=2)
+            self.flatten = layers.Flatten()
+            self.fc1 = layers.Dense(5, kernel_initializer=tf.constant_initializer(w1))
+            # Apply Dropout (if is_training is False, dropout is not applied).
+            self.dropout = layers.Dropout(rate=DROP)
+            self.out = layers.Dense(num_classes, kernel_initializer=tf.constant_initializer(w2))
+
+        def call(self, x, is_training=False):
+            x = tf.reshape(x, [-1, 6, 6, 1])
+            x = self.conv1(x)
+            x = self.maxpool1(x)
+            x = self.flatten(x)
+            x = self.fc1(x)
+            x = self.dropout(x, training=is_training)
+            x = self.out(x)
+            if not is_training:
+                x = tf.nn.softmax(x)
+            return x
+
+
+    conv_net = ConvNet()
+    optimizer = tf.optimizers.Adam(0.001)
+
+
+    def run_optimization(x, y):
+        with tf.GradientTape() as g:
+            pred = conv_net(x, is_training=True)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=tf.cast(y, tf.int64), logits=pred))
+        trainable_variables = conv_net.trainable_variables
+        gradients = g.gradient(loss, trainable_variables)
+        optimizer.apply_gradients(zip(gradients, trainable_variables))
+        return loss
+
+
+    losses = [float(run_optimization(batch_x, batch_y)) for _ in range(2) for batch_x, batch_y in train_data]
+    pred = conv_net(x_train[:6])
+    print(json.dumps({"losses": losses, "test": np.asarray(pred).ravel().tolist()}))
+    ''')
+
+
+def test_tensorflow_examples_conv_net_is_native_its_dropout_by_the_calls_flag(tmp_path):
+    """TensorFlow-Examples' `convolutional_network`: a `call` that reshapes its input first (the
+    shape the cell is built for), a Dropout handed the call's own flag as `training`
+    (`ops.dropout(..., training=is_training)`: it drops by that flag, not by the Cell's mode)."""
+    out, findings = convert(TFE_CONV_NET.replace("DROP", "0.5"))
+    assert "mk." not in out and "import tensorflow" not in out
+    assert "nn.Conv2d(1, 4, 3, " in out and "self.fc1 = nn.Dense(16, 5, " in out
+    assert "self.dropout" not in out
+    assert "        x = ops.dropout(x, p=0.5, training=is_training)\n" in out
+    assert "        x = self.conv1(x.transpose(0, 3, 1, 2))\n        x = self.maxpool1(x).transpose(0, 2, 3, 1)\n" in out
+    assert "set_train" not in out
+    [model] = notes(findings, "TFL100")
+    assert model.status == "converted" and "(6, 6, 1)" in model.message
+    if importlib.util.find_spec("mindspore") is None or importlib.util.find_spec("tensorflow") is None:
+        pytest.skip("needs TensorFlow and MindSpore")
+    program = TFE_CONV_NET.replace("DROP", "0.0")  # (no draws: TF's numbers)
+    want, got = python_json(program), python_json(convert(program)[0])
+    assert_same_numbers(got, want)
+    # the step a tf.function: a GRAPH_MODE cell, calling the model with its flag (MindSpore compiles files only)
+    compiled, findings = convert(program.replace("def run_optimization", "@tf.function\ndef run_optimization"))
+    assert "class RunOptimization(nn.Cell):" in compiled and "trainable_params()" not in compiled.split("class RunOptimization")[1]
+    script = tmp_path / "train.py"
+    script.write_text(compiled, encoding="utf-8")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert_same_numbers(json.loads(done.stdout.strip().splitlines()[-1]), want)

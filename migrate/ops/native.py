@@ -294,6 +294,9 @@ class NativePass:
         self.loop_rules: dict[str, set[str]] = {}  # model -> the rules its Keras loop's lowering uses (TFL160)
         self.compiles: dict[str, list] = {}  # model -> its lowered `compile` statements
         self.softmax_split: dict[str, str] = {}  # model -> its softmax head ("dense": a Dense's activation) the loop's loss reads before
+        self.weight_aliases: dict[cst.CSTNode, tuple[str, cst.FunctionDef]] = {}  # (`weights_owner`)
+        self.weights_dropped: set[cst.CSTNode] = set()  # weights arguments (or calls) the lowerings replace
+        self.width_names: dict[int, cst.Name] = {}  # width -> the constant the layer before was given (`_cells`)
         self.building = None  # the cells of the model being lowered (a SequentialCell's), for its uses' checks
         self.absorbed: set[cst.Name] = set()  # reads of a model's name in the `add` statements its list holds
         self.loops: list[tuple] = []  # (rule, model) whose Keras loop runs natively
@@ -565,10 +568,10 @@ class NativePass:
             layers[attr] = line.value
         if not layers:
             return "its `__init__` makes no layers"
-        order = self._call_chain(call, set(layers))
-        if isinstance(order, str):
-            return order
-        applied, training_param = order
+        chain = self._call_chain(call, set(layers))
+        if isinstance(chain, str):
+            return chain
+        applied, training_param = chain.applied, chain.training
         if sorted(a for a, _ in applied) != sorted(layers):
             return "its `call` does not apply each of its layers once"
         reads = [n for n in self.names.get(cls.name.value, ()) if n is not cls.name and not self._below(n, cls)]
@@ -587,13 +590,21 @@ class NativePass:
         if word is not None:
             return f"the module uses `{word}`, under which Keras layers compute what MindSpore's cells do not (a dtype policy)"
         elements = [layers[a] for a, _ in applied]
-        shape = self._fed_rows(name, binding)
+        shape = chain.reshape or self._fed_rows(name, binding)
         if isinstance(shape, str):
             return shape
         made = self._cells(rule, statement, elements, shape)
         if isinstance(made, str):
             return made
         cells, training, _, out_shape, per_layer = made
+        for attr, flag in chain.flagged.items():
+            spec = rule.params["layers"].get(dotted(layers[attr].func))
+            if spec.get("kind") != "dropout":
+                return f"`self.{attr}`, handed the flag `{flag}` as `training`, is not a `Dropout`"
+        # (a Dropout handed the call's flag drops by that flag, `ops.dropout(..., training=flag)`: not by the Cell's mode)
+        training = any((spec := rule.params["layers"][dotted(layers[a].func)]).get("kind") == "batchnorm" or (
+            spec.get("kind") == "dropout" and a not in chain.flagged and not _zero(argbind.bind(layers[a], spec["signature"])["rate"]))
+            for a, _ in applied)
         word = self.mentions(rule.params.get("refuse_when_modal", [])) if training else None
         if word is not None:
             return (f"the module uses `{word}`, which repeats a forward pass for another gradient with the first "
@@ -606,7 +617,7 @@ class NativePass:
                     isinstance(c, _Flat) for c in per_layer[last][:-1]):
                 return "a layer that needs a flat input comes before or between its convolutions"
         self.building = None
-        uses = self._model_uses(name, binding, training, None)
+        uses = self._model_uses(name, binding, training, None, flags=chain.flags)
         loop_rules, compiles = self.loop_rules.pop(name, set()), self.compiles.pop(name, [])
         split = self.softmax_split.pop(name, None)
         if isinstance(uses, str):
@@ -619,6 +630,18 @@ class NativePass:
         for i, ((attr, node), made) in enumerate(zip(applied, per_layer)):
             cell = made[0].cells[0] if len(made) == 1 and len(made[0].cells) == 1 else parse_expression(
                 f"{rule.params['to']}([" + ", ".join(code(c) for one in made for c in one.cells) + "])")
+            if attr in chain.flagged:  # (`ops.dropout(x, p=rate, training=flag)`, and no cell of its own)
+                rate = argbind.bind(layers[attr], rule.params["layers"][dotted(layers[attr].func)]["signature"])["rate"]
+                gone = self.statement_of(layers[attr])
+                self.out.removed.add(gone)
+                block = list(self.parent[gone].body)
+                after = block[block.index(gone) + 1] if block.index(gone) + 1 < len(block) else None
+                if after is not None and after not in self.out.nodes and any(line.comment for line in gone.leading_lines):
+                    self.out.nodes[after] = lambda new, lines=gone.leading_lines: new.with_changes(
+                        leading_lines=[*lines, *new.leading_lines])  # (its comments stay, above the next statement)
+                steps.setdefault(node, []).append(lambda new, rate=rate, flag=chain.flagged[attr]: template_expression(
+                    "ops.dropout({x}, p={p}, training={f})", x=new.args[0].value, p=rate, f=cst.Name(flag)))
+                continue
             self.out.nodes[layers[attr]] = lambda new, cell=cell: cell
             if len(node.args) > 1:  # (`training=training`: a Cell takes its mode from `set_train`)
                 steps.setdefault(node, []).append(lambda new: new.with_changes(
@@ -656,39 +679,88 @@ class NativePass:
                           "MindSpore's optimizer and loss: each step one compiled cell")
         return None
 
-    def _call_chain(self, call: cst.FunctionDef, layers: set[str]):
-        """``call(self, x[, training=None])`` whose statements apply the layers to one value in
-        turn (``x = self.a(x)``, ``return self.b(self.c(x))``): the (layer, call node) pairs in
-        order and the name of its ``training`` parameter (or None); or why not."""
+    def _call_chain(self, call: cst.FunctionDef, layers: set[str]):  # noqa: C901 (one case per form)
+        """``call(self, x, ...)`` whose statements apply the layers to one value in turn
+        (``x = self.a(x)``, ``return self.b(self.c(x))``), with MindSpore's elementwise
+        activations between them (``x = ops.relu(x)``), a first ``x = ops.reshape(x, (-1, ...))``,
+        and ``if flag:`` / ``if not flag:`` blocks of activations on a parameter of the call's
+        own with a literal default (the cell's ``construct`` keeps it; the model's calls pass it):
+        a ``_Chain``, or why not."""
         params = call.params
-        plain = [p for p in params.params]
+        plain = list(params.params)
         if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None or params.kwonly_params \
-                or params.posonly_params or len(plain) not in (2, 3) or plain[1].default is not None:
-            return "its `call` takes other arguments than the inputs and `training`"
+                or params.posonly_params or len(plain) < 2 or plain[1].default is not None:
+            return "its `call` takes other arguments than the inputs, `training` and flags"
         me, current = plain[0].name.value, plain[1].name.value
-        training = plain[2].name.value if len(plain) == 3 else None
-        if training is not None and (plain[2].default is None or not m.matches(plain[2].default, m.Name("None") | m.Name("False"))):
-            return "its `call`'s third parameter is not a `training=None`"
+        training, flags = None, []
+        for extra in plain[2:]:
+            if extra.default is None or not (_literal(extra.default) or m.matches(extra.default, m.Name("None"))):
+                return f"its `call`'s parameter `{extra.name.value}` has no literal default"
+            if extra.name.value == "training":
+                training = "training"
+            else:
+                flags.append(extra.name.value)
         chain: list[tuple[str, cst.Call]] = []
+        flagged: dict[str, str] = {}
+        reshape = None
+
+        def activation(expr) -> bool:
+            return (self.ms_ops and isinstance(expr, cst.Call) and m.matches(expr.func, m.Attribute(value=m.Name("ops")))
+                    and expr.func.attr.value in _ELEMENTWISE and len(expr.args) == 1 and expr.args[0].keyword is None
+                    and not expr.args[0].star)
 
         def applied(expr) -> bool:
             if isinstance(expr, cst.Name) and expr.value == current:
                 return True
+            if activation(expr):
+                return applied(expr.args[0].value)
             if not (isinstance(expr, cst.Call) and m.matches(expr.func, m.Attribute(value=m.Name(me)))
                     and expr.func.attr.value in layers and expr.args and expr.args[0].keyword is None and not expr.args[0].star):
                 return False
             extra = expr.args[1:]
+            handed = [a for a in extra if a.keyword is not None and a.keyword.value == "training" and isinstance(a.value, cst.Name)
+                      and a.value.value in flags]  # (`self.dropout(x, training=is_training)`: the call's own flag)
             if any(not (a.keyword is not None and a.keyword.value == "training" and training is not None
-                        and m.matches(a.value, m.Name(training))) for a in extra):
+                        and m.matches(a.value, m.Name(training))) for a in extra if a not in handed) or len(extra) > 1:
                 return False
             if not applied(expr.args[0].value):
                 return False
             chain.append((expr.func.attr.value, expr))
+            if handed:
+                flagged[expr.func.attr.value] = handed[0].value.value
+            return True
+
+        def flag_block(statement) -> bool:
+            test = statement.test
+            if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+                test = test.expression
+            if not (isinstance(test, cst.Name) and test.value in flags) or statement.orelse is not None:
+                return False
+            for inner in statement.body.body:
+                small = inner.body[0] if isinstance(inner, cst.SimpleStatementLine) and len(inner.body) == 1 else None
+                if not (isinstance(small, cst.Assign) and len(small.targets) == 1
+                        and m.matches(small.targets[0].target, m.Name(current)) and activation(small.value)
+                        and m.matches(small.value.args[0].value, m.Name(current))):
+                    return False
             return True
 
         body = [s for s in call.body.body if not m.matches(s, m.SimpleStatementLine([m.Expr(m.SimpleString())]))]
         for i, statement in enumerate(body):
             small = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
+            if isinstance(statement, cst.If) and i < len(body) - 1 and flag_block(statement):
+                continue
+            if i == 0 and isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
+                    and isinstance(small.value, cst.Call) and dotted(small.value.func) == "ops.reshape" and self.ms_ops \
+                    and len(small.value.args) == 2 and m.matches(small.value.args[0].value, m.Name(current)) \
+                    and all(a.keyword is None and not a.star for a in small.value.args):
+                dims = small.value.args[1].value
+                sizes = [self.int_value(e.value) if not m.matches(e.value, m.UnaryOperation(operator=m.Minus())) else _int(e.value)
+                         for e in dims.elements] if isinstance(dims, (cst.Tuple, cst.List)) else []
+                if len(sizes) < 2 or sizes[0] != -1 or any(d is None or d < 1 for d in sizes[1:]):
+                    return "its `call` reshapes its input to a shape that is not literal widths after -1"
+                reshape = tuple(sizes[1:])
+                current = small.targets[0].target.value
+                continue
             if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
                     and i < len(body) - 1 and applied(small.value):
                 current = small.targets[0].target.value
@@ -701,7 +773,7 @@ class NativePass:
         if training is not None and any(not self._below(n, call.params) and not (
                 isinstance(self.parent.get(n), cst.Arg) and self.parent[n].keyword is not None) for n in self.under(training, call)):
             return "its `call` reads `training` other than to hand it to a layer"
-        return chain, training
+        return _Chain(chain, training, tuple(flags), reshape, flagged)
 
 
     def _model(self, rule, statement, name: str, call: cst.Call) -> str | None:
@@ -844,6 +916,7 @@ class NativePass:
         cells, whether any computes differently in training, the native model first in the list
         or None, the output shape, each layer's cells), or why the layers keep the shim."""
         cells, training, inner, per_layer = [], False, None, []
+        self.width_names = {}
         for i, layer in enumerate(elements):
             if isinstance(layer, cst.Name) and layer.value in self.unnested and i == 0 and self.index[statement] in self.outer_reasons:
                 return self.outer_reasons[self.index[statement]]  # (why it kept the shim holding a native model)
@@ -874,10 +947,20 @@ class NativePass:
             if isinstance(made, str):
                 return made
             made, shape = made
+            # (the next layer's input width, written as this one's width was: `n_hidden` for `Dense(n_hidden)`)
+            width = given(bound, {"dense": "units", "conv2d": "filters"}.get(kind, ""))
+            if kind in ("dense", "conv2d"):
+                self.width_names = {shape[-1]: width} if isinstance(width, cst.Name) else {}
+            elif kind not in ("dropout", "activation", "batchnorm", "pool2d"):
+                self.width_names = {}
             training = training or kind == "batchnorm" or (kind == "dropout" and not _zero(bound["rate"]))
             per_layer.append(made if isinstance(made, list) else [made])
             cells.extend(per_layer[-1])
         return cells, training, inner, shape, per_layer
+
+    def _width(self, width: int) -> cst.BaseExpression:
+        """An input width as code: the module constant the layer before was given, else the number."""
+        return self.width_names.get(width) or cst.Integer(str(width))
 
     def _states_input(self, rule, elements: list) -> bool:
         """The first layer states its input (``input_shape``), or is a native model."""
@@ -1148,7 +1231,8 @@ class NativePass:
 
     def _dense(self, rule, spec: dict, bound: dict, shape: tuple | None):
         units = given(bound, "units")
-        if not isinstance(units, cst.Integer):
+        count = self.int_value(units) if units is not None else None  # (a literal, or a module constant)
+        if count is None:
             return "a layer's width is not a literal"
         width: int | cst.BaseExpression | None = shape[-1] if shape is not None else None
         if width is None:
@@ -1160,7 +1244,7 @@ class NativePass:
         kwargs = {"weight_init": _quoted(rule.params["initializers"]["glorot_uniform"]),
                   "bias_init": _quoted(rule.params["initializers"]["zeros"])}
         why = self._weights(rule, bound, kwargs, transpose=True,
-                            fans=(width, int(units.value)) if isinstance(width, int) else None)
+                            fans=(width, count) if isinstance(width, int) else None)
         if why is not None:
             return why
         activation = given(bound, "activation")
@@ -1174,10 +1258,10 @@ class NativePass:
                 after = _Any(_activation_cell(rule, act))
             elif rule.params["activations"][act] is not None:
                 kwargs["activation"] = _quoted(rule.params["activations"][act])
-        args = [cst.Arg(cst.Integer(str(width)) if isinstance(width, int) else width), cst.Arg(units)]
+        args = [cst.Arg(self._width(width) if isinstance(width, int) else width), cst.Arg(units)]
         args += [cst.Arg(v, keyword=cst.Name(k), equal=_EQUAL) for k, v in kwargs.items()]
         dense = _Flat(cst.Call(func=parse_expression(spec["to"]), args=args))
-        return ([dense, after] if after is not None else dense), (shape or (None,))[:-1] + (int(units.value),)
+        return ([dense, after] if after is not None else dense), (shape or (None,))[:-1] + (count,)
 
     def _runtime_width(self, rule, given_shape: cst.BaseExpression, elements: list) -> tuple | None:
         """``Dense(30, input_shape=X_train.shape[1:])`` first, then only layers that act on the last
@@ -1237,7 +1321,8 @@ class NativePass:
 
     def _conv2d(self, rule, spec: dict, bound: dict, shape: tuple | None):
         filters = given(bound, "filters")
-        if not isinstance(filters, cst.Integer):
+        count = self.int_value(filters) if filters is not None else None
+        if count is None:
             return "a convolution's `filters` is not a literal"
         if shape is None or len(shape) != 3:
             return "a convolution's input shape (height, width, channels) is not known statically"
@@ -1255,11 +1340,11 @@ class NativePass:
                   "bias_init": _quoted(rule.params["initializers"]["zeros"])}
         area = kernel[0] * kernel[1]
         why = self._weights(rule, bound, kwargs, transpose=spec["transpose"],
-                            fans=(area * shape[2], area * int(filters.value)))
+                            fans=(area * shape[2], area * count))
         if why is not None:
             return why
         cells = [cst.Call(func=parse_expression(spec["to"]), args=[
-            cst.Arg(cst.Integer(str(shape[2]))), cst.Arg(filters), cst.Arg(_pair_code(kernel)),
+            cst.Arg(self._width(shape[2])), cst.Arg(filters), cst.Arg(_pair_code(kernel)),
             *[cst.Arg(v, keyword=cst.Name(k), equal=_EQUAL) for k, v in kwargs.items()]])]
         activation = given(bound, "activation")
         if activation is not None:
@@ -1269,7 +1354,7 @@ class NativePass:
             if act != "linear":
                 cells.append(_activation_cell(rule, act))
         out = tuple(_out_size(n, k, s, padding) for n, k, s in zip(shape[:2], kernel, strides))
-        return _Spatial(*cells), out + (int(filters.value),)
+        return _Spatial(*cells), out + (count,)
 
     def _pool2d(self, rule, spec: dict, bound: dict, shape: tuple | None):
         if shape is None or len(shape) != 3:
@@ -1315,7 +1400,7 @@ class NativePass:
                 return f"a `BatchNormalization`'s `{key}` is not True"
         cls = spec["to"] if len(shape) == 3 else spec["to_flat"]
         cell = cst.Call(func=parse_expression(cls), args=[
-            cst.Arg(cst.Integer(str(shape[-1]))),
+            cst.Arg(self._width(shape[-1])),
             cst.Arg(bound["epsilon"], keyword=cst.Name("eps"), equal=_EQUAL),
             cst.Arg(bound["momentum"], keyword=cst.Name("momentum"), equal=_EQUAL)])
         return (_Spatial(cell) if len(shape) == 3 else _Flat(cell)), shape
@@ -1362,11 +1447,13 @@ class NativePass:
             return template_expression(code, v=inner)
         return "an initializer is not a name or a constant initializer"
 
-    def _model_uses(self, name: str, binding: cst.Name, modal: bool, dense: list[bool] | None) -> tuple[dict, bool] | str:
+    def _model_uses(self, name: str, binding: cst.Name, modal: bool, dense: list[bool] | None,
+                    flags: tuple[str, ...] = ()) -> tuple[dict, bool] | str:
         """The replacements of the model's uses, and whether its calls train (set once, as a
         Cell's mode, where a layer computes differently in training: all its calls must agree).
         ``dense``: per Keras layer, whether it is a Dense, where the cell's list holds one cell per
-        layer (``model.layers[i].kernel`` is then ``model[i].weight.T``)."""
+        layer (``model.layers[i].kernel`` is then ``model[i].weight.T``). ``flags``: keywords of a
+        subclassed model's ``call`` that its cell's ``construct`` keeps (given literals, they stay)."""
         nodes, modes = {}, set()
         for read in self.reads(name, binding):
             if read in self.absorbed:  # (an `add` statement the cell's list holds)
@@ -1374,7 +1461,10 @@ class NativePass:
             up = self.parent.get(read)
             if isinstance(up, cst.Call) and up.func is read:
                 positional = [a for a in up.args if a.keyword is None]
-                others = [a for a in up.args if a.keyword is not None]
+                kept = [a for a in up.args if a.keyword is not None and a.keyword.value in flags]
+                if any(not _literal(a.value) for a in kept):
+                    return f"`{name}` is given a `{kept[0].keyword.value}` that is not a literal"
+                others = [a for a in up.args if a.keyword is not None and a.keyword.value not in flags]
                 if len(positional) != 1 or positional[0].star or any(a.keyword.value != "training" for a in others):
                     return f"`{name}` is called with arguments other than the inputs and `training`"
                 array = self._maybe_array(positional[0].value)
@@ -1390,8 +1480,9 @@ class NativePass:
                 else:
                     modes.add(mode.value == "True")
                 if others or wrap is not None:
-                    nodes[up] = lambda new, wrap=wrap: new.with_changes(args=[new.args[0].with_changes(
-                        comma=cst.MaybeSentinel.DEFAULT, value=wrap(new.args[0].value) if wrap else new.args[0].value)])
+                    keep = [i for i, a in enumerate(up.args) if a.keyword is not None and a.keyword.value in flags]
+                    nodes[up] = lambda new, wrap=wrap, keep=keep: new.with_changes(args=_last_bare(_commas([new.args[0].with_changes(
+                        value=wrap(new.args[0].value) if wrap else new.args[0].value), *(new.args[i] for i in keep)])))
                 continue
             if isinstance(up, cst.Attribute) and up.value is read and up.attr.value in ("trainable_variables", "trainable_weights"):
                 nodes[up] = lambda new, name=name: template_expression("{m}.trainable_params()", m=cst.Name(name))
@@ -1631,6 +1722,8 @@ class NativePass:
             return dotted(value.func)
         if not isinstance(value, cst.Name) or self._local(value) or self._loop_target(value):
             return None
+        if isinstance(self._loop_rows(value), tuple):  # (a batch of a pipeline of arrays: a tensor)
+            return None
         node = value
         while node in self.parent:
             node = self.parent[node]
@@ -1794,13 +1887,13 @@ class NativePass:
             if not (isinstance(use, cst.Call) and use.func is up and isinstance(self.parent.get(use), cst.Expr)):
                 return f"`{name}` has a use other than `apply_gradients(...)` as a statement"
             if method == "apply_gradients":
-                found = _zip_with_weights(use)
+                found = _zip_with_weights(use, self.weights_owner)
                 if found is None:
                     return "`apply_gradients` is not given `zip(grads, model.trainable_variables)`"
                 grads, owner = found
                 applies.append((use, grads))
             elif method == "build" and len(use.args) == 1:
-                owner = _weights_owner(use.args[0].value)
+                owner = self.weights_owner(use.args[0].value)
                 builds.append(use)
             else:
                 return f"`{name}.{method}` has no native counterpart" if method else f"`{name}` is used directly"
@@ -1845,8 +1938,10 @@ class NativePass:
             self.out.nodes[use] = lambda new, template=template, extra=extra: template_expression(
                 template, o=cst.Name(name), r=cst.Name(reducer), g=new.args[0].value.args[0].value, **extra)
             self.gone.add(use.args[0].value.func)  # `zip`
+            self.weights_dropped.add(use.args[0].value.args[1].value)
         for use in builds:
             self.out.removed.add(self.statement_of(use))
+            self.weights_dropped.add(use)
         for up, _ in broadcasts:
             self.out.nodes[up] = lambda new: template_expression("{o}.get_parameters()", o=cst.Name(name))
         self.out.removed.update(statement for statement, _ in averaged)
@@ -1991,7 +2086,7 @@ class NativePass:
                     if not (isinstance(call, cst.Call) and call.func is up and dotted(up) in lowers):
                         continue
                     bound = argbind.bind(call, ["fn", "grad_position=None", "weights=None", "has_aux=False"])
-                    owner = _weights_owner(bound.get("weights")) if bound else None
+                    owner = self.weights_owner(bound.get("weights")) if bound else None
                     if owner is None or owner not in self.models:
                         continue
                     weights = template_expression("{m}.trainable_params()", m=cst.Name(owner))
@@ -2000,6 +2095,7 @@ class NativePass:
                             weights = template_expression("{o}.parameters", o=cst.Name(opt))
                             break
                     where = next(i for i, a in enumerate(call.args) if a.value is bound["weights"])
+                    self.weights_dropped.add(bound["weights"])
                     to = parse_expression(rule.params["to"])
                     self.out.nodes[call] = lambda new, where=where, weights=weights, to=to: new.with_changes(
                         func=to, args=[a.with_changes(value=weights) if i == where else a for i, a in enumerate(new.args)])
@@ -2148,6 +2244,42 @@ class NativePass:
             if args != list(call.args):
                 self.out.nodes[call] = lambda new, args=args: new.with_changes(
                     args=[n if a is b else a for a, b, n in zip(args, call.args, new.args)])
+
+    def weights_owner(self, node) -> str | None:
+        """The model whose ``trainable_variables`` ``node`` is: read there, or a function's own name
+        bound once, in that function, to them (``trainable_variables = model.trainable_variables``)."""
+        owner = _weights_owner(node)
+        if owner is not None or not isinstance(node, cst.Name) or not self._local(node):
+            return owner
+        function = self._scope_of(node)
+        while isinstance(function, cst.FunctionDef) and node.value not in _locals(function):
+            function = self._scope_of(function)
+        if not isinstance(function, cst.FunctionDef):
+            return None
+        bindings = [n for n in self.under(node.value, function) if self.binds(n)]
+        target = self.parent.get(bindings[0]) if len(bindings) == 1 else None
+        assign = self.parent.get(target) if isinstance(target, cst.AssignTarget) else None
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+            return None
+        owner = _weights_owner(assign.value)
+        if owner is not None:
+            self.weight_aliases[self.statement_of(assign)] = (node.value, function)
+        return owner
+
+    def drop_dead_aliases(self) -> None:
+        """A function's ``trainable_variables = model.trainable_variables`` whose every read a
+        lowering replaced (the gradients' weights, the optimizer's `zip`) goes: nothing reads it,
+        and a compiled step may not call ``trainable_params()``."""
+        for statement, (name, function) in self.weight_aliases.items():
+            reads = [n for n in self.under(name, function) if not self.binds(n)]
+            if all(self._replaced(n) for n in reads):
+                self.out.removed.add(statement)
+
+    def _replaced(self, node: cst.CSTNode) -> bool:
+        """``node`` is (in) weights a lowering dropped (:attr:`weights_dropped`)."""
+        while node not in self.weights_dropped and node in self.parent:
+            node = self.parent[node]
+        return node in self.weights_dropped
 
     def _loop_target(self, read: cst.Name) -> bool:
         node = read
@@ -2463,6 +2595,7 @@ class NativePass:
         self.lower_losses()
         self.lower_gradients()
         self.lower_average_losses()
+        self.drop_dead_aliases()
         self.lower_jit()
         if not (self.out.nodes or self.out.statements or self.out.removed or self.out.decorate or self.out.before):
             return self.module
@@ -2547,6 +2680,11 @@ def _commas(arguments: list[cst.Arg]) -> list[cst.Arg]:
     return [a.with_changes(comma=comma) for a in arguments[:-1]] + arguments[-1:]
 
 
+def _last_bare(arguments: list[cst.Arg]) -> list[cst.Arg]:
+    """The arguments, the last without a trailing comma."""
+    return arguments[:-1] + [arguments[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)]
+
+
 def _quoted(text: str) -> cst.SimpleString:
     return cst.SimpleString('"%s"' % text)
 
@@ -2567,6 +2705,24 @@ def _shape(shape, constant=lambda name: None) -> tuple[int, ...] | None:
     widths = [int(e.value.value) if isinstance(e.value, cst.Integer) else
               constant(e.value) if isinstance(e.value, cst.Name) else None for e in shape.elements]
     return None if None in widths else tuple(widths)
+
+
+# MindSpore's functions of one tensor that keep its shape, which a subclassed model's `call` may
+# apply between its layers (what `tf.nn.relu(x)` and the like convert to)
+_ELEMENTWISE = frozenset({"relu", "sigmoid", "tanh", "softmax", "silu", "elu", "softsign", "log_softmax"})
+
+
+@dataclass
+class _Chain:
+    """A subclassed model's ``call``: the layers it applies in order, each (attribute, call node);
+    its ``training`` parameter (or None); its own flags (parameters the cell keeps); the shape
+    its first statement reshapes the input to (batch left out), or None; the layers handed a flag."""
+
+    applied: list
+    training: str | None
+    flags: tuple[str, ...]
+    reshape: tuple[int, ...] | None
+    flagged: dict[str, str]  # layer -> the flag handed to it as `training` (a Dropout then drops where it is on)
 
 
 _MODAL = "layers that compute differently in training (`Dropout`, `BatchNormalization`)"
@@ -2664,14 +2820,14 @@ def _weights_owner(node) -> str | None:
     return None
 
 
-def _zip_with_weights(apply: cst.Call) -> tuple[cst.BaseExpression, str] | None:
+def _zip_with_weights(apply: cst.Call, owner_of=_weights_owner) -> tuple[cst.BaseExpression, str] | None:
     if len(apply.args) != 1 or apply.args[0].keyword is not None or apply.args[0].star:
         return None
     pairs = apply.args[0].value
     if not (isinstance(pairs, cst.Call) and isinstance(pairs.func, cst.Name) and pairs.func.value == "zip" and len(pairs.args) == 2
             and all(a.keyword is None and not a.star for a in pairs.args)):
         return None
-    owner = _weights_owner(pairs.args[1].value)
+    owner = owner_of(pairs.args[1].value)
     return (pairs.args[0].value, owner) if owner else None
 
 
