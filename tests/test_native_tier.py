@@ -1560,3 +1560,69 @@ def test_tensorflow_examples_conv_net_is_native_its_dropout_by_the_calls_flag(tm
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert_same_numbers(json.loads(done.stdout.strip().splitlines()[-1]), want)
+
+
+SHAPED = textwrap.dedent('''\
+    import numpy as np
+    import tensorflow as tf
+
+    WIDTH = 6
+    rng = np.random.default_rng(0)
+    MAKE
+    model = tf.keras.Sequential([tf.keras.layers.Flatten(), tf.keras.layers.Dense(2)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, y, epochs=1, verbose=0)
+    ''')
+
+
+@pytest.mark.parametrize("make,rows", [
+    ("x = np.zeros((10, 3, 4))", "(3, 4)"),
+    ("x = np.ones((10, WIDTH), dtype=np.float32)", "(6,)"),
+    ("x = rng.normal(size=(10, 2, 5)).astype(np.float32)", "(2, 5)"),
+    ("x = rng.random((10, 7))", "(7,)"),
+    ("x = np.random.rand(10, 3)", "(3,)"),
+    ("x = rng.integers(0, 255, size=(10, 4, 4)) / 255.0", "(4, 4)"),
+    ("x = np.zeros((10, 3, 4))[..., None]", "(3, 4, 1)"),
+    ("x = np.zeros((10, 3, 4)).reshape(-1, 12)", "(12,)"),
+    ("x = np.zeros((10, 3, 4)).reshape([10, -1])", "(12,)"),
+    ("x = np.zeros((10, 3, 4))[2:8] * 2", "(3, 4)"),
+    ("x, z = np.zeros((10, 3)), 1", "(3,)"),
+    ("(x, _), (_, _) = tf.keras.datasets.mnist.load_data()", "(28, 28)"),
+    ("(x, _), _ = tf.keras.datasets.cifar10.load_data()", "(32, 32, 3)"),
+])
+def test_a_models_input_shape_is_read_from_the_arrays_the_module_makes(make, rows):
+    out, findings = convert(SHAPED.replace("MAKE", make + "\ny = np.zeros((10, 2))"))
+    [model] = notes(findings, "TFL100")
+    assert model.status == "converted", model.message
+    assert "nn.SequentialCell" in out
+    width = eval(rows)
+    assert f"nn.Dense({__import__('math').prod(width)}, 2, " in out
+
+
+@pytest.mark.parametrize("make", [
+    "x = np.zeros(shape)",                      # (a shape the module computes)
+    "x = np.zeros((10, 3))\nx = x.T",            # (an operation it does not follow)
+    "x = np.zeros((10, 3))\nif flag:\n    x = np.zeros((10, 4))",  # (bound in a branch)
+    "x = np.zeros((10, 3))\nx += 1",             # (bound other than by an assignment)
+    "x = np.zeros((10, 3)).reshape(-1, 5)",      # (-1 first: rows of the width stated, 6 of 5)
+])
+def test_an_input_shape_the_module_does_not_make_statically_is_not_guessed(make):
+    out, findings = convert(SHAPED.replace("MAKE", make + "\ny = np.zeros((10, 2))"))
+    [model] = notes(findings, "TFL100")
+    if "reshape(-1, 5)" in make:  # (known after all: the width after -1 is the one stated)
+        assert model.status == "converted" and "nn.Dense(5, 2, " in out
+        return
+    assert model.status == "info" and "not known statically" in model.message, model.message
+
+
+def test_a_softmax_between_convolutions_keeps_the_shim():
+    """Between the convolutions the cell's value is channels-first: a softmax over the last axis
+    there would normalize over the width, not over Keras's channels."""
+    source = SUBCLASS.replace("h = self.pool(self.conv1(inputs))", "h = self.pool(tf.nn.softmax(self.conv1(inputs)))")
+    out, findings = convert(source)
+    [model] = [f for f in notes(findings, "TFL100") if f.message.startswith("`MyModel`")]
+    assert model.status == "info" and "softmax between its convolutions" in model.message
+    # after the last convolution (channels-last again) it is the cell's
+    source = SUBCLASS.replace("h = self.flatten(h)", "h = self.flatten(tf.nn.softmax(h))")
+    out, findings = convert(source)
+    assert "h = self.flatten(ops.softmax(h))" in out

@@ -616,6 +616,9 @@ class NativePass:
                     isinstance(c, _Flat) for made in per_layer[first:last] for c in made) or any(
                     isinstance(c, _Flat) for c in per_layer[last][:-1]):
                 return "a layer that needs a flat input comes before or between its convolutions"
+            # (between the convolutions the value is channels-first: an activation over the last axis would take the width's)
+            if any(first < k <= last and name in _LAST_AXIS for k, name in chain.activations):
+                return "its `call` applies a softmax between its convolutions (over the channels, which MindSpore's kernels keep first)"
         self.building = None
         uses = self._model_uses(name, binding, training, None, flags=chain.flags)
         loop_rules, compiles = self.loop_rules.pop(name, set()), self.compiles.pop(name, [])
@@ -702,6 +705,7 @@ class NativePass:
                 flags.append(extra.name.value)
         chain: list[tuple[str, cst.Call]] = []
         flagged: dict[str, str] = {}
+        acts: list[tuple[int, str]] = []  # (how many layers come before, activation)
         reshape = None
 
         def activation(expr) -> bool:
@@ -713,7 +717,10 @@ class NativePass:
             if isinstance(expr, cst.Name) and expr.value == current:
                 return True
             if activation(expr):
-                return applied(expr.args[0].value)
+                if not applied(expr.args[0].value):
+                    return False
+                acts.append((len(chain), expr.func.attr.value))
+                return True
             if not (isinstance(expr, cst.Call) and m.matches(expr.func, m.Attribute(value=m.Name(me)))
                     and expr.func.attr.value in layers and expr.args and expr.args[0].keyword is None and not expr.args[0].star):
                 return False
@@ -742,6 +749,7 @@ class NativePass:
                         and m.matches(small.targets[0].target, m.Name(current)) and activation(small.value)
                         and m.matches(small.value.args[0].value, m.Name(current))):
                     return False
+                acts.append((len(chain), small.value.func.attr.value))
             return True
 
         body = [s for s in call.body.body if not m.matches(s, m.SimpleStatementLine([m.Expr(m.SimpleString())]))]
@@ -773,7 +781,7 @@ class NativePass:
         if training is not None and any(not self._below(n, call.params) and not (
                 isinstance(self.parent.get(n), cst.Arg) and self.parent[n].keyword is not None) for n in self.under(training, call)):
             return "its `call` reads `training` other than to hand it to a layer"
-        return _Chain(chain, training, tuple(flags), reshape, flagged)
+        return _Chain(chain, training, tuple(flags), reshape, flagged, acts)
 
 
     def _model(self, rule, statement, name: str, call: cst.Call) -> str | None:
@@ -2710,6 +2718,7 @@ def _shape(shape, constant=lambda name: None) -> tuple[int, ...] | None:
 # MindSpore's functions of one tensor that keep its shape, which a subclassed model's `call` may
 # apply between its layers (what `tf.nn.relu(x)` and the like convert to)
 _ELEMENTWISE = frozenset({"relu", "sigmoid", "tanh", "softmax", "silu", "elu", "softsign", "log_softmax"})
+_LAST_AXIS = frozenset({"softmax", "log_softmax"})  # (of those, the ones that read along the last axis)
 
 
 @dataclass
@@ -2723,6 +2732,7 @@ class _Chain:
     flags: tuple[str, ...]
     reshape: tuple[int, ...] | None
     flagged: dict[str, str]  # layer -> the flag handed to it as `training` (a Dropout then drops where it is on)
+    activations: list[tuple[int, str]]  # (how many layers are applied before it, MindSpore's function)
 
 
 _MODAL = "layers that compute differently in training (`Dropout`, `BatchNormalization`)"

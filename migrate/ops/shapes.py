@@ -52,7 +52,11 @@ class Rows:
 
 
 def _dotted(node: cst.CSTNode) -> str | None:
-    return get_full_name_for_node(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
+    """``a.b.c`` of Names and attributes only (not ``f().b``)."""
+    inner = node
+    while isinstance(inner, cst.Attribute):
+        inner = inner.value
+    return get_full_name_for_node(node) if isinstance(inner, cst.Name) else None
 
 
 _FLOATS = {"float32", "float64", "float16"}
