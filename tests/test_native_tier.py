@@ -1626,3 +1626,37 @@ def test_a_softmax_between_convolutions_keeps_the_shim():
     source = SUBCLASS.replace("h = self.flatten(h)", "h = self.flatten(tf.nn.softmax(h))")
     out, findings = convert(source)
     assert "h = self.flatten(ops.softmax(h))" in out
+
+
+def test_build_gives_the_input_shape_and_goes():
+    """`model.build((None, ...))`: Keras makes the weights for that shape; a cell has them already."""
+    source = textwrap.dedent('''\
+        import tensorflow as tf
+
+
+        class Net(tf.keras.Model):
+            def __init__(self):
+                super().__init__()
+                self.hidden = tf.keras.layers.Dense(8, activation="tanh")
+                self.out = tf.keras.layers.Dense(1)
+
+            def call(self, x):
+                return self.out(self.hidden(x))
+
+
+        net = Net()
+        net.build((None, 5))
+
+
+        def forward(features):
+            return net(features)
+        ''')
+    out, findings = convert(source)
+    assert "self.hidden = nn.Dense(5, 8, " in out and "build" not in out
+    assert notes(findings, "TFL100")[0].status == "converted"
+    out, findings = convert(source.replace("net.build((None, 5))", "net.build(shape)"))
+    assert "net.build(shape)" in out and "literal input shape" in notes(findings, "TFL100")[0].message
+    sequential = "import tensorflow as tf\n\nmodel = tf.keras.Sequential([tf.keras.layers.Dense(3)])\nmodel.build(input_shape=(None, 4))\n\n\ndef forward(x):\n    return model(x)\n"
+    out, findings = convert(sequential)
+    assert "nn.Dense(4, 3, " in out and "build" not in out
+

@@ -1000,11 +1000,18 @@ class NativePass:
         is called on, and what its ``fit``/``evaluate``/``predict`` are given, each an array of a
         shape the module's code makes statically (:mod:`migrate.ops.shapes`), or a batch that a
         ``for`` loop over a pipeline of such arrays hands to the function calling it; or why not."""
-        found = set()
+        found, unknown, built = set(), None, False
         for read in self.reads(name, binding):
             up = self.parent.get(read)
             if isinstance(up, cst.Call) and up.func is read:
                 given_arg = next((a for a in up.args if a.keyword is None), None)
+            elif isinstance(up, cst.Attribute) and up.value is read and up.attr.value == "build":
+                rows = self._build_rows(self.parent.get(up))
+                if rows is None:
+                    return f"`{name}.build` is not given a literal input shape"
+                found.add(rows)
+                built = True
+                continue
             elif isinstance(up, cst.Attribute) and up.value is read and up.attr.value in ("fit", "evaluate", "predict") \
                     and isinstance(self.parent.get(up), cst.Call):
                 call = self.parent[up]
@@ -1015,13 +1022,28 @@ class NativePass:
                 return f"`{name}` is called without one input"
             rows = self._rows_of(given_arg.value, up)
             if isinstance(rows, str):
-                return rows
+                unknown = unknown or rows
+                continue
             found.add(rows)
+        if unknown and not built:  # (a model `build` made takes only inputs of that shape: Keras checks the others)
+            return unknown
         if not found:
             return f"`{name}` is given no data whose shape the module makes statically"
         if len(found) > 1:
             return f"`{name}` is given inputs of different shapes ({', '.join(sorted(map(str, found)))})"
         return found.pop()
+
+    def _build_rows(self, call) -> tuple | None:
+        """``model.build((None, 28, 28, 1))`` (or ``input_shape=``): one example's shape, (28, 28, 1)."""
+        if not (isinstance(call, cst.Call) and len(call.args) == 1 and not call.args[0].star
+                and (call.args[0].keyword is None or call.args[0].keyword.value == "input_shape")):
+            return None
+        shape = call.args[0].value
+        if not (isinstance(shape, (cst.Tuple, cst.List)) and len(shape.elements) >= 2
+                and all(isinstance(e, cst.Element) for e in shape.elements) and m.matches(shape.elements[0].value, m.Name("None"))):
+            return None
+        rows = tuple(self.int_value(e.value) for e in shape.elements[1:])
+        return None if None in rows else rows
 
     def _rows_of(self, value: cst.BaseExpression, use: cst.CSTNode, part: int | None = None, depth: int = 0) -> tuple | str:
         """The shape of one example of ``value`` (its ``part``-th element, where given), a model's
@@ -1492,6 +1514,12 @@ class NativePass:
                     nodes[up] = lambda new, wrap=wrap, keep=keep: new.with_changes(args=_last_bare(_commas([new.args[0].with_changes(
                         value=wrap(new.args[0].value) if wrap else new.args[0].value), *(new.args[i] for i in keep)])))
                 continue
+            if isinstance(up, cst.Attribute) and up.value is read and up.attr.value == "build":
+                use = self.parent.get(up)
+                if self._build_rows(use) is not None and isinstance(self.parent.get(use), cst.Expr):
+                    nodes[self.statement_of(use)] = _GONE  # (a Cell's weights are made with it)
+                    continue
+                return f"`{name}.build` is not given a literal input shape as a statement"
             if isinstance(up, cst.Attribute) and up.value is read and up.attr.value in ("trainable_variables", "trainable_weights"):
                 nodes[up] = lambda new, name=name: template_expression("{m}.trainable_params()", m=cst.Name(name))
                 continue
@@ -2935,6 +2963,11 @@ def _returns_one_tensor(function: cst.FunctionDef) -> bool:
     return bool(returns) and all(isinstance(r.value, (cst.Name, cst.Call, cst.BinaryOperation)) for r in returns)
 
 
+def _GONE(node):
+    """A replacement that removes the statement (a lowering's use that has no native counterpart to run)."""
+    return node
+
+
 class _Apply(cst.CSTTransformer):
     def __init__(self, out: Lowered) -> None:
         super().__init__()
@@ -2958,7 +2991,7 @@ class _Apply(cst.CSTTransformer):
     def _body(self, originals, updateds):
         body = []
         for old, new in zip(originals, updateds):
-            if old in self.out.removed:
+            if old in self.out.removed or self.out.nodes.get(old) is _GONE:
                 continue
             extra = self.out.statements.get(old)
             body.extend(self.out.before.get(old, ()))
