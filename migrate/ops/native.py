@@ -663,23 +663,9 @@ class NativePass:
             params = params.with_changes(params=[*params.params[:-1], last.with_changes(comma=cst.MaybeSentinel.DEFAULT)])
         self.out.nodes[call] = lambda new, params=params: new.with_changes(name=cst.Name("construct"), params=params)
         self.out.nodes[cls.bases[0]] = lambda new: new.with_changes(value=parse_expression(rule.params["cell"]))
-        self.out.nodes.update(uses)
-        if train:
-            self.out.statements[statement] = [statement, parse_statement(f"{name}.set_train()")]
-        self.models[name] = statement
-        self.model_out[name] = (out_shape, training, train)
-        self.lowered.add(statement)
-        self.note(cls.name.value, rule, "converted",
-                  f"`{cls.name.value}` is a native `{rule.params['cell']}` (its input {tuple(shape)} as the module feeds "
-                  f"`{name}`; all the model's uses are ones MindSpore's cells serve)")
-        if loop_rules:
-            self.used.update(loop_rules)
-            loop = next(r for r in self.rules["fit"] if r.id in loop_rules)
-            for compiled in compiles:
-                where = self.place(name, compiled, "compile")
-                self.loops.append((loop, where))
-                self.note(where, loop, "converted", f"`{name}`'s Keras loop is `{loop.params['to']}`'s over "
-                          "MindSpore's optimizer and loss: each step one compiled cell")
+        self._model_lowered(rule, name, statement, uses, (out_shape, training, train), loop_rules, compiles, cls.name.value,
+                            f"`{cls.name.value}` is a native `{rule.params['cell']}` (its input {tuple(shape)} as the module "
+                            f"feeds `{name}`; all the model's uses are ones MindSpore's cells serve)")
         return None
 
     def _call_chain(self, call: cst.FunctionDef, layers: set[str]):  # noqa: C901 (one case per form)
@@ -896,27 +882,37 @@ class NativePass:
             what = f"a native `{rule.params['to']}`"
         if chain is not None:
             self.out.removed.update(s for s, _ in chain)
-        self.out.nodes.update(uses)
-        if train:  # (the model's calls all train: its Dropout drops and its BatchNormalization uses the batch's statistics)
-            self.out.statements[statement] = [statement, parse_statement(f"{name}.set_train()")]
         self.out.nodes[call] = lambda new: native
-        if binding not in self.spans:  # (a name bound again is not one model to the other objects' lowerings)
+        self._model_lowered(rule, name, statement, uses, (shape, training, train), loop_rules, compiles,
+                            self.place(name, statement), f"`{name}` is {what} (all its uses are ones MindSpore's cells serve)",
+                            shared=binding not in self.spans)  # (a name bound again is not one model to the other objects' lowerings)
+        return None
+
+    def _model_lowered(self, rule, name: str, statement, uses: dict, out: tuple, loop_rules: set, compiles: list,
+                       where: str, message: str, shared: bool = True) -> None:
+        """What every lowered model does: its uses' replacements, ``model.set_train()`` where its
+        calls all train, its note, and its Keras loop's notes (TFL160). ``out``: (its output
+        shape, whether a layer computes differently in training, whether it is set to train);
+        ``shared``: the other objects' lowerings may read it as this model."""
+        self.out.nodes.update(uses)
+        if out[2]:  # (the model's calls all train: its Dropout drops and its BatchNormalization uses the batch's statistics)
+            self.out.statements[statement] = [statement, parse_statement(f"{name}.set_train()")]
+        if shared:
             self.models[name] = statement
-            self.model_out[name] = (shape, training, train)
+            self.model_out[name] = out
         self.lowered.add(statement)
-        self.note(self.place(name, statement), rule, "converted", f"`{name}` is {what} (all its uses are ones MindSpore's cells serve)")
+        self.note(where, rule, "converted", message)
         if loop_rules:
             self.used.update(loop_rules)
             loop = next(r for r in self.rules["fit"] if r.id in loop_rules)
             for compiled in compiles:
-                where = self.place(name, compiled, "compile")
-                self.loops.append((loop, where))
-                self.note(where, loop, "converted", f"`{name}`'s Keras loop is `{loop.params['to']}`'s over "
+                at = self.place(name, compiled, "compile")
+                self.loops.append((loop, at))
+                self.note(at, loop, "converted", f"`{name}`'s Keras loop is `{loop.params['to']}`'s over "
                           "MindSpore's optimizer and loss: each step one compiled cell")
             if not compiles:  # (`predict` alone: no compile to report at)
                 self.note(self.place(name, statement), loop, "converted", f"`{name}`'s `predict` is "
                           f"`{loop.params['to']}`'s, a compiled forward pass")
-        return None
 
     def _cells(self, rule, statement, elements: list, shape: tuple | None):
         """MindSpore's cells of Keras's layers ``elements`` (calls, or a native model's name first)
