@@ -295,6 +295,7 @@ class NativePass:
         self.compiles: dict[str, list] = {}  # model -> its lowered `compile` statements
         self.softmax_split: dict[str, str] = {}  # model -> its softmax head ("dense": a Dense's activation) the loop's loss reads before
         self.weight_aliases: dict[cst.CSTNode, tuple[str, cst.FunctionDef]] = {}  # (`weights_owner`)
+        self.fed_casts: dict[str, set[cst.Call]] = {}  # model -> its calls fed batches Keras casts to float32 (`_fed_rows`)
         self.weights_dropped: set[cst.CSTNode] = set()  # weights arguments (or calls) the lowerings replace
         self.width_names: dict[int, cst.Name] = {}  # width -> the constant the layer before was given (`_cells`)
         self.building = None  # the cells of the model being lowered (a SequentialCell's), for its uses' checks
@@ -809,9 +810,8 @@ class NativePass:
             shape = _input_shape(elements.pop(0), self.int_constant)
             if shape is None:
                 return "the `Input` shape is not a literal tuple of widths"
-        fed = None
+        fed = self._fed_rows(name, binding)  # (and which calls are fed batches Keras casts to float32)
         if shape is None and not self._states_input(rule, elements):  # (no `input_shape`: the data the module feeds it)
-            fed = self._fed_rows(name, binding)
             if not isinstance(fed, str):
                 shape = fed
         made = self._cells(rule, statement, elements, shape)
@@ -995,7 +995,8 @@ class NativePass:
         """The shape of one example of everything the module feeds the model ``name``: what it
         is called on, and what its ``fit``/``evaluate``/``predict`` are given, each an array of a
         shape the module's code makes statically (:mod:`migrate.ops.shapes`), or a batch that a
-        ``for`` loop over a pipeline of such arrays hands to the function calling it; or why not."""
+        ``for`` loop over a pipeline of such arrays hands to the function calling it; or why not.
+        A call fed batches of another dtype than float32 goes in :attr:`fed_casts` (Keras casts them)."""
         found, unknown, built = set(), None, False
         for read in self.reads(name, binding):
             up = self.parent.get(read)
@@ -1016,10 +1017,17 @@ class NativePass:
                 continue
             if given_arg is None or given_arg.star:
                 return f"`{name}` is called without one input"
-            rows = self._rows_of(given_arg.value, up)
-            if isinstance(rows, str):
-                unknown = unknown or rows
+            fed = self._rows_of(given_arg.value, up)
+            if isinstance(fed, str):
+                unknown = unknown or fed
                 continue
+            rows, dtype = fed
+            if dtype is None:
+                unknown = unknown or (f"the dtype of the batches `{name}` is fed is not known statically (Keras casts "
+                                      "its input to float32; a MindSpore cell computes in the dtype it is given)")
+                continue
+            if dtype != "float32" and isinstance(up, cst.Call):
+                self.fed_casts.setdefault(name, set()).add(up)
             found.add(rows)
         if unknown and not built:  # (a model `build` made takes only inputs of that shape: Keras checks the others)
             return unknown
@@ -1042,7 +1050,8 @@ class NativePass:
         return None if None in rows else rows
 
     def _rows_of(self, value: cst.BaseExpression, use: cst.CSTNode, part: int | None = None, depth: int = 0) -> tuple | str:
-        """The shape of one example of ``value`` (its ``part``-th element, where given), a model's
+        """The shape of one example of ``value`` and the dtype the model receives it in (None: not
+        known) (its ``part``-th element, where given), a model's
         input read at ``use`` (see :meth:`_fed_rows`): an array the module makes, a batch of a
         module-level ``for`` loop over a pipeline, or a function's parameter (or a part of one,
         ``features, labels = batch``) that every call of the function gives one of these; or why not."""
@@ -1059,7 +1068,7 @@ class NativePass:
             got = self.shapes.at(use, value)
             if not isinstance(got, shapes_of.Arr) or got.rows is None or None in got.rows:
                 return unknown
-            return got.rows
+            return got.rows, "float32"  # (a module array: given to the cell as a float32 tensor, `_array_input`)
         function = self._scope_of(value)  # (the function whose parameter, or variable, it is)
         while isinstance(function, cst.FunctionDef) and value.value not in _locals(function):
             function = self._scope_of(function)
@@ -1105,13 +1114,18 @@ class NativePass:
     def _loop_rows(self, name: cst.Name, part: int | None = None) -> tuple | str | None:
         """For the target of a module-level ``for`` loop over a batched pipeline of arrays whose
         shapes are known (``for images, labels in train_ds``, or over ``enumerate(...)`` of one):
-        the shape of one example of its part (or of the ``part``-th part of a whole batch); None
-        where ``name`` is no such target."""
+        the shape of one example of its part (or of the ``part``-th part of a whole batch) and its
+        dtype (None: not known); None where ``name`` is no such target."""
         node, loop = name, None
         while node in self.parent:
             node = self.parent[node]
             if isinstance(node, cst.For):
                 loop = node
+                break
+            if isinstance(node, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                loop = node.for_in  # (the element is read under the comprehension's `for`s: its last one's target)
+                while loop.inner_for_in is not None:
+                    loop = loop.inner_for_in
                 break
         if loop is None or self._scope_of(loop) is not None:
             return None
@@ -1137,13 +1151,10 @@ class NativePass:
         got = rows.parts[at]
         if got.rows is None or None in got.rows:
             return None
-        if got.dtype != "float32":
-            return (f"the batches the model is fed from `{cst.Module([]).code_for_node(source)}` are "
-                    f"{got.dtype or 'of a dtype not known statically'}, not float32 (Keras casts its input; a MindSpore cell "
-                    "takes what it is given)")
-        if any(self.binds(n) and n is not name and self._below(n, loop.body) for n in self.names.get(name.value, ())):
+        if isinstance(loop, cst.For) and any(self.binds(n) and n is not name and self._below(n, loop.body)
+                                             for n in self.names.get(name.value, ())):
             return None
-        return got.rows
+        return got.rows, got.dtype
 
     def _functional(self, rule, statement, call: cst.Call) -> list[tuple[cst.CSTNode, cst.Call]] | str:
         """A functional model that is a chain, ``i = Input(...)``, ``x = Layer(...)(i)``, ...,
@@ -1495,7 +1506,9 @@ class NativePass:
                     return f"`{name}` is called with arguments other than the inputs and `training`"
                 array = self._maybe_array(positional[0].value)
                 wrap = None
-                if array is not None:
+                if up in self.fed_casts.get(name, ()):  # (batches of another dtype: Keras casts its input to float32)
+                    wrap = lambda value: template_expression("{x}.astype(ms.float32)", x=value)  # noqa: E731
+                elif array is not None:
                     wrap = self._array_input(positional[0].value)
                     if wrap is None:
                         return f"`{name}` is called on `{array}`, a module value that may be a NumPy array (a MindSpore cell takes tensors; Keras converts arrays)"
