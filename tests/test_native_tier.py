@@ -1688,3 +1688,212 @@ def test_build_gives_the_input_shape_and_goes():
     out, findings = convert(sequential)
     assert "nn.Dense(4, 3, " in out and "build" not in out
 
+
+
+def _subclass_note(findings, name="MyModel"):
+    [model] = [f for f in notes(findings, "TFL100") if f.message.startswith(f"`{name}`")]
+    return model
+
+
+def test_a_call_whose_training_defaults_to_true_keeps_the_shim():
+    """Keras gives a call that does not pass `training` its default: `training=True` trains there,
+    where a Cell is in inference mode until told otherwise."""
+    out, findings = convert(SUBCLASS.replace("def call(self, inputs, training=None):", "def call(self, inputs, training=True):"))
+    model = _subclass_note(findings)
+    assert model.status == "info" and "`training` defaults to something else than None or False" in model.message
+    out, findings = convert(SUBCLASS.replace("def call(self, inputs, training=None):", "def call(self, inputs, training=False):"))
+    assert _subclass_note(findings).status == "converted"
+
+
+@pytest.mark.parametrize("old,new", [
+    ('self.conv1 = tf.keras.layers.Conv2D(4, 3, activation="relu")', 'self.conv1 = tf.keras.layers.Conv2D(4, 3, activation="softmax")'),
+])
+def test_a_softmax_cell_in_the_channels_first_part_keeps_the_shim(old, new):
+    """A convolution's softmax runs on MindSpore's channels-first value: over the width, not the channels."""
+    out, findings = convert(SUBCLASS.replace(old, new))
+    model = _subclass_note(findings)
+    assert model.status == "info" and "softmax" in model.message, model.message
+    sequential = textwrap.dedent('''\
+        import numpy as np
+        import tensorflow as tf
+
+        x = np.zeros((8, 6, 6, 1), np.float32)
+        y = np.zeros((8, 2), np.float32)
+        model = tf.keras.Sequential([tf.keras.Input(shape=(6, 6, 1)), tf.keras.layers.Conv2D(2, 3, activation=ACT),
+                                     tf.keras.layers.MaxPooling2D(), LAYER tf.keras.layers.Flatten(), tf.keras.layers.Dense(2)])
+        model.compile(optimizer="sgd", loss="mse")
+        model.fit(x, y, epochs=1, verbose=0)
+        ''')
+    for act, layer in (('"softmax"', ""), ('"relu"', "tf.keras.layers.Softmax(),"), ('"relu"', 'tf.keras.layers.Activation("softmax"),')):
+        out, findings = convert(sequential.replace("ACT", act).replace("LAYER", layer))
+        [model] = notes(findings, "TFL100")
+        assert model.status == "info" and "softmax runs within its convolution part" in model.message, (act, layer, model.message)
+    out, findings = convert(sequential.replace("ACT", '"relu"').replace("LAYER", ""))
+    assert notes(findings, "TFL100")[0].status == "converted"
+
+
+FLAGGED = textwrap.dedent('''\
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(16, 5)).astype(np.float32)
+    y = rng.normal(size=(16, 1)).astype(np.float32)
+    train_ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(8)
+
+
+    class Net(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.hidden = tf.keras.layers.Dense(4, activation="relu")
+            self.drop = tf.keras.layers.Dropout(0.5)
+            self.out = tf.keras.layers.Dense(1)
+
+        def call(self, x, is_training=False):
+            return self.out(self.drop(self.hidden(x), training=is_training))
+
+
+    net = Net()
+    loss_object = tf.keras.losses.MeanSquaredError()
+    optimizer = tf.keras.optimizers.SGD(0.1)
+
+
+    def train_step(features, targets):
+        with tf.GradientTape() as tape:
+            loss = loss_object(targets, net(features, is_training=True))
+        grads = tape.gradient(loss, net.trainable_variables)
+        optimizer.apply_gradients(zip(grads, net.trainable_variables))
+        return loss
+
+
+    for features, targets in train_ds:
+        train_step(features, targets)
+    ''')
+
+
+def test_a_dropout_handed_the_calls_flag_imports_mindsporess_ops():
+    """`ops.dropout(x, p=..., training=flag)` in a module that had no `ops` of its own."""
+    out, findings = convert(FLAGGED)
+    assert _subclass_note(findings, "Net").status == "converted"
+    assert "ops.dropout(self.hidden(x), p=0.5, training=is_training)" in out
+    assert "from mindspore import nn, ops\n" in out
+    compile(out, "converted.py", "exec")
+
+
+@pytest.mark.parametrize("old,new,why", [
+    ("is_training=False):", "is_training=None):", "does not default to True or False"),
+    ("net(features, is_training=True)", "net(features, is_training=1)", "other than True or False"),
+])
+def test_a_dropouts_flag_must_be_true_or_false(old, new, why):
+    """`ops.dropout`'s `training` takes a bool: None or 1 fail in MindSpore, where Keras takes them."""
+    out, findings = convert(FLAGGED.replace(old, new))
+    model = _subclass_note(findings, "Net")
+    assert model.status == "info" and why in model.message, model.message
+
+
+@pytest.mark.parametrize("make", [
+    "x = np.zeros((10, 3, 4))\nx.shape = (10, 12)",           # (its shape set where it is)
+    "x = np.zeros((10, 3, 4))\nx.resize((10, 12))",           # (resized where it is)
+    "x = np.zeros((10, 3, 4))\nglobals()['x'] = np.zeros((10, 12))",  # (bound by another way)
+    "x = np.array(np.zeros((10, 3)), ndmin=3)",               # (a keyword it does not follow)
+])
+def test_an_array_changed_in_place_or_made_with_other_keywords_has_no_static_shape(make):
+    out, findings = convert(SHAPED.replace("MAKE", make + "\ny = np.zeros((10, 2))"))
+    [model] = notes(findings, "TFL100")
+    assert model.status == "info" and "not known statically" in model.message, model.message
+
+
+def test_a_pipeline_batched_twice_or_a_batch_unpacked_as_parts_gives_no_shape():
+    out, findings = convert(SUBCLASS.replace(".shuffle(40).batch(8)", ".shuffle(40).batch(8).batch(2)"))
+    assert _subclass_note(findings).status == "info"
+    single = SUBCLASS.replace("from_tensor_slices((x, y)).shuffle(40).batch(8)", "from_tensor_slices(x).batch(2)").replace(
+        "for images, labels in train_ds:\n    train_step(images, labels)", "for batch in train_ds:\n    step(batch)") + textwrap.dedent('''\
+
+
+        def step(batch):
+            first, second = batch
+            return train_step(first, second)
+        ''')
+    out, findings = convert(single)
+    model = _subclass_note(findings)
+    assert model.status == "info" and "not known statically" in model.message, model.message
+
+
+def test_a_call_reshaping_its_input_first_still_needs_its_dtype_and_casts_it():
+    """The reshape gives the shape; the batches' dtype still decides the cast Keras makes."""
+    source = FLAGGED.replace("return self.out(", "x = ops.reshape(x, (-1, 5))\n        return self.out(").replace(
+        "import tensorflow as tf\n", "import tensorflow as tf\nfrom mindspore import ops\n")
+    out, findings = convert(source)
+    assert _subclass_note(findings, "Net").status == "converted"
+    out, findings = convert(source.replace("(16, 5)).astype(np.float32)", "(16, 5))"))
+    assert _subclass_note(findings, "Net").status == "converted"
+    assert "net(features.astype(ms.float32), is_training=True)" in out
+    out, findings = convert(source.replace("x = rng.normal(size=(16, 5)).astype(np.float32)", "x = load()"))
+    model = _subclass_note(findings, "Net")
+    assert model.status == "info" and "not known statically" in model.message, model.message
+
+
+def test_a_module_array_handed_to_the_model_through_a_parameter_keeps_the_shim():
+    """Inside the function the cell would get the NumPy array itself (only the module's own calls
+    of the model are given a tensor of it)."""
+    source = SHAPED.replace("MAKE", "x = np.zeros((10, 3))\ny = np.zeros((10, 2))").replace(
+        "model.compile(optimizer=\"sgd\", loss=\"mse\")\nmodel.fit(x, y, epochs=1, verbose=0)\n",
+        "\n\ndef predict(data):\n    return model(data)\n\n\nprint(predict(x))\n")
+    out, findings = convert(source)
+    [model] = notes(findings, "TFL100")
+    assert model.status == "info" and "reaches the model through a function's parameter" in model.message, model.message
+
+
+def test_the_weights_alias_on_a_line_of_several_statements_stays():
+    source = TFE_CONV_NET.replace("DROP", "0.5").replace(
+        "trainable_variables = conv_net.trainable_variables\n", "trainable_variables = conv_net.trainable_variables; count = 1\n")
+    out, findings = convert(source)
+    assert "trainable_variables = conv_net.trainable_params(); count = 1" in out
+    compile(out, "converted.py", "exec")
+
+
+@pytest.mark.parametrize("change", ["del trainable_variables[1:]", "trainable_variables.pop()", "trainable_variables = trainable_variables[:2]"])
+def test_a_weights_alias_changed_in_the_step_is_not_the_models_weights(change):
+    """`del weights[1:]`: the step trains some of the weights; the lowering's own weights would be all."""
+    source = TFE_CONV_NET.replace("DROP", "0.5").replace(
+        "trainable_variables = conv_net.trainable_variables\n",
+        f"trainable_variables = conv_net.trainable_variables\n    {change}\n")
+    out, findings = convert(source)
+    assert change in out
+    assert "optimizer.apply_gradients(zip(gradients, trainable_variables))" in out  # (the shim's, on the weights given)
+    assert "optimizer = mk.optimizers.Adam(0.001)" in out and "grad_reducer" not in out
+
+
+def test_a_constant_initializers_array_changed_after_the_model_is_made_keeps_the_shim():
+    """Keras reads a constant initializer's array when the layer is first called; MindSpore's cell
+    when it is made: an array changed in between gives other weights."""
+    source = TFE_CONV_NET.replace("DROP", "0.5").replace("conv_net = ConvNet()\n", "conv_net = ConvNet()\nw1[0] = 0.0\n")
+    out, findings = convert(source)
+    [model] = notes(findings, "TFL100")
+    assert model.status == "info" and "`w1`, a constant initializer's value, is changed in place" in model.message, model.message
+
+
+BATCHNORM_FIT = textwrap.dedent('''\
+    import numpy as np
+    import tensorflow as tf
+
+    x = np.zeros((8, 4), np.float32)
+    y = np.zeros((8, 1), np.float32)
+    model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(3), tf.keras.layers.BatchNormalization(),
+                                 tf.keras.layers.Dense(1)])
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x, y, epochs=1, verbose=0)
+    ''')
+
+
+@pytest.mark.parametrize("extra", ["model.evaluate(x, y, verbose=0)\n", "print(model.predict(x, verbose=0))\n",
+                                   "print(model(x[:2]))\n"])
+def test_a_batchnorm_model_trained_and_then_read_in_inference_keeps_the_shim(extra):
+    """MindSpore's BatchNorm updates its moving variance with the batch's unbiased variance, Keras
+    with the biased one: inference after training reads other statistics."""
+    out, findings = convert(BATCHNORM_FIT)
+    assert notes(findings, "TFL100")[0].status == "converted"
+    for source in (BATCHNORM_FIT + extra, BATCHNORM_FIT.replace("verbose=0)", "verbose=0, validation_data=(x, y))")):
+        out, findings = convert(source)
+        [model] = notes(findings, "TFL100")
+        assert model.status == "info" and "moving statistics" in model.message, model.message

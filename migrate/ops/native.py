@@ -591,17 +591,21 @@ class NativePass:
         if word is not None:
             return f"the module uses `{word}`, under which Keras layers compute what MindSpore's cells do not (a dtype policy)"
         elements = [layers[a] for a, _ in applied]
-        shape = chain.reshape or self._fed_rows(name, binding)
+        shape = self._fed_rows(name, binding)  # (reshaped first, its input's dtype still counts: Keras casts it)
         if isinstance(shape, str):
             return shape
+        shape = chain.reshape or shape
         made = self._cells(rule, statement, elements, shape)
         if isinstance(made, str):
             return made
         cells, training, _, out_shape, per_layer = made
+        defaults = {p.name.value: p.default for p in call.params.params[2:]}
         for attr, flag in chain.flagged.items():
             spec = rule.params["layers"].get(dotted(layers[attr].func))
             if spec.get("kind") != "dropout":
                 return f"`self.{attr}`, handed the flag `{flag}` as `training`, is not a `Dropout`"
+            if not m.matches(defaults[flag], m.Name("True") | m.Name("False")):
+                return f"its `call`'s flag `{flag}`, handed to a `Dropout` as `training`, does not default to True or False"
         # (a Dropout handed the call's flag drops by that flag, `ops.dropout(..., training=flag)`: not by the Cell's mode)
         training = any((spec := rule.params["layers"][dotted(layers[a].func)]).get("kind") == "batchnorm" or (
             spec.get("kind") == "dropout" and a not in chain.flagged and not _zero(argbind.bind(layers[a], spec["signature"])["rate"]))
@@ -618,10 +622,12 @@ class NativePass:
                     isinstance(c, _Flat) for c in per_layer[last][:-1]):
                 return "a layer that needs a flat input comes before or between its convolutions"
             # (between the convolutions the value is channels-first: an activation over the last axis would take the width's)
-            if any(first < k <= last and name in _LAST_AXIS for k, name in chain.activations):
+            if any(first < k <= last and name in _LAST_AXIS for k, name in chain.activations) \
+                    or self._last_axis(rule, per_layer[first:last + 1]):
                 return "its `call` applies a softmax between its convolutions (over the channels, which MindSpore's kernels keep first)"
         self.building = None
-        uses = self._model_uses(name, binding, training, None, flags=chain.flags)
+        uses = self._model_uses(name, binding, training, None, flags=chain.flags, bools=frozenset(chain.flagged.values()),
+                                statistics=self._statistics(rule, elements))
         loop_rules, compiles = self.loop_rules.pop(name, set()), self.compiles.pop(name, [])
         split = self.softmax_split.pop(name, None)
         if isinstance(uses, str):
@@ -687,6 +693,9 @@ class NativePass:
             if extra.default is None or not (_literal(extra.default) or m.matches(extra.default, m.Name("None"))):
                 return f"its `call`'s parameter `{extra.name.value}` has no literal default"
             if extra.name.value == "training":
+                if not m.matches(extra.default, m.Name("None") | m.Name("False")):
+                    return ("its `call`'s `training` defaults to something else than None or False (a call "
+                            "that does not pass it would train, and the cell's mode is set where it is passed)")
                 training = "training"
             else:
                 flags.append(extra.name.value)
@@ -832,7 +841,7 @@ class NativePass:
         dense = None if spatial or inner is not None or len(cells) != len(elements) else [
             rule.params["layers"][dotted(layer.func)].get("kind", "dense") == "dense" for layer in elements]
         self.building = None if spatial else cells
-        uses = self._model_uses(name, binding, training, dense)
+        uses = self._model_uses(name, binding, training, dense, statistics=self._statistics(rule, elements))
         loop_rules, compiles = self.loop_rules.pop(name, set()), self.compiles.pop(name, [])
         split = self.softmax_split.pop(name, None)
         if isinstance(uses, str):
@@ -962,6 +971,18 @@ class NativePass:
             cells.extend(per_layer[-1])
         return cells, training, inner, shape, per_layer
 
+    @staticmethod
+    def _statistics(rule, elements: list) -> bool:
+        """Whether a layer of ``elements`` is a BatchNormalization (it keeps moving statistics)."""
+        return any(isinstance(e, cst.Call) and rule.params["layers"].get(dotted(e.func), {}).get("kind") == "batchnorm"
+                   for e in elements)
+
+    @staticmethod
+    def _last_axis(rule, per_layer: list[list]) -> bool:
+        """Whether any of the cells (each layer's ``_Made``) is a softmax, which reads the last axis."""
+        softmax = dotted(parse_expression(rule.params["activation_cells"]["softmax"]))
+        return any(isinstance(c, cst.Call) and dotted(c.func) == softmax for made in per_layer for one in made for c in one.cells)
+
     def _width(self, width: int) -> cst.BaseExpression:
         """An input width as code: the module constant the layer before was given, else the number."""
         return self.width_names.get(width) or cst.Integer(str(width))
@@ -1068,6 +1089,9 @@ class NativePass:
             got = self.shapes.at(use, value)
             if not isinstance(got, shapes_of.Arr) or got.rows is None or None in got.rows:
                 return unknown
+            if depth:  # (handed on through a function's parameter, it reaches the cell a NumPy array)
+                return (f"`{cst.Module([]).code_for_node(value)}`, a NumPy array, reaches the model through a "
+                        "function's parameter (a MindSpore cell takes tensors; Keras converts arrays)")
             return got.rows, "float32"  # (a module array: given to the cell as a float32 tensor, `_array_input`)
         function = self._scope_of(value)  # (the function whose parameter, or variable, it is)
         while isinstance(function, cst.FunctionDef) and value.value not in _locals(function):
@@ -1141,7 +1165,9 @@ class NativePass:
         if not rows.batched:
             return "the model is fed a pipeline's rows one by one (not batched)"
         if isinstance(target, cst.Name) and target.value == name.value:
-            at = 0 if rows.single and part is None else part
+            if rows.single and part is not None:  # (a batch of one array unpacked: its rows, not parts)
+                return None
+            at = 0 if rows.single else part
         elif isinstance(target, (cst.Tuple, cst.List)) and part is None and len(target.elements) == len(rows.parts):
             at = next((i for i, e in enumerate(target.elements) if m.matches(e.value, m.Name(name.value))), None)
         else:
@@ -1245,6 +1271,8 @@ class NativePass:
         if any(isinstance(made, _Flat) for made in cells[first:last]):
             return "a `Flatten` or `Dense` sits between its convolutions"
         split = next((i for i in range(last + 1, len(cells)) if isinstance(cells[i], _Flat)), len(cells))
+        if self._last_axis(rule, [cells[first:split]]):
+            return "a softmax runs within its convolution part (over the channels, which MindSpore's kernels keep first)"
         code = cst.Module([]).code_for_node
 
         def block(items: list) -> str:
@@ -1480,18 +1508,52 @@ class NativePass:
             inner = value.args[0].value
             if _number(inner):
                 return inner
+            if isinstance(inner, cst.Name) and self._changed_in_place(inner):
+                return (f"`{inner.value}`, a constant initializer's value, is changed in place in the module (Keras "
+                        "reads it when the layer is first called, MindSpore's cell when it is made)")
             code = "ms.Tensor({v}, ms.float32)" + ("" if not transpose else ".T" if transpose is True else f".transpose({transpose})")
             return template_expression(code, v=inner)
         return "an initializer is not a name or a constant initializer"
 
+    def _changed_in_place(self, read: cst.Name) -> bool:
+        """Whether another read of ``read``'s name, in the same scope, may change its value where it is."""
+        return any(node is not read and self._local(node) == self._local(read) and self.changes_in_place(node)
+                   for node in self.names.get(read.value, ()))
+
+    def changes_in_place(self, node: cst.Name, values: bool = True) -> bool:
+        """Whether the read ``node`` changes an array where it is: its shape (an attribute assigned,
+        ``x.shape = (-1, 784)``, also in a tuple target or deleted; ``x.resize(...)``), or, with
+        ``values``, what it holds too (an item assigned, ``w[0] = 1``; ``w += 1``; a method other
+        than NumPy's that give a new array, ``w.fill(0)``; handed to a call as ``out=``)."""
+        up = self.parent.get(node)
+        if values and (isinstance(up, cst.AugAssign) or (
+                isinstance(up, cst.Arg) and up.keyword is not None and up.keyword.value == "out")):
+            return True
+        if not (isinstance(up, cst.Attribute) or values and isinstance(up, cst.Subscript)) or up.value is not node:
+            return False
+        holder = self.parent.get(up)
+        if isinstance(holder, cst.Call):
+            return holder.func is up and isinstance(up, cst.Attribute) and (
+                up.attr.value == "resize" or values and up.attr.value not in _PURE_METHODS)
+        child = up
+        while isinstance(holder, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
+            child, holder = holder, self.parent.get(holder)
+        return isinstance(holder, (cst.AssignTarget, cst.Del)) or (
+            isinstance(holder, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)) and holder.target is child)
+
     def _model_uses(self, name: str, binding: cst.Name, modal: bool, dense: list[bool] | None,
-                    flags: tuple[str, ...] = ()) -> tuple[dict, bool] | str:
+                    flags: tuple[str, ...] = (), bools: frozenset[str] = frozenset(),
+                    statistics: bool = False) -> tuple[dict, bool] | str:
         """The replacements of the model's uses, and whether its calls train (set once, as a
         Cell's mode, where a layer computes differently in training: all its calls must agree).
         ``dense``: per Keras layer, whether it is a Dense, where the cell's list holds one cell per
         layer (``model.layers[i].kernel`` is then ``model[i].weight.T``). ``flags``: keywords of a
-        subclassed model's ``call`` that its cell's ``construct`` keeps (given literals, they stay)."""
-        nodes, modes = {}, set()
+        subclassed model's ``call`` that its cell's ``construct`` keeps (given literals, they stay);
+        ``bools``: those of them that must be given True or False (a Dropout's ``training``).
+        ``statistics``: the model has a BatchNormalization, whose moving statistics it must not
+        both update (train) and read (infer): MindSpore updates them with the batch's unbiased
+        variance, Keras with the biased one."""
+        nodes, modes, loops = {}, set(), set()  # (loops: whether each Keras loop trains)
         for read in self.reads(name, binding):
             if read in self.absorbed:  # (an `add` statement the cell's list holds)
                 continue
@@ -1501,6 +1563,9 @@ class NativePass:
                 kept = [a for a in up.args if a.keyword is not None and a.keyword.value in flags]
                 if any(not _literal(a.value) for a in kept):
                     return f"`{name}` is given a `{kept[0].keyword.value}` that is not a literal"
+                wrong = next((a for a in kept if a.keyword.value in bools and not m.matches(a.value, m.Name("True") | m.Name("False"))), None)
+                if wrong is not None:
+                    return f"`{name}` is given a `{wrong.keyword.value}` other than True or False (a `Dropout`'s `training`)"
                 others = [a for a in up.args if a.keyword is not None and a.keyword.value not in flags]
                 if len(positional) != 1 or positional[0].star or any(a.keyword.value != "training" for a in others):
                     return f"`{name}` is called with arguments other than the inputs and `training`"
@@ -1539,6 +1604,10 @@ class NativePass:
                     return made
                 if made is not None:
                     nodes[use] = made
+                    if up.attr.value in ("fit", "evaluate", "predict"):
+                        loops.add(up.attr.value == "fit")
+                        if any(a.keyword is not None and a.keyword.value.startswith("validation_") for a in use.args):
+                            loops.add(False)
                     continue
             outer = self._holding_model(read)
             # (`Sequential([model, Softmax()])`: its first cell; only for a model bound once, which
@@ -1557,6 +1626,9 @@ class NativePass:
             return f"`{name}` has {what}"
         if modal and len(modes) > 1:
             return f"`{name}` is called both training and not, and its {_MODAL} depend on it (a Cell's mode is set once)"
+        if statistics and len(modes | loops) > 1:
+            return (f"`{name}` both trains and infers, and infers with its `BatchNormalization`'s moving statistics, which "
+                    "MindSpore updates with each batch's unbiased variance (Keras: the biased one)")
         return nodes, modal and modes == {True}
 
     @functools.cached_property
@@ -2307,9 +2379,18 @@ class NativePass:
         if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
             return None
         owner = _weights_owner(assign.value)
-        if owner is not None:
-            self.weight_aliases[self.statement_of(assign)] = (node.value, function)
+        # (every read handed to a method or to `zip`, as the tape and the optimizer take it: a list
+        # changed where it is, `del weights[4:]` or `weights.pop()`, no longer holds all the model's)
+        if owner is None or any(not self._handed_on(n) for n in self.under(node.value, function) if not self.binds(n)):
+            return None
+        self.weight_aliases[self.statement_of(assign)] = (node.value, function)
         return owner
+
+    def _handed_on(self, read: cst.Name) -> bool:
+        """``read`` is an argument of a method's call or of ``zip`` (not changed, indexed or its own method called)."""
+        arg = self.parent.get(read)
+        call = self.parent.get(arg) if isinstance(arg, cst.Arg) and arg.value is read and not arg.star else None
+        return isinstance(call, cst.Call) and (isinstance(call.func, cst.Attribute) or m.matches(call.func, m.Name("zip")))
 
     def drop_dead_aliases(self) -> None:
         """A function's ``trainable_variables = model.trainable_variables`` whose every read a
@@ -2317,7 +2398,7 @@ class NativePass:
         and a compiled step may not call ``trainable_params()``."""
         for statement, (name, function) in self.weight_aliases.items():
             reads = [n for n in self.under(name, function) if not self.binds(n)]
-            if all(self._replaced(n) for n in reads):
+            if len(statement.body) == 1 and all(self._replaced(n) for n in reads):  # (not a line of `a = b; c = d`)
                 self.out.removed.add(statement)
 
     def _replaced(self, node: cst.CSTNode) -> bool:
@@ -2755,6 +2836,9 @@ def _shape(shape, constant=lambda name: None) -> tuple[int, ...] | None:
 # MindSpore's functions of one tensor that keep its shape, which a subclassed model's `call` may
 # apply between its layers (what `tf.nn.relu(x)` and the like convert to)
 _ELEMENTWISE = frozenset({"relu", "sigmoid", "tanh", "softmax", "silu", "elu", "softsign", "log_softmax"})
+# NumPy arrays' methods that give a new value and leave the array as it is
+_PURE_METHODS = frozenset({"astype", "copy", "reshape", "transpose", "flatten", "ravel", "tolist", "sum", "mean",
+                           "std", "min", "max", "argmax", "argmin", "squeeze", "item", "any", "all", "round", "dot"})
 _LAST_AXIS = frozenset({"softmax", "log_softmax"})  # (of those, the ones that read along the last axis)
 
 

@@ -63,6 +63,8 @@ _FLOATS = {"float32", "float64", "float16"}
 _DTYPES = {"float32", "float64", "float16", "int8", "int16", "int32", "int64", "uint8", "bool"}
 # the methods of a pipeline that keep its elements (and their shapes) as they are
 _KEEP = frozenset({"shuffle", "repeat", "prefetch", "cache", "take", "skip", "shard", "with_options"})
+# names by which a module binds its names other than by writing them
+_REFLECTION = ("globals", "vars", "exec", "eval", "locals")
 _SAMPLES = {"normal": "float64", "uniform": "float64", "standard_normal": "float64", "random": "float64",
             "integers": "int64", "exponential": "float64", "poisson": "int64", "binomial": "int64"}
 
@@ -102,11 +104,18 @@ class Shapes:
 
     @functools.cached_property
     def trackable(self) -> frozenset[str]:
-        """Names every binding of which is a plain assignment in the module's own body."""
+        """Names every binding of which is a plain assignment in the module's own body, and
+        whose value is never changed in place (``x.shape = ...``, ``x.resize(...)``); none where
+        the module reaches its names by other ways (``globals()``, ``exec``)."""
+        if any(word in self.p.names for word in _REFLECTION):
+            return frozenset()
         out = set()
         for name, nodes in self.p.names.items():
             ok = True
             for node in nodes:
+                if self.p.changes_in_place(node, values=False):
+                    ok = False
+                    break
                 if not self.p.binds(node) or self.p._local(node):
                     continue
                 top = self.p.top_index(node)
@@ -240,8 +249,8 @@ class Shapes:
         if isinstance(base, Rows):
             if method in _KEEP:
                 return base
-            if method == "batch":
-                return Rows(base.parts, base.single, True)
+            if method == "batch":  # (batched again, its elements are batches of batches)
+                return Rows(base.parts, base.single, True) if not base.batched else None
             return None
         if isinstance(base, Arr):
             if method == "astype" and positional:
@@ -263,11 +272,11 @@ class Shapes:
     def _numpy(self, name: str, positional: list, keywords: dict, env: dict) -> Any:
         if name in ("array", "asarray", "ascontiguousarray") and positional:
             inner = self.value(positional[0], env)
-            if not isinstance(inner, Arr):
+            if not isinstance(inner, Arr) or set(keywords) - {"dtype", "copy"} or len(positional) > 2:  # (`ndmin=`...)
                 return None
             dtype = keywords.get("dtype", positional[1] if len(positional) > 1 else None)
             return Arr(inner.shape, _dtype(dtype) if dtype is not None else inner.dtype)
-        if name in ("zeros", "ones", "empty") and positional:
+        if name in ("zeros", "ones", "empty") and positional and not set(keywords) - {"dtype", "order"} and len(positional) <= 2:
             shape = self._literal_shape(positional[0])
             dtype = keywords.get("dtype", positional[1] if len(positional) > 1 else None)
             return Arr(shape, _dtype(dtype) if dtype is not None else "float64") if shape is not None else None
@@ -340,3 +349,4 @@ def _none(node: cst.CSTNode) -> bool:
 def _minus_one(node: cst.CSTNode) -> bool:
     return isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) \
         and isinstance(node.expression, cst.Integer) and node.expression.evaluated_value == 1
+
