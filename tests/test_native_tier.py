@@ -1897,3 +1897,16 @@ def test_a_batchnorm_model_trained_and_then_read_in_inference_keeps_the_shim(ext
         out, findings = convert(source)
         [model] = notes(findings, "TFL100")
         assert model.status == "info" and "moving statistics" in model.message, model.message
+
+
+def test_a_dense_fed_one_number_per_example_keeps_the_shim():
+    out, findings = convert(SHAPED.replace("MAKE", "x = np.zeros(10)\ny = np.zeros((10, 2))").replace(
+        "[tf.keras.layers.Flatten(), tf.keras.layers.Dense(2)]", "[tf.keras.layers.Dense(2)]"))
+    [model] = notes(findings, "TFL100")
+    assert model.status == "info" and "one number per example" in model.message, model.message
+
+
+def test_input_shape_on_a_subclassed_models_layer_is_refused_as_such():
+    out, findings = convert(SUBCLASS.replace("Conv2D(4, 3, activation=\"relu\")", "Conv2D(4, 3, activation=\"relu\", input_shape=(6, 6, 1))"))
+    model = _subclass_note(findings)
+    assert model.status == "info" and "a model whose input shape comes from elsewhere" in model.message, model.message

@@ -951,7 +951,8 @@ class NativePass:
             given_shape = given(bound, "input_shape")
             if given_shape is not None:
                 if i != 0 or shape is not None:
-                    return "`input_shape` is given to a layer that is not the first"
+                    return ("`input_shape` is given to a layer that is not the first" if i else
+                            "`input_shape` is given to a layer of a model whose input shape comes from elsewhere")
                 shape = _shape(given_shape, self.int_constant)
                 if shape is None:
                     shape = self._runtime_width(rule, given_shape, elements)
@@ -1299,6 +1300,8 @@ class NativePass:
         count = self.int_value(units) if units is not None else None  # (a literal, or a module constant)
         if count is None:
             return "a layer's width is not a literal"
+        if shape == ():
+            return "a `Dense` is given one number per example (Keras's kernel needs a last axis)"
         width: int | cst.BaseExpression | None = shape[-1] if shape is not None else None
         if width is None:
             # a constant kernel `(in, units)` gives the width at run time: Keras builds the
