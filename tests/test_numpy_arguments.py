@@ -18,6 +18,39 @@ from migrate.engine.runner import RuleSelection, convert_source, rule_index
 from tests.helpers import PLAIN_JSON, assert_converts, convert, python_json
 
 WRAPPED = {
+    "an array a module-level function hands to MindSpore's ops, at its calls": (
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        labels = np.array([1, 0, 2])
+
+
+        def accuracy(y_pred, y_true):
+            correct = tf.equal(tf.argmax(y_pred, 1), tf.cast(y_true, tf.int64))
+            return tf.reduce_mean(tf.cast(correct, tf.float32))
+
+
+        print(accuracy(tf.one_hot(labels, 3), labels))
+        print(accuracy(y_true=labels[:2], y_pred=tf.ones((2, 3))))
+        """,
+        """
+        import numpy as np
+        import mindspore as ms
+        from mindspore import ops
+
+        labels = np.array([1, 0, 2])
+
+
+        def accuracy(y_pred, y_true):
+            correct = ops.equal(ops.argmax(y_pred, dim=1), ops.cast(y_true, ms.int64))
+            return ops.mean(ops.cast(correct, ms.float32))
+
+
+        print(accuracy(ops.one_hot(ms.Tensor(labels), 3, 1.0, 0.0), ms.Tensor(labels)))
+        print(accuracy(y_true=ms.Tensor(labels[:2]), y_pred=ops.ones((2, 3))))
+        """,
+    ),
     "a .numpy() result and an np call": (
         """
         import numpy as np
@@ -191,6 +224,36 @@ LEFT = {
             x = t + y
         print(tf.nn.softmax(x))
         """,
+    "a parameter the function also reads otherwise, binds again, or a function handed on": """
+        import numpy as np
+        import tensorflow as tf
+
+        labels = np.array([1, 0, 2])
+
+
+        def counts(y_true):
+            return tf.cast(y_true, tf.int64), y_true.sum()
+
+
+        def rebound(y_true):
+            y_true = y_true + 1
+            return tf.cast(y_true, tf.int64)
+
+
+        def handed(y_true):
+            return tf.cast(y_true, tf.int64)
+
+
+        def method_like(self, y_true):
+            return tf.cast(y_true, tf.int64)
+
+
+        counts(labels)
+        rebound(labels)
+        handed(labels)
+        apply = list(map(handed, [labels]))
+        method_like(None, *[labels])
+        """,
     "a tuple of load_data, not one of its arrays": """
         import tensorflow as tf
 
@@ -285,3 +348,33 @@ def _close(a, b, tol=1e-6) -> bool:
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(_close(x, y, tol) for x, y in zip(a, b))
     return abs(a - b) <= tol * max(1.0, abs(b))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mindspore") is None or importlib.util.find_spec("tensorflow") is None,
+                    reason="needs TensorFlow and MindSpore")
+def test_an_array_handed_through_a_function_gives_tfs_numbers():
+    """TensorFlow-Examples' `accuracy(pred, y_test)`: the ops inside the function get a tensor."""
+    program = textwrap.dedent("""
+        import numpy as np
+        import tensorflow as tf
+
+        labels = np.array([1, 0, 2, 2])
+        scores = np.eye(3, dtype=np.float32)[[1, 1, 2, 0]]
+
+
+        def accuracy(y_pred, y_true):
+            correct = tf.equal(tf.argmax(y_pred, 1), tf.cast(y_true, tf.int64))
+            return tf.reduce_mean(tf.cast(correct, tf.float32))
+
+
+        value = accuracy(tf.constant(scores), labels)
+        """)
+    converted, findings = convert(program)
+    assert "accuracy(ms.Tensor(scores), ms.Tensor(labels))" in converted, converted
+    [note] = [f for f in findings if f.rule == "TFT140" and "labels" in f.message]
+    assert "given to `accuracy` as `y_true`, which it hands to `ops.cast`" in note.message
+    def script(code):
+        return "import json\n" + PLAIN_JSON + "\n" + code + "\nprint(json.dumps(plain(value)))\n"
+
+    want, got = python_json(script(program)), python_json(script(converted))
+    assert got["value"] == want["value"] == 0.5 and got["dtype"] == want["dtype"]

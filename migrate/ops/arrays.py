@@ -76,6 +76,7 @@ class _Arrays:
         # name -> the nodes that bind it: Name nodes stored to, and other bindings (imports, defs, parameters)
         self.stores: dict[str, list[ast.Name]] = {}
         self.others: dict[str, list[ast.AST]] = {}
+        self.loads: dict[str, list[ast.Name]] = {}
         self.nonlocal_names: set[str] = set()  # (names a function declares nonlocal: their scope is not read here)
         stack = [tree]
         while stack:  # (one walk: each node's children listed once)
@@ -88,6 +89,8 @@ class _Arrays:
             if kind is ast.Name:
                 if type(node.ctx) is not ast.Load:
                     self.stores.setdefault(node.id, []).append(node)
+                else:
+                    self.loads.setdefault(node.id, []).append(node)
             elif kind is ast.Call:
                 self.calls.append(node)
             elif kind is ast.Nonlocal:
@@ -172,6 +175,43 @@ class _Arrays:
         if isinstance(node, ast.Attribute) and node.attr == "T":
             return self.is_array(node.value)
         return False
+
+    def handed_arrays(self, read: ast.Name, ops_call) -> list[ast.expr]:
+        """Where ``read`` is a parameter of a module-level function, read there only as an
+        argument of MindSpore's ops (``ops_call(call)``) and never bound again, and the function
+        is only called by its name: the NumPy arrays its calls give that parameter, which TF's
+        ops would convert where the function hands them on (``accuracy(pred, y_test)``)."""
+        function = self.scopes.binding_scope(read)
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or self.scopes.scope_of(function) is not self.scopes.module:
+            return []
+        args = function.args
+        names = [a.arg for a in args.args]
+        if read.id not in names or args.posonlyargs or args.vararg or read.id in self.nonlocal_names:
+            return []
+        if any(self.scopes.binding_scope(s) is function for s in self.stores.get(read.id, ())):
+            return []  # (bound again in the function: not only what its calls give)
+        for load in self.loads.get(read.id, ()):
+            if self.scopes.binding_scope(load) is not function:
+                continue
+            up = self.parents.get(load)
+            call = self.parents.get(up) if isinstance(up, ast.keyword) else up
+            if not (isinstance(call, ast.Call) and load is not call.func and ops_call(call)):
+                return []  # (read otherwise: it may need to stay a NumPy array there)
+        name = function.name
+        if self.stores.get(name) or self.others.get(name) != [function]:
+            return []
+        position, out = names.index(read.id), []
+        for load in self.loads.get(name, ()):
+            call = self.parents.get(load)
+            if not (isinstance(call, ast.Call) and call.func is load) or self.scopes.binding_scope(load) is not self.scopes.module:
+                return []  # (handed on, or a name of its own where read)
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return []
+            given = call.args[position] if position < len(call.args) else next(
+                (k.value for k in call.keywords if k.arg == read.id), None)
+            if given is not None and self.is_array(given):
+                out.append(given)
+        return out
 
     def is_generator(self, node: ast.expr) -> bool:
         """Whether ``node`` is a NumPy random generator (``np.random.default_rng(0)``, or a name bound to one)."""
@@ -294,27 +334,41 @@ def _span(node: ast.expr) -> tuple[int, int, int, int]:
 
 
 def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, int], str]]:
-    """The arguments of MindSpore op calls in ``code`` that are NumPy arrays: each as its span
-    (line, column, end line, end column; columns in UTF-8 bytes, as CPython counts them) and the
-    op's callee as written, in source order."""
+    """The arguments of MindSpore op calls in ``code`` that are NumPy arrays, and the arrays a
+    module-level function's calls give a parameter it hands to such calls alone: each as its span
+    (line, column, end line, end column; columns in UTF-8 bytes, as CPython counts them), the
+    op's callee as written, and by which function it gets there ("" where it is the op's own
+    argument), in source order."""
     arrays = _search(code, params)
     if arrays is None:
         return []
     tensors = tuple(m + "." for m in params["tensors"])
     sequences = set(params.get("sequences", ()))
     found, seen = [], set()
+
+    def ops_call(call: ast.Call) -> bool:
+        called = arrays.qualified(call.func)
+        return called is not None and called.startswith(tensors)
+
     for node in arrays.calls:
-        called = arrays.qualified(node.func)
-        if called is None or not called.startswith(tensors):
+        if not ops_call(node):
             continue
-        function = called.rsplit(".", 1)[-1]
+        function = arrays.qualified(node.func).rsplit(".", 1)[-1]
+        callee = ast.get_source_segment(code, node.func) or function
         for value in _arguments(node):
             values = value.elts if function in sequences and isinstance(value, (ast.List, ast.Tuple)) else [value]
             for item in values:
-                if isinstance(item, ast.Starred) or _span(item) in seen or not arrays.is_array(item):
+                if isinstance(item, ast.Starred) or _span(item) in seen:
                     continue
-                seen.add(_span(item))
-                found.append((_span(item), ast.get_source_segment(code, node.func) or function))
+                if arrays.is_array(item):
+                    seen.add(_span(item))
+                    found.append((_span(item), callee, ""))
+                elif isinstance(item, ast.Name):  # (a parameter: the arrays its function's calls give it, there)
+                    for given in arrays.handed_arrays(item, ops_call):
+                        if _span(given) not in seen:
+                            seen.add(_span(given))
+                            found.append((_span(given), callee, f" (given to `{arrays.scopes.binding_scope(item).name}` "
+                                                                f"as `{item.id}`, which it hands to `{callee}`)"))
     return sorted(found)
 
 
@@ -376,11 +430,11 @@ def wrap(module: cst.Module, rule, code: str, found=None) -> tuple[cst.Module, l
     found = find(code, params) if found is None else found
     if not found:
         return module, []
-    at = nodes_at(module, code, [span for span, _ in found])
+    at = nodes_at(module, code, [span for span, *_ in found])
     lines = source_lines(code)
     wrapped, notes = set(), []
     show = module.code_for_node
-    for span, callee in found:
+    for span, callee, via in found:
         node = at.get(span)
         if node is None:
             continue
@@ -388,7 +442,7 @@ def wrap(module: cst.Module, rule, code: str, found=None) -> tuple[cst.Module, l
         text = show(node)
         short = text if len(text) <= 40 and "\n" not in text else text.split("\n")[0][:37] + "..."
         notes.append((span[0], _characters(lines, span[0], span[1]) + 1, text,
-                      f"`{short}` is a NumPy array, which `{callee}` does not take (TF's op converts it): it is "
+                      f"`{short}` is a NumPy array{via}, which `{callee}` does not take (TF's op converts it): it is "
                       f"given as `{params['wrap'].format(value=short)}`, of the array's dtype, as TF converts it"))
     if not wrapped:
         return module, []
