@@ -56,6 +56,8 @@ class LowerNative(Operation):
         "inputs": Param(list, doc="sequential: the shim's Input spellings"),
         "functional": Param(list, doc="sequential: the shim's functional Model spellings (a chain of layer calls)"),
         "subclasses": Param(list, doc="sequential: the shim's Model spellings a subclassed model derives from"),
+        "batchnorm_class": Param(str, doc="sequential: a BatchNorm cell whose moving variance is Keras's (biased), "
+                                 "{name} and {base} placeholders"),
         "data_shapes": Param(dict, doc="sequential: a Keras dataset module -> its `load_data()` arrays, "
                              "((x_train, y_train), (x_test, y_test)), each a row's shape then its dtype"),
         "activations": Param(dict, doc="sequential: Keras activation name -> MindSpore's (null: none)"),
@@ -299,6 +301,8 @@ class NativePass:
         self.weights_dropped: set[cst.CSTNode] = set()  # weights arguments (or calls) the lowerings replace
         self.width_names: dict[int, cst.Name] = {}  # width -> the constant the layer before was given (`_cells`)
         self.building = None  # the cells of the model being lowered (a SequentialCell's), for its uses' checks
+        self.statistics_read = False  # the model being lowered trains and then reads BatchNorm's moving statistics
+        self.keras_batchnorms: dict[str, str] = {}  # MindSpore's BatchNorm cell -> the module's Keras-variance cell
         self.absorbed: set[cst.Name] = set()  # reads of a model's name in the `add` statements its list holds
         self.loops: list[tuple] = []  # (rule, model) whose Keras loop runs natively
         self.ms_ops = _imports_mindspore_ops(module)  # whether the top-level name `ops` is `mindspore.ops`
@@ -635,6 +639,7 @@ class NativePass:
         if split is not None:
             return f"the loop's loss reads `{name}`'s output before its last layer's softmax"
         uses, train = uses
+        self._keras_variance(rule, per_layer, cls)
         code = cst.Module([]).code_for_node
         steps: dict[cst.CSTNode, list] = {}  # node -> its rewrites, innermost first
         for i, ((attr, node), made) in enumerate(zip(applied, per_layer)):
@@ -847,6 +852,7 @@ class NativePass:
         if isinstance(uses, str):
             return uses
         uses, train = uses
+        self._keras_variance(rule, [[made] for made in cells], statement)
         if inner is not None and self.model_out[inner][1] and train != self.model_out[inner][2]:
             return (f"`{inner}`, a native model whose {_MODAL} it holds, is set to {'train' if inner_train else 'infer'} "
                     f"and `{name}` to {'train' if train else 'infer'} (a Cell's mode is its children's)")
@@ -858,7 +864,7 @@ class NativePass:
             if isinstance(made, str):
                 return made
             cell_class, native = made
-            self.out.before[statement] = [cell_class.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])]
+            self.out.before.setdefault(statement, []).append(cell_class.with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()]))
             self.out.nodes[statement] = lambda new: new.with_changes(
                 leading_lines=[cst.EmptyLine(), cst.EmptyLine(), *(line for line in new.leading_lines if line.comment), *comments])
             what = f"a native `nn.Cell`, `{native.func.value}`"
@@ -971,6 +977,29 @@ class NativePass:
             per_layer.append(made if isinstance(made, list) else [made])
             cells.extend(per_layer[-1])
         return cells, training, inner, shape, per_layer
+
+    def _keras_variance(self, rule, per_layer: list[list], statement) -> None:
+        """Where the module reads the model's moving statistics after training, its BatchNorm cells
+        (in ``per_layer``, each layer's ``_Made``) become the module's subclass of them that
+        updates the moving variance with the batch's biased variance, as Keras does (MindSpore's
+        kernel takes the unbiased one); the subclass is written once, before its first model."""
+        if not self.statistics_read:
+            return
+        spec = next(v for v in rule.params["layers"].values() if v.get("kind") == "batchnorm")
+        for base in (spec["to"], spec["to_flat"]):
+            if not any(isinstance(c, cst.Call) and dotted(c.func) == dotted(parse_expression(base))
+                       for made in per_layer for one in made for c in one.cells):
+                continue
+            name = self.keras_batchnorms.get(base)
+            if name is None:
+                name = self.keras_batchnorms[base] = self.fresh("Keras" + base.rsplit(".", 1)[-1])
+                made = parse_statement(rule.params["batchnorm_class"].format(name=name, base=base))
+                self.out.before.setdefault(statement, []).insert(0, made.with_changes(
+                    leading_lines=[cst.EmptyLine(), cst.EmptyLine()]))
+            for made in per_layer:
+                for one in made:
+                    one.cells = [c.with_changes(func=cst.Name(name)) if isinstance(c, cst.Call)
+                                 and dotted(c.func) == dotted(parse_expression(base)) else c for c in one.cells]
 
     @staticmethod
     def _statistics(rule, elements: list) -> bool:
@@ -1553,10 +1582,11 @@ class NativePass:
         layer (``model.layers[i].kernel`` is then ``model[i].weight.T``). ``flags``: keywords of a
         subclassed model's ``call`` that its cell's ``construct`` keeps (given literals, they stay);
         ``bools``: those of them that must be given True or False (a Dropout's ``training``).
-        ``statistics``: the model has a BatchNormalization, whose moving statistics it must not
-        both update (train) and read (infer): MindSpore updates them with the batch's unbiased
-        variance, Keras with the biased one."""
+        ``statistics``: the model has a BatchNormalization; :attr:`statistics_read` says whether
+        the module reads its moving statistics after training (it infers, saves weights, or
+        hands them to callbacks)."""
         nodes, modes, loops = {}, set(), set()  # (loops: whether each Keras loop trains)
+        stored = False  # (weights saved, or handed to callbacks: the moving statistics are read)
         for read in self.reads(name, binding):
             if read in self.absorbed:  # (an `add` statement the cell's list holds)
                 continue
@@ -1611,6 +1641,8 @@ class NativePass:
                         loops.add(up.attr.value == "fit")
                         if any(a.keyword is not None and a.keyword.value.startswith("validation_") for a in use.args):
                             loops.add(False)
+                    stored = stored or up.attr.value == "save_weights" or any(
+                        a.keyword is not None and a.keyword.value == "callbacks" for a in use.args)
                     continue
             outer = self._holding_model(read)
             # (`Sequential([model, Softmax()])`: its first cell; only for a model bound once, which
@@ -1629,9 +1661,9 @@ class NativePass:
             return f"`{name}` has {what}"
         if modal and len(modes) > 1:
             return f"`{name}` is called both training and not, and its {_MODAL} depend on it (a Cell's mode is set once)"
-        if statistics and len(modes | loops) > 1:
-            return (f"`{name}` both trains and infers, and infers with its `BatchNormalization`'s moving statistics, which "
-                    "MindSpore updates with each batch's unbiased variance (Keras: the biased one)")
+        # (MindSpore updates BatchNorm's moving variance with the batch's unbiased variance, Keras with the
+        # biased one: a model that trains and then reads them takes the cell that updates them as Keras does)
+        self.statistics_read = statistics and True in (modes | loops) and (False in (modes | loops) or stored)
         return nodes, modal and modes == {True}
 
     @functools.cached_property
@@ -3082,15 +3114,19 @@ class _Apply(cst.CSTTransformer):
         return updated.with_changes(body=self._body(original.body, updated.body) or [cst.SimpleStatementLine([cst.Pass()])])
 
     def leave_Module(self, original, updated):
-        return updated.with_changes(body=self._body(original.body, updated.body))
+        return updated.with_changes(body=self._body(original.body, updated.body, module=True))
 
-    def _body(self, originals, updateds):
+    def _body(self, originals, updateds, module: bool = False):
         body = []
         for old, new in zip(originals, updateds):
             if old in self.out.removed or self.out.nodes.get(old) is _GONE:
                 continue
             extra = self.out.statements.get(old)
-            body.extend(self.out.before.get(old, ()))
+            before = self.out.before.get(old, ())
+            body.extend(before)
+            blank = next((i for i, line in enumerate(new.leading_lines) if line.comment is not None), len(new.leading_lines))
+            if module and before and isinstance(before[-1], (cst.ClassDef, cst.FunctionDef)) and blank < 2:
+                new = new.with_changes(leading_lines=[*[cst.EmptyLine()] * (2 - blank), *new.leading_lines])  # (PEP 8)
             body.append(new)
             if extra:
                 body.extend(extra[1:])
