@@ -1970,3 +1970,16 @@ def test_a_batchnorm_model_that_trains_and_then_infers_takes_kerass_moving_varia
     plain = _run_file(tmp_path, out.replace("KerasBatchNorm2d(3,", "nn.BatchNorm2d(3,"), "unbiased")
     # (MindSpore's own moving variance: predictions 1e-3 away, beyond the tolerance)
     assert max(abs(a - b) for a, b in zip(plain["predict"], want["predict"])) > 5e-4
+
+
+def test_a_subclassed_models_batchnorm_saved_after_training_takes_the_keras_variance_cell():
+    source = SUBCLASS.replace(
+        "self.pool = tf.keras.layers.MaxPooling2D()",
+        "self.pool = tf.keras.layers.MaxPooling2D()\n        self.bn = tf.keras.layers.BatchNormalization()").replace(
+        "h = self.pool(self.conv1(inputs))", "h = self.pool(self.bn(self.conv1(inputs), training=training))")
+    out, _ = convert(source)
+    assert "self.bn = nn.BatchNorm2d(4, eps=0.001, momentum=0.99)" in out and "KerasBatchNorm" not in out
+    out, findings = convert(source + 'model.save_weights("w.ckpt")\n')
+    assert "self.bn = KerasBatchNorm2d(4, eps=0.001, momentum=0.99)" in out
+    assert out.index("class KerasBatchNorm2d(nn.BatchNorm2d):") < out.index("class MyModel(nn.Cell):")
+    assert _subclass_note(findings).status == "converted"
