@@ -1983,3 +1983,53 @@ def test_a_subclassed_models_batchnorm_saved_after_training_takes_the_keras_vari
     assert "self.bn = KerasBatchNorm2d(4, eps=0.001, momentum=0.99)" in out
     assert out.index("class KerasBatchNorm2d(nn.BatchNorm2d):") < out.index("class MyModel(nn.Cell):")
     assert _subclass_note(findings).status == "converted"
+
+
+ORDERED = textwrap.dedent('''\
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(13, 5)).astype(np.float32)
+    y = rng.integers(0, 3, size=(13,))
+
+
+    class Net(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.d = tf.keras.layers.Dense(4)
+            self.bn = tf.keras.layers.BatchNormalization(momentum=0.5)
+            self.out = tf.keras.layers.Dense(3)
+
+        def call(self, t, training=None):
+            return self.out(self.bn(self.d(t), training=training))
+
+
+    model = Net()
+    model.compile(optimizer="sgd", loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.fit(x, y, batch_size=4, epochs=3, shuffle=False, verbose=0)
+    print(model.evaluate(x, y, batch_size=5, verbose=0))
+    seq = tf.keras.Sequential([tf.keras.Input(shape=(5,)), tf.keras.layers.Dense(4), tf.keras.layers.BatchNormalization()])
+    seq.compile(optimizer="sgd", loss="mse")
+    seq.fit(x, np.ones((13, 4), np.float32), batch_size=4, verbose=0)
+    print(seq.evaluate(x, np.ones((13, 4), np.float32), verbose=0))
+    ''')
+
+
+def test_the_keras_variance_cell_comes_before_the_first_model_in_the_modules_order():
+    """The subclass is lowered after the module-level models, but defined first: the cell's class goes before it."""
+    out, findings = convert(ORDERED)
+    assert [f.status for f in notes(findings, "TFL100")] == ["converted", "converted"]
+    assert out.count("class KerasBatchNorm1d(nn.BatchNorm1d):") == 1
+    assert out.index("class KerasBatchNorm1d(") < out.index("class Net(nn.Cell):")
+    assert "self.bn = KerasBatchNorm1d(4, " in out and "nn.Dense(5, 4, " in out and "KerasBatchNorm1d(4, eps=0.001, momentum=0.99)])" in out
+    compile(out, "converted.py", "exec")
+
+
+def test_a_subclassed_model_whose_call_takes_no_training_keeps_the_shim_where_its_layers_are_modal():
+    """Keras 3 runs the layers of a `call` without `training` in inference mode, even in `fit`
+    (measured: its BatchNormalization's moving mean stays 0); a Cell set to train would train them."""
+    out, findings = convert(ORDERED.replace("def call(self, t, training=None):", "def call(self, t):").replace(
+        "self.bn(self.d(t), training=training)", "self.bn(self.d(t))"))
+    model = _subclass_note(findings, "Net")
+    assert model.status == "info" and "its `call` takes no `training`" in model.message, model.message

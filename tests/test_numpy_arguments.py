@@ -248,6 +248,16 @@ LEFT = {
             return tf.cast(y_true, tf.int64)
 
 
+        def as_float32(fn):
+            return lambda x: fn(x.astype(np.float32))
+
+
+        @as_float32
+        def decorated(y_true):
+            return tf.cast(y_true, tf.int64)
+
+
+        decorated(labels)
         counts(labels)
         rebound(labels)
         handed(labels)

@@ -177,12 +177,13 @@ class _Arrays:
         return False
 
     def handed_arrays(self, read: ast.Name, ops_call) -> list[ast.expr]:
-        """Where ``read`` is a parameter of a module-level function, read there only as an
+        """Where ``read`` is a parameter of a module-level function without decorators, read there only as an
         argument of MindSpore's ops (``ops_call(call)``) and never bound again, and the function
         is only called by its name: the NumPy arrays its calls give that parameter, which TF's
         ops would convert where the function hands them on (``accuracy(pred, y_test)``)."""
         function = self.scopes.binding_scope(read)
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or self.scopes.scope_of(function) is not self.scopes.module:
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or self.scopes.scope_of(function) is not self.scopes.module \
+                or function.decorator_list:  # (a decorator may take the array as it is, or hand on other arguments)
             return []
         args = function.args
         names = [a.arg for a in args.args]

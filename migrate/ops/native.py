@@ -302,7 +302,8 @@ class NativePass:
         self.width_names: dict[int, cst.Name] = {}  # width -> the constant the layer before was given (`_cells`)
         self.building = None  # the cells of the model being lowered (a SequentialCell's), for its uses' checks
         self.statistics_read = False  # the model being lowered trains and then reads BatchNorm's moving statistics
-        self.keras_batchnorms: dict[str, str] = {}  # MindSpore's BatchNorm cell -> the module's Keras-variance cell
+        # MindSpore's BatchNorm cell -> the module's Keras-variance cell: its name, its class, the statement it is put before
+        self.keras_batchnorms: dict[str, tuple[str, cst.ClassDef, cst.CSTNode]] = {}
         self.absorbed: set[cst.Name] = set()  # reads of a model's name in the `add` statements its list holds
         self.loops: list[tuple] = []  # (rule, model) whose Keras loop runs natively
         self.ms_ops = _imports_mindspore_ops(module)  # whether the top-level name `ops` is `mindspore.ops`
@@ -614,6 +615,9 @@ class NativePass:
         training = any((spec := rule.params["layers"][dotted(layers[a].func)]).get("kind") == "batchnorm" or (
             spec.get("kind") == "dropout" and a not in chain.flagged and not _zero(argbind.bind(layers[a], spec["signature"])["rate"]))
             for a, _ in applied)
+        if training and training_param is None:
+            return (f"its `call` takes no `training`, so Keras runs its {_MODAL} in inference mode even in `fit`, "
+                    "where MindSpore's cell would train them")
         word = self.mentions(rule.params.get("refuse_when_modal", [])) if training else None
         if word is not None:
             return (f"the module uses `{word}`, which repeats a forward pass for another gradient with the first "
@@ -990,12 +994,16 @@ class NativePass:
             if not any(isinstance(c, cst.Call) and dotted(c.func) == dotted(parse_expression(base))
                        for made in per_layer for one in made for c in one.cells):
                 continue
-            name = self.keras_batchnorms.get(base)
+            name, made, at = self.keras_batchnorms.get(base) or (None, None, None)
             if name is None:
-                name = self.keras_batchnorms[base] = self.fresh("Keras" + base.rsplit(".", 1)[-1])
-                made = parse_statement(rule.params["batchnorm_class"].format(name=name, base=base))
-                self.out.before.setdefault(statement, []).insert(0, made.with_changes(
-                    leading_lines=[cst.EmptyLine(), cst.EmptyLine()]))
+                name = self.fresh("Keras" + base.rsplit(".", 1)[-1])
+                made = parse_statement(rule.params["batchnorm_class"].format(name=name, base=base)).with_changes(
+                    leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+            if at is None or self.index[statement] < self.index[at]:  # (before the first model, in the module's order)
+                if at is not None:
+                    self.out.before[at].remove(made)
+                self.out.before.setdefault(statement, []).insert(0, made)
+                self.keras_batchnorms[base] = (name, made, statement)
             for made in per_layer:
                 for one in made:
                     one.cells = [c.with_changes(func=cst.Name(name)) if isinstance(c, cst.Call)
