@@ -114,6 +114,7 @@ class _Arrays:
         self.generators = list(params.get("generators", ()))
         self.generator_methods = set(params.get("generator_methods", ()))
         self._decided: dict[tuple[int, str], bool | None] = {}
+        self._handed: dict[tuple[int, str], list[ast.expr]] = {}  # (`handed_arrays`, per function and parameter)
         self._assumed = False  # (whether the result being worked out rests on a binding still being decided)
 
     def qualified(self, func: ast.expr, depth: int = 0) -> str | None:
@@ -176,12 +177,18 @@ class _Arrays:
             return self.is_array(node.value)
         return False
 
-    def handed_arrays(self, read: ast.Name, ops_call) -> list[ast.expr]:
+    def handed_arrays(self, read: ast.Name, op) -> list[ast.expr]:
         """Where ``read`` is a parameter of a module-level function without decorators, read there only as an
-        argument of MindSpore's ops (``ops_call(call)``) and never bound again, and the function
-        is only called by its name: the NumPy arrays its calls give that parameter, which TF's
-        ops would convert where the function hands them on (``accuracy(pred, y_test)``)."""
+        argument of MindSpore's ops (calls for which ``op(call)`` is not None) and never bound again,
+        and the function is only called by its name: the NumPy arrays its calls give that parameter,
+        which TF's ops would convert where the function hands them on (``accuracy(pred, y_test)``)."""
         function = self.scopes.binding_scope(read)
+        key = (id(function), read.id)  # (a parameter read by several ops is looked at once)
+        if key not in self._handed:
+            self._handed[key] = self._handed_arrays(read, function, op)
+        return self._handed[key]
+
+    def _handed_arrays(self, read: ast.Name, function: ast.AST, op) -> list[ast.expr]:
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or self.scopes.scope_of(function) is not self.scopes.module \
                 or function.decorator_list:  # (a decorator may take the array as it is, or hand on other arguments)
             return []
@@ -196,7 +203,7 @@ class _Arrays:
                 continue
             up = self.parents.get(load)
             call = self.parents.get(up) if isinstance(up, ast.keyword) else up
-            if not (isinstance(call, ast.Call) and load is not call.func and ops_call(call)):
+            if not (isinstance(call, ast.Call) and load is not call.func and op(call) is not None):
                 return []  # (read otherwise: it may need to stay a NumPy array there)
         name = function.name
         if self.stores.get(name) or self.others.get(name) != [function]:
@@ -347,14 +354,15 @@ def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, i
     sequences = set(params.get("sequences", ()))
     found, seen = [], set()
 
-    def ops_call(call: ast.Call) -> bool:
+    def op(call: ast.Call) -> str | None:
         called = arrays.qualified(call.func)
-        return called is not None and called.startswith(tensors)
+        return called if called is not None and called.startswith(tensors) else None
 
     for node in arrays.calls:
-        if not ops_call(node):
+        called = op(node)
+        if called is None:
             continue
-        function = arrays.qualified(node.func).rsplit(".", 1)[-1]
+        function = called.rsplit(".", 1)[-1]
         callee = ast.get_source_segment(code, node.func) or function
         for value in _arguments(node):
             values = value.elts if function in sequences and isinstance(value, (ast.List, ast.Tuple)) else [value]
@@ -365,7 +373,7 @@ def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, i
                     seen.add(_span(item))
                     found.append((_span(item), callee, ""))
                 elif isinstance(item, ast.Name):  # (a parameter: the arrays its function's calls give it, there)
-                    for given in arrays.handed_arrays(item, ops_call):
+                    for given in arrays.handed_arrays(item, op):
                         if _span(given) not in seen:
                             seen.add(_span(given))
                             found.append((_span(given), callee, f" (given to `{arrays.scopes.binding_scope(item).name}` "

@@ -301,7 +301,6 @@ class NativePass:
         self.weights_dropped: set[cst.CSTNode] = set()  # weights arguments (or calls) the lowerings replace
         self.width_names: dict[int, cst.Name] = {}  # width -> the constant the layer before was given (`_cells`)
         self.building = None  # the cells of the model being lowered (a SequentialCell's), for its uses' checks
-        self.statistics_read = False  # the model being lowered trains and then reads BatchNorm's moving statistics
         # MindSpore's BatchNorm cell -> the module's Keras-variance cell: its name, its class, the statement it is put before
         self.keras_batchnorms: dict[str, tuple[str, cst.ClassDef, cst.CSTNode]] = {}
         self.absorbed: set[cst.Name] = set()  # reads of a model's name in the `add` statements its list holds
@@ -474,14 +473,18 @@ class NativePass:
                            cst.ImportAlias, cst.MatchAs, cst.MatchStar,
                            cst.Nonlocal, cst.NamedExpr, cst.AugAssign, cst.AnnAssign, cst.Del)):
             return True
-        if isinstance(up, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
-            # a tuple target (`a, model = ...`) binds too
-            top = up
-            while isinstance(self.parent.get(top), (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
-                top = self.parent[top]
-            if isinstance(self.parent.get(top), (cst.AssignTarget, cst.For, cst.CompFor)) and self.parent[top].target is top:
-                return True
+        if isinstance(up, _UNPACKING):  # (a tuple target, `a, model = ...`, binds too)
+            holder, top = self.unpacked(node)
+            return isinstance(holder, (cst.AssignTarget, cst.For, cst.CompFor)) and holder.target is top
         return False
+
+    def unpacked(self, node: cst.CSTNode) -> tuple[cst.CSTNode | None, cst.CSTNode]:
+        """What holds ``node`` above the tuples and lists around it (``a, (b, node) = ...``: the
+        assignment's target), and the outermost of them (``node`` itself where there is none)."""
+        top = node
+        while isinstance(self.parent.get(top), _UNPACKING):
+            top = self.parent[top]
+        return self.parent.get(top), top
 
     def statement_of(self, node: cst.CSTNode) -> cst.CSTNode:
         while not isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
@@ -634,16 +637,15 @@ class NativePass:
                     or self._last_axis(rule, per_layer[first:last + 1]):
                 return "its `call` applies a softmax between its convolutions (over the channels, which MindSpore's kernels keep first)"
         self.building = None
-        uses = self._model_uses(name, binding, training, None, flags=chain.flags, bools=frozenset(chain.flagged.values()),
-                                statistics=self._statistics(rule, elements))
+        uses = self._model_uses(name, binding, training, None, flags=chain.flags, bools=frozenset(chain.flagged.values()))
         loop_rules, compiles = self.loop_rules.pop(name, set()), self.compiles.pop(name, [])
         split = self.softmax_split.pop(name, None)
         if isinstance(uses, str):
             return uses
         if split is not None:
             return f"the loop's loss reads `{name}`'s output before its last layer's softmax"
-        uses, train = uses
-        self._keras_variance(rule, per_layer, cls)
+        uses, train, read_after = uses
+        self._keras_variance(rule, per_layer, cls, read_after)
         code = cst.Module([]).code_for_node
         steps: dict[cst.CSTNode, list] = {}  # node -> its rewrites, innermost first
         for i, ((attr, node), made) in enumerate(zip(applied, per_layer)):
@@ -850,13 +852,13 @@ class NativePass:
         dense = None if spatial or inner is not None or len(cells) != len(elements) else [
             rule.params["layers"][dotted(layer.func)].get("kind", "dense") == "dense" for layer in elements]
         self.building = None if spatial else cells
-        uses = self._model_uses(name, binding, training, dense, statistics=self._statistics(rule, elements))
+        uses = self._model_uses(name, binding, training, dense)
         loop_rules, compiles = self.loop_rules.pop(name, set()), self.compiles.pop(name, [])
         split = self.softmax_split.pop(name, None)
         if isinstance(uses, str):
             return uses
-        uses, train = uses
-        self._keras_variance(rule, [[made] for made in cells], statement)
+        uses, train, read_after = uses
+        self._keras_variance(rule, [[made] for made in cells], statement, read_after)
         if inner is not None and self.model_out[inner][1] and train != self.model_out[inner][2]:
             return (f"`{inner}`, a native model whose {_MODAL} it holds, is set to {'train' if inner_train else 'infer'} "
                     f"and `{name}` to {'train' if train else 'infer'} (a Cell's mode is its children's)")
@@ -982,17 +984,17 @@ class NativePass:
             cells.extend(per_layer[-1])
         return cells, training, inner, shape, per_layer
 
-    def _keras_variance(self, rule, per_layer: list[list], statement) -> None:
+    def _keras_variance(self, rule, per_layer: list[list], statement, read_after: bool) -> None:
         """Where the module reads the model's moving statistics after training, its BatchNorm cells
         (in ``per_layer``, each layer's ``_Made``) become the module's subclass of them that
         updates the moving variance with the batch's biased variance, as Keras does (MindSpore's
         kernel takes the unbiased one); the subclass is written once, before its first model."""
-        if not self.statistics_read:
+        if not read_after:
             return
         spec = next(v for v in rule.params["layers"].values() if v.get("kind") == "batchnorm")
         for base in (spec["to"], spec["to_flat"]):
-            if not any(isinstance(c, cst.Call) and dotted(c.func) == dotted(parse_expression(base))
-                       for made in per_layer for one in made for c in one.cells):
+            made_by = dotted(parse_expression(base))
+            if not _makes(per_layer, made_by):
                 continue
             name, made, at = self.keras_batchnorms.get(base) or (None, None, None)
             if name is None:
@@ -1006,20 +1008,12 @@ class NativePass:
                 self.keras_batchnorms[base] = (name, made, statement)
             for made in per_layer:
                 for one in made:
-                    one.cells = [c.with_changes(func=cst.Name(name)) if isinstance(c, cst.Call)
-                                 and dotted(c.func) == dotted(parse_expression(base)) else c for c in one.cells]
-
-    @staticmethod
-    def _statistics(rule, elements: list) -> bool:
-        """Whether a layer of ``elements`` is a BatchNormalization (it keeps moving statistics)."""
-        return any(isinstance(e, cst.Call) and rule.params["layers"].get(dotted(e.func), {}).get("kind") == "batchnorm"
-                   for e in elements)
+                    one.cells = [c.with_changes(func=cst.Name(name)) if _call_of(c, made_by) else c for c in one.cells]
 
     @staticmethod
     def _last_axis(rule, per_layer: list[list]) -> bool:
         """Whether any of the cells (each layer's ``_Made``) is a softmax, which reads the last axis."""
-        softmax = dotted(parse_expression(rule.params["activation_cells"]["softmax"]))
-        return any(isinstance(c, cst.Call) and dotted(c.func) == softmax for made in per_layer for one in made for c in one.cells)
+        return _makes(per_layer, dotted(parse_expression(rule.params["activation_cells"]["softmax"])))
 
     def _width(self, width: int) -> cst.BaseExpression:
         """An input width as code: the module constant the layer before was given, else the number."""
@@ -1575,24 +1569,20 @@ class NativePass:
         if isinstance(holder, cst.Call):
             return holder.func is up and isinstance(up, cst.Attribute) and (
                 up.attr.value == "resize" or values and up.attr.value not in _PURE_METHODS)
-        child = up
-        while isinstance(holder, (cst.Tuple, cst.List, cst.Element, cst.StarredElement)):
-            child, holder = holder, self.parent.get(holder)
+        holder, top = self.unpacked(up)
         return isinstance(holder, (cst.AssignTarget, cst.Del)) or (
-            isinstance(holder, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)) and holder.target is child)
+            isinstance(holder, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor)) and holder.target is top)
 
     def _model_uses(self, name: str, binding: cst.Name, modal: bool, dense: list[bool] | None,
-                    flags: tuple[str, ...] = (), bools: frozenset[str] = frozenset(),
-                    statistics: bool = False) -> tuple[dict, bool] | str:
-        """The replacements of the model's uses, and whether its calls train (set once, as a
-        Cell's mode, where a layer computes differently in training: all its calls must agree).
+                    flags: tuple[str, ...] = (), bools: frozenset[str] = frozenset()) -> tuple[dict, bool, bool] | str:
+        """The replacements of the model's uses, whether its calls train (set once, as a Cell's
+        mode, where a layer computes differently in training: all its calls must agree), and
+        whether the module reads a BatchNorm's moving statistics after training (it trains, and
+        infers, saves weights or hands them to callbacks).
         ``dense``: per Keras layer, whether it is a Dense, where the cell's list holds one cell per
         layer (``model.layers[i].kernel`` is then ``model[i].weight.T``). ``flags``: keywords of a
         subclassed model's ``call`` that its cell's ``construct`` keeps (given literals, they stay);
-        ``bools``: those of them that must be given True or False (a Dropout's ``training``).
-        ``statistics``: the model has a BatchNormalization; :attr:`statistics_read` says whether
-        the module reads its moving statistics after training (it infers, saves weights, or
-        hands them to callbacks)."""
+        ``bools``: those of them that must be given True or False (a Dropout's ``training``)."""
         nodes, modes, loops = {}, set(), set()  # (loops: whether each Keras loop trains)
         stored = False  # (weights saved, or handed to callbacks: the moving statistics are read)
         for read in self.reads(name, binding):
@@ -1671,8 +1661,8 @@ class NativePass:
             return f"`{name}` is called both training and not, and its {_MODAL} depend on it (a Cell's mode is set once)"
         # (MindSpore updates BatchNorm's moving variance with the batch's unbiased variance, Keras with the
         # biased one: a model that trains and then reads them takes the cell that updates them as Keras does)
-        self.statistics_read = statistics and True in (modes | loops) and (False in (modes | loops) or stored)
-        return nodes, modal and modes == {True}
+        read_after = True in (modes | loops) and (False in (modes | loops) or stored)
+        return nodes, modal and modes == {True}, read_after
 
     @functools.cached_property
     def loop_methods(self) -> frozenset[str]:
@@ -2882,6 +2872,7 @@ _ELEMENTWISE = frozenset({"relu", "sigmoid", "tanh", "softmax", "silu", "elu", "
 # NumPy arrays' methods that give a new value and leave the array as it is
 _PURE_METHODS = frozenset({"astype", "copy", "reshape", "transpose", "flatten", "ravel", "tolist", "sum", "mean",
                            "std", "min", "max", "argmax", "argmin", "squeeze", "item", "any", "all", "round", "dot"})
+_UNPACKING = (cst.Tuple, cst.List, cst.Element, cst.StarredElement)  # (what a target's names sit in)
 _LAST_AXIS = frozenset({"softmax", "log_softmax"})  # (of those, the ones that read along the last axis)
 
 
@@ -2919,6 +2910,15 @@ class _Flat(_Made):
 
 class _Any(_Made):
     """Element-wise cells (activations, Dropout): any layout."""
+
+
+def _call_of(node: cst.CSTNode, constructor: str | None) -> bool:
+    return isinstance(node, cst.Call) and dotted(node.func) == constructor
+
+
+def _makes(per_layer: list[list], constructor: str | None) -> bool:
+    """Whether a cell of ``per_layer`` (each layer's ``_Made``) is a call of ``constructor``."""
+    return any(_call_of(c, constructor) for made in per_layer for one in made for c in one.cells)
 
 
 def _declared_global(function: cst.FunctionDef, name: str) -> bool:
