@@ -40,7 +40,7 @@ from mindspore import nn
 
 from .keras._tensors import map_structure
 from .keras.callbacks import CallbackList
-from .keras.models.data_adapter import DataAdapter, local_share, to_device
+from .keras.models.data_adapter import DataAdapter, local_share, predict_outputs, to_device
 from .keras.models.training import _logs_to_floats, _resolve_metric, _validation_args
 from .parameters import write_in_place
 
@@ -318,20 +318,16 @@ def _evaluate(network, state: _Compiled, data: dict, batch_size, steps, hooks) -
 
 
 def predict(network, x, batch_size=None, verbose="auto", steps=None):
-    """Keras's ``model.predict``: the outputs for every example, as NumPy (every process computes all)."""
+    """Keras's ``model.predict``: the outputs for every example, as NumPy, each row computed by the
+    replica TF gives it to (``data_adapter.predict_outputs``)."""
     adapter = DataAdapter(x, None, None, batch_size, False, steps)
     state = network.__dict__.get(_STATE)
     if state is None:
         state = network.__dict__[_STATE] = _Compiled(network, None, None, None)
     if state.forward is None:
         state.forward = _forward_cell(network)
-    outputs = []
     with _Mode(network, False):
-        for batch in adapter.epoch(0):
-            outputs.append(state.forward(to_device(batch[0])).asnumpy())
-    if not outputs:
-        raise ValueError("Expected input data to be non-empty.")
-    return np.concatenate(outputs)
+        return predict_outputs(adapter.epoch(0), state.forward, network, _world())
 
 
 def save_weights(network, filepath, overwrite=True):

@@ -285,3 +285,63 @@ def local_share(batch, rank: int, replicas: int):
 def to_device(batch):
     """numpy leaves → MindSpore Tensors (float64 → float32, int64 → int32)."""
     return map_structure(lambda a: None if a is None else as_tensor(a), batch)
+
+
+def predict_outputs(batches, forward, network, group):
+    """Keras's `predict` loop: `forward(x)` on every global batch's inputs, the outputs as NumPy,
+    concatenated (arrays, or lists/tuples/dicts of them as the model returns).
+
+    On several processes, a network with non-trainable parameters (BatchNorm's moving
+    statistics) predicts as TF's replicas do: each replica keeps its own statistics, and TF
+    computes each replica's contiguous slice of every global batch with that replica's. So
+    each process computes its slice of every batch, and one gather at the end puts the rows
+    back in TF's order. A network whose parameters are all trained (kept equal on every
+    process) computes every batch on each process, with no collective."""
+    from ...data import replica_slice
+    from ...reductions import gather_values
+
+    split = group.size > 1 and any(not p.requires_grad for p in network.get_parameters())
+    outputs, sizes = [], []
+    for batch in batches:
+        x = batch[0]
+        if split:
+            n = batch_size_of(x)
+            part = replica_slice(n, group.rank, group.size)
+            sizes.append(n)
+            if part.start == part.stop:  # this replica gets no rows: run one, keep none
+                out = forward(to_device(map_structure(lambda a: a[:1], x)))
+                outputs.append(map_structure(lambda t: t.asnumpy()[:0], out))
+                continue
+            x = map_structure(lambda a: a[part], x)
+        outputs.append(map_structure(lambda t: t.asnumpy(), forward(to_device(x))))
+    if not outputs:
+        raise ValueError("Expected input data to be non-empty.")
+    joined = _concatenate(outputs)
+    if not split:
+        return joined
+    gathered = gather_values(group, joined, 0)  # every process's rows, rank after rank
+    starts = np.cumsum([0] + [sum(_count(n, r, group.size) for n in sizes) for r in range(group.size)])
+    order, seen = [], list(starts[:-1])
+    for n in sizes:
+        for r in range(group.size):
+            count = _count(n, r, group.size)
+            order.extend(range(seen[r], seen[r] + count))
+            seen[r] += count
+    rows = np.asarray(order, dtype=np.int64)
+    return map_structure(lambda a: np.take(a, rows, axis=0), gathered)
+
+
+def _count(n: int, replica: int, replicas: int) -> int:
+    from ...data import replica_slice
+
+    part = replica_slice(n, replica, replicas)
+    return part.stop - part.start
+
+
+def _concatenate(outputs: list):
+    first = outputs[0]
+    if isinstance(first, (list, tuple)):
+        return type(first)(np.concatenate([o[i] for o in outputs]) for i in range(len(first)))
+    if isinstance(first, dict):
+        return {k: np.concatenate([o[k] for o in outputs]) for k in first}
+    return np.concatenate(outputs)

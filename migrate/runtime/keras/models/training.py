@@ -361,21 +361,12 @@ class Trainer:
         return values[0] if len(values) == 1 else values
 
     def predict(self, x, batch_size=None, verbose="auto", steps=None, callbacks=None, **kwargs):
-        """Model outputs for every example, as numpy (each process computes every batch)."""
+        """Model outputs for every example, as numpy, each row computed by the replica TF gives it
+        to (`data_adapter.predict_outputs`)."""
         adapter = DataAdapter(x, None, None, batch_size, False, steps)
         self.set_train(False)
-        outputs = []
-        for batch in adapter.epoch(0):
-            x_batch = to_device(batch[0])
-            outputs.append(map_structure(lambda t: t.asnumpy(), self.predict_step((x_batch,))))
-        if not outputs:
-            raise ValueError("Expected input data to be non-empty.")
-        first = outputs[0]
-        if isinstance(first, (list, tuple)):
-            return type(first)(np.concatenate([o[i] for o in outputs]) for i in range(len(first)))
-        if isinstance(first, dict):
-            return {k: np.concatenate([o[k] for o in outputs]) for k in first}
-        return np.concatenate(outputs)
+        return data_adapter.predict_outputs(adapter.epoch(0), lambda x_batch: self.predict_step((x_batch,)), self,
+                                            _world())
 
     # Keras 2's generator spellings, which TF 2.0-2.15 kept (deprecated) as these calls of fit, evaluate
     # and predict; its loader options (queue size, workers, processes) only fed the generator faster.
