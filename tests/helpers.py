@@ -75,11 +75,16 @@ class ReadsBackAsBuilt:
         self._module.code = self._original
 
 
-def python_json(code: str, *args: str, timeout: float = 300, **env: str) -> dict:
+def python_json(code: str, *args: str, timeout: float = 300, script=None, **env: str) -> dict:
     """Run ``code`` in a fresh interpreter (TensorFlow never beside MindSpore, on the CPU) and
-    read the JSON line it prints last."""
+    read the JSON line it prints last; with ``script`` (a path), from that file, written with
+    ``code`` (MindSpore's GRAPH_MODE compiles cells of files only)."""
     environ = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "3", **env}
-    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout, env=environ)
+    if script is not None:
+        script.write_text(code, encoding="utf-8")
+    command = [sys.executable, *([str(script)] if script is not None else ["-c", code]), *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environ,
+                          cwd=script.parent if script is not None else None)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 

@@ -24,6 +24,7 @@ the pass off.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import textwrap
 from dataclasses import dataclass, field
@@ -58,6 +59,8 @@ class LowerNative(Operation):
         "subclasses": Param(list, doc="sequential: the shim's Model spellings a subclassed model derives from"),
         "batchnorm_class": Param(str, doc="sequential: a BatchNorm cell whose moving variance is Keras's (biased), "
                                  "{name} and {base} placeholders"),
+        "helper_classes": Param(dict, doc="sequential: a cell name the rule's cells call -> its class, written into "
+                                "the module before the first model that needs it, {name} placeholder"),
         "data_shapes": Param(dict, doc="sequential: a Keras dataset module -> its `load_data()` arrays, "
                              "((x_train, y_train), (x_test, y_test)), each a row's shape then its dtype"),
         "activations": Param(dict, doc="sequential: Keras activation name -> MindSpore's (null: none)"),
@@ -301,8 +304,9 @@ class NativePass:
         self.weights_dropped: set[cst.CSTNode] = set()  # weights arguments (or calls) the lowerings replace
         self.width_names: dict[int, cst.Name] = {}  # width -> the constant the layer before was given (`_cells`)
         self.building = None  # the cells of the model being lowered (a SequentialCell's), for its uses' checks
-        # MindSpore's BatchNorm cell -> the module's Keras-variance cell: its name, its class, the statement it is put before
-        self.keras_batchnorms: dict[str, tuple[str, cst.ClassDef, cst.CSTNode]] = {}
+        # a cell the module's own class makes (a Keras-variance BatchNorm, `helper_classes`) -> the class's
+        # name in the module, the class, the statement it is put before (`_module_classes`)
+        self.module_classes: dict[str, tuple[str, cst.ClassDef, cst.CSTNode]] = {}
         self.absorbed: set[cst.Name] = set()  # reads of a model's name in the `add` statements its list holds
         self.loops: list[tuple] = []  # (rule, model) whose Keras loop runs natively
         self.ms_ops = _imports_mindspore_ops(module)  # whether the top-level name `ops` is `mindspore.ops`
@@ -645,7 +649,7 @@ class NativePass:
         if split is not None:
             return f"the loop's loss reads `{name}`'s output before its last layer's softmax"
         uses, train, read_after = uses
-        self._keras_variance(rule, per_layer, cls, read_after)
+        self._module_classes(rule, per_layer, cls, read_after)
         code = cst.Module([]).code_for_node
         steps: dict[cst.CSTNode, list] = {}  # node -> its rewrites, innermost first
         for i, ((attr, node), made) in enumerate(zip(applied, per_layer)):
@@ -837,7 +841,7 @@ class NativePass:
         made = self._cells(rule, statement, elements, shape)
         if isinstance(made, str):
             return f"{made} ({fed})" if isinstance(fed, str) and "not known statically" in made else made
-        cells, training, inner, shape, _ = made
+        cells, training, inner, shape, per_layer = made
         if inner is not None:
             inner_train = self.model_out[inner][2]
         if not cells:
@@ -858,13 +862,12 @@ class NativePass:
         if isinstance(uses, str):
             return uses
         uses, train, read_after = uses
-        self._keras_variance(rule, [[made] for made in cells], statement, read_after)
+        self._module_classes(rule, [[made] for made in cells], statement, read_after)
         if inner is not None and self.model_out[inner][1] and train != self.model_out[inner][2]:
             return (f"`{inner}`, a native model whose {_MODAL} it holds, is set to {'train' if inner_train else 'infer'} "
                     f"and `{name}` to {'train' if train else 'infer'} (a Cell's mode is its children's)")
         # (the comments of a functional chain's statements stay, above the model's)
-        comments = [line for s, _ in chain for line in [*s.leading_lines, cst.EmptyLine(comment=s.trailing_whitespace.comment)]
-                    if line.comment] if chain is not None else []
+        comments = [line for s in dict.fromkeys(s for s, _ in chain) for line in _comments(s)] if chain is not None else []
         if spatial:
             made = self._channels_first(rule, name, cells)
             if isinstance(made, str):
@@ -879,20 +882,21 @@ class NativePass:
             if split == "dense":  # (the loop takes the logits before the softmax: a cell of its own)
                 kept = [a for a in cells[-1].args if not (a.keyword and a.keyword.value == "activation")]
                 cells[-1] = cells[-1].with_changes(args=[*kept[:-1], kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
-            if layers is None:  # a functional chain: the list is written anew
-                code = cst.Module([]).code_for_node
-                cells += [parse_expression("nn.Softmax()")] if split == "dense" else []
-                new_list = parse_expression("[\n" + "".join(f"    {code(c)},\n" for c in cells) + "]")
+            # each layer's cells (a Dense and the activation cell `nn.Dense` does not take by name after
+            # it; the last one and the softmax the loop's loss reads before)
+            groups = [[made.cells[0] for made in layer] for layer in per_layer]
+            groups[-1][-1] = cells[-1]
+            if split == "dense":
+                groups[-1].append(parse_expression("nn.Softmax()"))
+            if layers is None:  # a functional chain, `add` statements: the list is written anew
+                new_list = parse_expression("[\n" + "".join(f"    {line},\n" for line in _list_lines(groups)) + "]")
             else:
-                elements = [e.with_changes(value=c) for e, c in zip(layers.elements[-len(cells):], cells)]
-                if split == "dense":  # (the new last element: the old one's comma, and the separator before it)
-                    separator = elements[-2].comma if len(elements) > 1 and isinstance(elements[-2].comma, cst.Comma) \
-                        else cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-                    if isinstance(separator.whitespace_after, cst.ParenthesizedWhitespace):  # (not the line's comment)
-                        separator = separator.with_changes(whitespace_after=separator.whitespace_after.with_changes(
-                            first_line=cst.TrailingWhitespace()))
-                    elements.append(cst.Element(parse_expression("nn.Softmax()"), comma=elements[-1].comma))
-                    elements[-2] = elements[-2].with_changes(comma=separator)
+                # a layer's element holds its last cell; the cells before it are elements of their own
+                elements = []
+                for i, (element, group) in enumerate(zip(layers.elements[len(layers.elements) - len(per_layer):], groups)):
+                    separator = _separator(layers.elements, len(layers.elements) - len(per_layer) + i)
+                    elements += [cst.Element(cell, comma=separator) for cell in group[:-1]]
+                    elements.append(element.with_changes(value=group[-1]))  # (its comma, and a comment after it)
                 new_list = layers.with_changes(elements=elements)
             first = call.args[0] if call.args else cst.Arg(new_list)
             native = call.with_changes(func=parse_expression(rule.params["to"]), args=[
@@ -977,37 +981,40 @@ class NativePass:
             width = given(bound, {"dense": "units", "conv2d": "filters"}.get(kind, ""))
             if kind in ("dense", "conv2d"):
                 self.width_names = {shape[-1]: width} if isinstance(width, cst.Name) else {}
-            elif kind not in ("dropout", "activation", "batchnorm", "pool2d"):
+            elif kind not in ("dropout", "activation", "leaky_relu", "batchnorm", "pool2d"):
                 self.width_names = {}
             training = training or kind == "batchnorm" or (kind == "dropout" and not _zero(bound["rate"]))
             per_layer.append(made if isinstance(made, list) else [made])
             cells.extend(per_layer[-1])
         return cells, training, inner, shape, per_layer
 
-    def _keras_variance(self, rule, per_layer: list[list], statement, read_after: bool) -> None:
-        """Where the module reads the model's moving statistics after training, its BatchNorm cells
-        (in ``per_layer``, each layer's ``_Made``) become the module's subclass of them that
-        updates the moving variance with the batch's biased variance, as Keras does (MindSpore's
-        kernel takes the unbiased one); the subclass is written once, before its first model."""
-        if not read_after:
-            return
-        spec = next(v for v in rule.params["layers"].values() if v.get("kind") == "batchnorm")
-        for base in (spec["to"], spec["to_flat"]):
-            made_by = dotted(parse_expression(base))
+    def _module_classes(self, rule, per_layer: list[list], statement, read_after: bool) -> None:
+        """The classes of the module's own the cells in ``per_layer`` (each layer's ``_Made``) need,
+        written once, before the first model that needs them in the module's order, and the cells
+        made of them under the name each class takes there: ``helper_classes`` (a SELU, a LeakyReLU
+        with TF's gradients), and, where the module reads the model's moving statistics after
+        training, the subclass of MindSpore's BatchNorm cells that updates the moving variance with
+        the batch's biased variance, as Keras does (MindSpore's kernel takes the unbiased one)."""
+        wanted = [(made_by, made_by, template.format) for made_by, template in rule.params.get("helper_classes", {}).items()]
+        if read_after:
+            spec = next(v for v in rule.params["layers"].values() if v.get("kind") == "batchnorm")
+            wanted += [(dotted(parse_expression(base)), "Keras" + base.rsplit(".", 1)[-1],
+                        functools.partial(rule.params["batchnorm_class"].format, base=base))
+                       for base in (spec["to"], spec["to_flat"])]
+        for made_by, base_name, code in wanted:
             if not _makes(per_layer, made_by):
                 continue
-            name, made, at = self.keras_batchnorms.get(base) or (None, None, None)
+            name, made, at = self.module_classes.get(made_by) or (None, None, None)
             if name is None:
-                name = self.fresh("Keras" + base.rsplit(".", 1)[-1])
-                made = parse_statement(rule.params["batchnorm_class"].format(name=name, base=base)).with_changes(
-                    leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
+                name = self.fresh(base_name)
+                made = parse_statement(code(name=name)).with_changes(leading_lines=[cst.EmptyLine(), cst.EmptyLine()])
             if at is None or self.index[statement] < self.index[at]:  # (before the first model, in the module's order)
                 if at is not None:
                     self.out.before[at].remove(made)
                 self.out.before.setdefault(statement, []).insert(0, made)
-                self.keras_batchnorms[base] = (name, made, statement)
-            for made in per_layer:
-                for one in made:
+                self.module_classes[made_by] = (name, made, statement)
+            for layer in per_layer:
+                for one in layer:
                     one.cells = [c.with_changes(func=cst.Name(name)) if _call_of(c, made_by) else c for c in one.cells]
 
     @staticmethod
@@ -1260,20 +1267,47 @@ class NativePass:
 
     def _added(self, statement, name: str) -> list[tuple[cst.CSTNode, cst.Call]] | str:
         """``model = Sequential()`` (or ``Sequential([...])``) and then ``model.add(Layer(...))``
-        statements, one after another: the statements and their calls (which go: their layers are
-        the cell's list, after the list's)."""
+        statements, one after another, or loops ``for _ in range(n):`` of them (Keras makes each
+        iteration's layers anew): the statements and their calls, a loop's once per iteration
+        (they go: their layers are the cell's list, after the list's)."""
         chain = []
         for following in self.module.body[self.index[statement] + 1:]:
-            small = following.body[0] if isinstance(following, cst.SimpleStatementLine) and len(following.body) == 1 else None
-            add = small.value if isinstance(small, cst.Expr) else None
-            if not (isinstance(add, cst.Call) and dotted(add.func) == f"{name}.add" and len(add.args) == 1
-                    and add.args[0].keyword is None and not add.args[0].star):
+            if isinstance(following, cst.For):
+                repeated = self._add_loop(following, name)
+                if isinstance(repeated, str):
+                    return repeated
+                if repeated is None:
+                    break
+                chain += repeated
+                continue
+            add = _add_call(following, name)
+            if add is None:
                 break
             chain.append((following, add))
         if not chain:
             return "it is built empty and not by `add` statements right after it"
         self.absorbed.update(add.func.value for _, add in chain)
         return chain
+
+    def _add_loop(self, loop: cst.For, name: str) -> list[tuple[cst.CSTNode, cst.Call]] | str | None:
+        """A loop ``for i in range(n):`` of ``name.add(...)`` statements alone, ``i`` not read in them
+        and ``n`` a literal or a module constant: each iteration's calls; None where the loop
+        does not add to ``name``; why not, where it does but is not such a loop."""
+        lines = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else ()
+        adds = [_add_call(line, name) for line in lines]
+        if not any(adds):
+            return None
+        if None in adds or loop.orelse is not None or loop.asynchronous is not None:
+            return f"`{name}.add` is in a loop that does more than add layers"
+        iterable = loop.iter
+        count = (self.int_value(iterable.args[0].value) if isinstance(iterable, cst.Call) and dotted(iterable.func) == "range"
+                 and len(iterable.args) == 1 and iterable.args[0].keyword is None and not iterable.args[0].star else None)
+        if count is None or count < 0 or any(self.binds(node) for node in self.names.get("range", ())):
+            return f"`{name}.add` is in a loop that is not `for _ in range(n)` with a literal `n`"
+        if not isinstance(loop.target, cst.Name) or any(
+                self.under(loop.target.value, add) for add in adds):
+            return f"`{name}.add` is given layers made from its loop's variable"
+        return [(loop, add) for _ in range(count) for add in adds]
 
     def _local(self, name: cst.Name, value: str | None = None) -> bool:
         """The name is a function's own (a parameter or assigned in it), not the module's; with
@@ -1369,7 +1403,7 @@ class NativePass:
         width. None where the shape computes something (a call) or a layer needs the whole shape."""
         specs = [rule.params["layers"].get(dotted(layer.func)) if isinstance(layer, cst.Call) else None for layer in elements]
         kinds = [spec.get("kind", "dense") if spec is not None else None for spec in specs]
-        if kinds[0] != "dense" or any(kind not in ("dense", "dropout", "activation") for kind in kinds):
+        if kinds[0] != "dense" or any(kind not in ("dense", "dropout", "activation", "leaky_relu") for kind in kinds):
             return None
         if m.findall(given_shape, m.Call() | m.Await() | m.Yield() | m.NamedExpr() | m.Lambda()):
             return None
@@ -1526,13 +1560,24 @@ class NativePass:
                 f"'{a}'" for a in rule.params["activation_cells"])
         return _Any(_activation_cell(rule, name)), shape
 
+    def _leaky_relu(self, rule, spec: dict, bound: dict, shape: tuple | None):
+        """``LeakyReLU(negative_slope)`` (Keras 2's ``alpha=``): the activation's cell with that slope."""
+        slope = given(bound, "alpha") or bound["negative_slope"]
+        if not _number(slope):
+            return "a `LeakyReLU`'s slope is not a literal"
+        cell = _activation_cell(rule, "leaky_relu")
+        return _Any(cell.with_changes(args=[cst.Arg(slope)])), shape
+
     def _initializer(self, rule, value: cst.CSTNode, transpose: bool, fans: tuple[int, int] | None = None):
         name = _string(value)
         if name is None and isinstance(value, cst.Call) and not value.args:  # `HeNormal()`: its name
             name = rule.params["initializer_classes"].get(dotted(value.func) or "")
         if name is not None:
             scaling = rule.params["variance_scaling"].get(name)
-            if scaling is not None and fans is not None:
+            if scaling is not None:
+                if fans is None:
+                    return (f"the initializer '{name}' scales by the layer's fans, and its input width is known "
+                            "only at run time")
                 return _variance_scaling(rule, scaling, fans)
             if name not in rule.params["initializers"]:
                 return f"the initializer '{name}' has no native lowering yet"
@@ -2952,6 +2997,57 @@ def _int(node) -> int | None:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
         return -int(node.expression.value)
     return int(node.value) if isinstance(node, cst.Integer) else None
+
+
+def _list_lines(groups: list[list[cst.CSTNode]]) -> list[str]:
+    """The elements of a cell list, one line each, of each layer's cells (``groups``); a run of
+    three or more layers whose cells are written alike (a Keras loop's ``add``) is one line,
+    ``*[nn.Dense(100, 100, ...) for _ in range(98)]``, which makes each of them anew."""
+    code = cst.Module([]).code_for_node
+    lines = []
+    for written, run in itertools.groupby(tuple(code(c) for c in group) for group in groups):
+        count = len(list(run))
+        if count < 3:
+            lines += [c for _ in range(count) for c in written]
+        elif len(written) == 1:
+            lines.append(f"*[{written[0]} for _ in range({count})]")
+        else:
+            lines.append(f"*[cell for _ in range({count}) for cell in ({', '.join(written)})]")
+    return lines
+
+
+def _comments(statement: cst.CSTNode) -> list[cst.EmptyLine]:
+    """The comment lines of a statement: above it and at its end; a loop's, above its lines too."""
+    lines = [*statement.leading_lines]
+    if isinstance(statement, cst.SimpleStatementLine):
+        lines.append(cst.EmptyLine(comment=statement.trailing_whitespace.comment))
+    elif isinstance(statement, cst.For) and isinstance(statement.body, cst.IndentedBlock):
+        lines.append(cst.EmptyLine(comment=statement.body.header.comment))
+        lines += [line for inner in statement.body.body for line in _comments(inner)]
+    return [line for line in lines if line.comment]
+
+
+def _add_call(line: cst.CSTNode, name: str) -> cst.Call | None:
+    """The call of a statement line ``name.add(layer)`` alone, one plain argument; None otherwise."""
+    small = line.body[0] if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1 else None
+    add = small.value if isinstance(small, cst.Expr) else None
+    if isinstance(add, cst.Call) and dotted(add.func) == f"{name}.add" and len(add.args) == 1 \
+            and add.args[0].keyword is None and not add.args[0].star:
+        return add
+    return None
+
+
+def _separator(elements: list[cst.Element], i: int) -> cst.Comma:
+    """The comma to put between a new element and ``elements[i]`` before it: the comma after an
+    element the list goes on from, nearest ``i`` (a new line and the elements' indentation, not a
+    line's comment); ``", "`` in a list of one element."""
+    followed = [e.comma for e in elements[:-1] if isinstance(e.comma, cst.Comma)]
+    if not followed:
+        return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+    comma = followed[min(i, len(followed) - 1)]
+    if isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
+        comma = comma.with_changes(whitespace_after=comma.whitespace_after.with_changes(first_line=cst.TrailingWhitespace()))
+    return comma
 
 
 def _activation_cell(rule, name: str) -> cst.Call:
