@@ -12,8 +12,8 @@ import libcst as cst
 from migrate.engine.runner import RuleSelection, convert_source, rule_index
 
 
-def convert(code: str, select: tuple[str, ...] = ()) -> tuple[str, list]:
-    result = convert_source(code.encode("utf-8"), rule_index(RuleSelection(select=select)), "example.py")
+def convert(code: str, select: tuple[str, ...] = (), ignore: tuple[str, ...] = ()) -> tuple[str, list]:
+    result = convert_source(code.encode("utf-8"), rule_index(RuleSelection(select=select, ignore=ignore)), "example.py")
     assert result.status != "failed", result.error
     return result.converted.decode("utf-8"), result.findings
 

@@ -2127,3 +2127,79 @@ def test_selu_and_leaky_relu_are_the_modules_cells_and_give_tfs_numbers(tmp_path
     if importlib.util.find_spec("mindspore") is None or importlib.util.find_spec("tensorflow") is None:
         pytest.skip("needs TensorFlow and MindSpore")
     assert_same_numbers(python_json(out, script=tmp_path / "train.py"), python_json(SELU_LEAKY), rtol=1e-5, atol=1e-6)
+
+
+RANDOM = textwrap.dedent('''\
+    import numpy as np
+    import tensorflow as tf
+
+    tf.random.set_seed(4)
+    batch = 3
+    x = np.zeros((2, 5), np.float32)
+    noise = tf.random.normal([batch, 4], stddev=0.1, seed=7)
+    z = tf.random.normal((2, 2), -1.5, 2)
+    u = tf.random.uniform((), 0.1, 2.0)
+    w = tf.random.uniform(x.shape)
+    steps = tf.random.uniform([6], minval=1, maxval=10, dtype=tf.int32)
+    drawn = [noise, z, u, w, steps]
+    ''')
+
+
+def test_plain_random_draws_are_mindsporess_own_ops_and_draw_what_the_shim_draws():
+    """`tf.random.normal` / `uniform` with a literal shape and literal bounds become
+    `ops.standard_normal`, `ops.uniform` and `ops.randint` with TF's arithmetic written out: under
+    the same seed the values are the shim's, draw for draw."""
+    out, _ = convert(RANDOM)
+    for line in ["noise = ops.standard_normal((batch, 4), seed=7) * 0.1",
+                 "z = -1.5 + ops.standard_normal((2, 2)) * 2",
+                 "u = ops.uniform((), ms.Tensor(0.1, ms.float32), ms.Tensor(2.0, ms.float32))",
+                 "w = ops.uniform(x.shape, ms.Tensor(0, ms.float32), ms.Tensor(1.0, ms.float32))",
+                 "steps = ops.randint(1, 10, (6,), dtype=ms.int32)"]:
+        assert line in out, out
+    assert "tfrandom" not in out
+    pytest.importorskip("mindspore")
+    got = {}
+    for tier in ("native", "shim"):
+        index = rule_index(RuleSelection(ignore=(NATIVE_RULES,) if tier == "shim" else ()))
+        converted = convert_source(RANDOM.encode(), index, "draws.py").converted.decode()
+        assert ("tfrandom." in converted) == (tier == "shim"), converted
+        scope: dict = {}
+        exec(compile(converted, f"draws_{tier}.py", "exec"), scope)
+        got[tier] = [(d.dtype, d.asnumpy()) for d in scope["drawn"]]
+    for (dtype, native), (shim_dtype, shim) in zip(got["native"], got["shim"]):
+        assert dtype == shim_dtype and native.shape == shim.shape
+        assert (native == shim).all(), (native, shim)
+
+
+@pytest.mark.parametrize("call", [
+    "tf.random.normal(shape)",                            # a shape that may be a list or a tensor
+    "tf.random.normal([2], stddev=sigma)",                # a deviation that may be an array (the shim casts it)
+    "tf.random.uniform([2], dtype=tf.float64)",           # float64: the shim computes in float64
+    "tf.random.uniform([2], maxval=n, dtype=tf.int32)",   # an integer bound that may be a tensor
+    "tf.random.truncated_normal([2])",                    # redraws: the shim's
+])
+def test_random_draws_it_cannot_prove_plain_keep_the_shim(call):
+    out, _ = convert(f"import tensorflow as tf\n\nv = {call}\n")
+    assert "v = tfrandom." in out, out
+
+
+def test_random_draws_in_a_module_that_repeats_a_forward_pass_keep_the_shim():
+    """A forward pass computed again for another gradient takes back the draws the shim recorded
+    in the first; MindSpore's ops would draw anew."""
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+        w = tf.Variable(1.0)
+
+
+        def f(x):
+            with tf.GradientTape() as t1, tf.GradientTape() as t2:
+                y = w * x + tf.random.normal([2])
+                a = tf.reduce_sum(y)
+                b = tf.reduce_mean(y)
+            ga = t1.gradient(a, [w])
+            gb = t2.gradient(b, [w])
+            return ga, gb
+        ''')
+    out, _ = convert(code)
+    assert "value_and_grads" in out and "tfrandom.normal((2,))" not in out and "tfrandom.normal([2])" in out, out

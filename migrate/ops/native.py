@@ -38,7 +38,7 @@ from migrate.ops import args as argbind
 from migrate.ops import shapes as shapes_of
 from migrate.ops.base import Operation, Param, imported_from, parse_expression, parse_statement, template_expression
 
-KINDS = ("sequential", "optimizer", "loss", "gradients", "average_loss", "jit", "fit", "dataset")
+KINDS = ("sequential", "optimizer", "loss", "gradients", "average_loss", "jit", "fit", "dataset", "random")
 
 
 class LowerNative(Operation):
@@ -75,6 +75,8 @@ class LowerNative(Operation):
         "refuse_when": Param(list, doc="words whose presence in the module changes what the shim objects do"),
         "refuse_when_modal": Param(list, doc="words whose presence in the module changes what a model with layers that compute differently in training does (a forward pass repeated with the first one's draws)"),
         "template": Param(str, doc="average_loss: the native expression; loss: the call, {loss}, {y_true}, {y_pred}"),
+        "signatures": Param(dict, doc="random: the shim's function -> its parameters (TF's)"),
+        "dtypes": Param(dict, doc="random: `float` / `integer` -> the dtypes (as converted code spells them) it lowers"),
         "require": Param(dict, doc="loss: Keras parameter -> the literal it must be (as code)"),
         "reductions": Param(dict, doc="loss: Keras reduction -> MindSpore's"),
         "reduction_names": Param(dict, doc="loss: the shim's reduction constants -> Keras's reduction"),
@@ -120,6 +122,8 @@ class LowerNative(Operation):
         for key in ("signature",):
             if key in params:
                 argbind.check_signature(params[key])
+        for signature in params.get("signatures", {}).values():
+            argbind.check_signature(signature)
         needed = {"sequential": ("to", "layers", "inputs", "activations", "initializers", "constant"),
                   "optimizer": ("to", "signature", "arguments", "reducer"),
                   "average_loss": ("signature", "template"),
@@ -127,7 +131,8 @@ class LowerNative(Operation):
                   "jit": ("decorator", "decorators", "all_reduce", "modules", "mutable"),
                   "gradients": ("to",),
                   "fit": ("to", "compile", "methods", "positional"),
-                  "dataset": ("to", "distribute", "source", "stream", "rows", "dropped", "pipeline")}[params["kind"]]
+                  "dataset": ("to", "distribute", "source", "stream", "rows", "dropped", "pipeline"),
+                  "random": ("to", "signatures", "dtypes")}[params["kind"]]
         for key in needed:
             if key not in params:
                 raise ValueError(f"kind {params['kind']!r} needs parameter {key!r}")
@@ -2310,6 +2315,18 @@ class NativePass:
                 self.gone.add(call.func)
                 self.used.add(rule.id)
 
+    def lower_random(self) -> None:
+        """``tfrandom.normal`` / ``uniform`` calls MindSpore's own ops draw alike (TFL180)."""
+        for rule in self.rules.get("random", ()):
+            if self.mentions(rule.params.get("refuse_when", [])) is not None:
+                continue
+            for call in self._calls_of(set(rule.params["lowers"])):
+                if _random(rule, call) is None:
+                    continue
+                self.out.nodes[call] = lambda new, rule=rule: _random(rule, new)
+                self.gone.add(call.func)
+                self.used.add(rule.id)
+
     def _calls_of(self, lowers: set[str]) -> list[cst.Call]:
         found = []
         for node, up in self.parent.items():
@@ -2799,6 +2816,7 @@ class NativePass:
         self.lower_losses()
         self.lower_gradients()
         self.lower_average_losses()
+        self.lower_random()
         self.drop_dead_aliases()
         self.lower_jit()
         if not (self.out.nodes or self.out.statements or self.out.removed or self.out.decorate or self.out.before):
@@ -3025,6 +3043,49 @@ def _comments(statement: cst.CSTNode) -> list[cst.EmptyLine]:
         lines.append(cst.EmptyLine(comment=statement.body.header.comment))
         lines += [line for inner in statement.body.body for line in _comments(inner)]
     return [line for line in lines if line.comment]
+
+
+def _random(rule, call: cst.Call) -> cst.BaseExpression | None:
+    """MindSpore's draw of a ``tfrandom.normal`` / ``uniform`` call, TF's arithmetic written out
+    (TFL180); None where the shim must keep it (a shape, bound or dtype not known to be plain)."""
+    func = dotted(call.func)
+    bound = argbind.bind(call, rule.params["signatures"][func])
+    if bound is None:
+        return None
+    shape = bound["shape"]
+    if isinstance(shape, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in shape.elements):
+        shape = cst.Tuple([cst.Element(e.value) for e in shape.elements])
+    elif not (isinstance(shape, cst.Attribute) and shape.attr.value == "shape"):
+        return None
+    seed = given(bound, "seed")
+    if seed is not None and _int(seed) is None and not isinstance(seed, cst.Name):
+        return None
+    extra = [cst.Arg(seed, keyword=cst.Name("seed"), equal=_EQUAL)] if seed is not None else []
+    dtype = given(bound, "dtype")
+    dtypes = rule.params["dtypes"]
+    kind = "float" if dtype is None or dotted(dtype) in dtypes["float"] else \
+        "integer" if dotted(dtype) in dtypes["integer"] else None
+    to = rule.params["to"]
+    if func.endswith(".normal"):
+        mean, stddev = bound["mean"], bound["stddev"]
+        if kind != "float" or not (_number(mean) and _number(stddev)):
+            return None
+        draw: cst.BaseExpression = cst.Call(parse_expression(to[func]), args=[cst.Arg(shape), *extra])
+        if float(cst.Module([]).code_for_node(stddev)) != 1.0:
+            draw = cst.BinaryOperation(draw, cst.Multiply(), stddev)
+        if float(cst.Module([]).code_for_node(mean)) != 0.0:
+            draw = cst.BinaryOperation(mean, cst.Add(), draw)
+        return draw
+    low, high = bound["minval"], given(bound, "maxval")
+    if kind == "integer":
+        if _int(low) is None or high is None or _int(high) is None or _int(low) >= _int(high):
+            return None
+        return cst.Call(parse_expression(to["integer"]), args=[
+            cst.Arg(low), cst.Arg(high), cst.Arg(shape), *extra, cst.Arg(dtype, keyword=cst.Name("dtype"), equal=_EQUAL)])
+    if kind != "float" or not _number(low) or (high is not None and not _number(high)):
+        return None
+    bounds = [template_expression("ms.Tensor({v}, ms.float32)", v=v) for v in (low, high or cst.Float("1.0"))]
+    return cst.Call(parse_expression(to[func]), args=[cst.Arg(shape), *map(cst.Arg, bounds), *extra])
 
 
 def _add_call(line: cst.CSTNode, name: str) -> cst.Call | None:
