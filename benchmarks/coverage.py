@@ -16,7 +16,8 @@ this converts every ``.py`` and ``.ipynb`` file into a scratch directory with
   by what the converting rule imports; the share that goes to MindSpore rather than
   the shim is issue 19's measure. A shim use the native tier lowered afterwards counts
   as MindSpore: one inside the statement a lowering's finding names (the model's, the
-  optimizer's, a compiled step's whole function), or one whose shim module the converted
+  optimizer's, a compiled step's whole function), one at the place of a lowered call (a random
+  draw), or one whose shim module the converted
   file no longer reads at all. The findings of the rules run on the converted text (the native tier's ``TFL``,
   TFT140's wrapping of NumPy arrays) are not TF uses.
 
@@ -151,7 +152,7 @@ _IPYTHON = re.compile(r"^([ \t]*)[%!?].*$", re.M)  # a notebook's magics and she
 def _spans(source: str, lines: set[int]) -> list[tuple[int, int]]:
     """The original lines of the statements starting at ``lines`` (a function from its first
     decorator; a ``model = Sequential()`` with the ``model.add(...)`` statements right after
-    it, which the lowering folds into the cell's list)."""
+    it, and loops of them, which the lowering folds into the cell's list)."""
     import ast
 
     try:
@@ -168,10 +169,13 @@ def _spans(source: str, lines: set[int]) -> list[tuple[int, int]]:
                 continue
             end = node.end_lineno or node.lineno
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                for added in block[at + 1:]:
-                    call = added.value if isinstance(added, ast.Expr) else None
-                    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "add"
-                            and isinstance(call.func.value, ast.Name) and call.func.value.id == node.targets[0].id):
+                def adds(statement) -> bool:
+                    call = statement.value if isinstance(statement, ast.Expr) else None
+                    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "add"
+                            and isinstance(call.func.value, ast.Name) and call.func.value.id == node.targets[0].id)
+
+                for added in block[at + 1:]:  # (and loops of them, `for _ in range(n):`)
+                    if not (adds(added) or isinstance(added, ast.For) and added.body and all(map(adds, added.body))):
                         break
                     end = added.end_lineno or added.lineno
             spans.append((start, end))
@@ -185,7 +189,12 @@ def _went(findings: list[dict], targets: dict, shim_names: dict, source: str, co
     ``offsets``: a notebook's (``_cell_offsets``), whose findings give cell and line."""
     if offsets:
         findings = [{**f, "line": offsets.get(f.get("cell"), 0) + f["line"]} for f in findings]
-    lowered = {f["line"] for f in findings if f["rule"].startswith(LOWERING) and f["status"] == "converted"}
+    lowerings = [f for f in findings if f["rule"].startswith(LOWERING) and f["status"] == "converted"]
+    # (a lowering at a use's own place lowered that call alone, TFL180's draws; the others name
+    # the statement of an object or a function they lowered whole)
+    uses = {(f["line"], f.get("col")) for f in findings if not f["rule"].startswith(LOWERING)}
+    exact = {(f["line"], f.get("col")) for f in lowerings if (f["line"], f.get("col")) in uses}
+    lowered = {f["line"] for f in lowerings if (f["line"], f.get("col")) not in exact}
     spans = _spans(source, lowered) if lowered else []
     read = set(re.findall(r"\b([A-Za-z_]\w*)\.", code)) if code is not None else None
     went: collections.Counter = collections.Counter()
@@ -194,7 +203,7 @@ def _went(findings: list[dict], targets: dict, shim_names: dict, source: str, co
         if f["status"] != "converted" or _not_a_use(f["rule"]):
             continue
         target = targets.get(f["rule"], "python")
-        if target == "runtime" and (any(a <= f["line"] <= b for a, b in spans)
+        if target == "runtime" and ((f["line"], f.get("col")) in exact or any(a <= f["line"] <= b for a, b in spans)
                                     or (read is not None and not (shim_names.get(f["rule"], set()) & read))):
             target = "mindspore"
         went[target] += 1

@@ -74,3 +74,16 @@ def test_the_add_statements_a_lowered_model_folds_in_are_credited(coverage, tmp_
     # which uses keep the shim, for the table of the most frequent ones
     assert entry["shim_apis"] == {"tensorflow.keras.Sequential": 1, "tensorflow.keras.Input": 1,
                                   "tensorflow.keras.layers.Dense": 1}
+
+
+def test_a_loop_of_add_statements_and_a_lowered_draw_are_credited_alone(coverage, tmp_path):
+    """A loop of `add` statements the lowered model folds in is its model's; a random draw the
+    native tier lowers counts where it stands, not the other uses of its statement."""
+    code = ("import tensorflow as tf\n\nmodel = tf.keras.Sequential()\nmodel.add(tf.keras.Input(shape=(4,)))\n"
+            "for _ in range(3):\n    model.add(tf.keras.layers.Dense(4))\nmodel.compile(loss='mse', optimizer='sgd')\n"
+            "pairs = tf.data.Dataset.from_tensor_slices(tf.random.normal([8, 4])).batch(2)\n"
+            "for batch in pairs:\n    print(batch)\n")
+    entry = measured(coverage, tmp_path, code)
+    assert "tensorflow.keras.layers.Dense" not in entry["shim_apis"]
+    assert "tensorflow.random.normal" not in entry["shim_apis"]
+    assert entry["shim_apis"].get("tensorflow.data.Dataset.from_tensor_slices") == 1, entry

@@ -178,7 +178,7 @@ def lower_text(code: str, tree: ast.Module, rules: tuple[Rule, ...], path: str, 
     words = lowered_words(native)
     if native and words is not None and words.search(code):
         arrays = next((r.params for r in rules if r.operation == "wrap_arrays"), None)
-        code, notes = _lower_native(code, tree, native, path, findings, aliases, transform, arrays)
+        code, notes = _lower_native(code, tree, native, path, findings, aliases, transform, arrays, original)
     for rule in (r for r in rules if r.operation == "wrap_arrays"):
         words = lowered_words([rule])
         found = ops.arrays.find(code, rule.params) if words is not None and words.search(code) else None
@@ -205,7 +205,8 @@ def lower_text(code: str, tree: ast.Module, rules: tuple[Rule, ...], path: str, 
 
 
 def _lower_native(code: str, tree: ast.Module, rules: tuple[Rule, ...], path: str, findings,
-                  aliases: Mapping[str, str] | None, transform, arrays: dict | None) -> tuple[str, list[Finding]]:
+                  aliases: Mapping[str, str] | None, transform, arrays: dict | None,
+                  original: str) -> tuple[str, list[Finding]]:
     jitted = jitted_functions(tree, findings, rules)
     command = NativeCommand(CodemodContext(filename=path, full_module_name=None), rules, jitted, aliases, arrays)
     result = transform(command, code)
@@ -213,8 +214,18 @@ def _lower_native(code: str, tree: ast.Module, rules: tuple[Rule, ...], path: st
     if code_out is None:
         raise getattr(result, "error", RuntimeError("the native lowering failed"))
     where = _where(tree)
+    line_of = None
+    seen: dict[tuple[int, str], int] = {}
     notes = []
     for name, rule, status, message in command.notes:
-        line, col = where.get(name, (1, 1))
+        if isinstance(name, tuple):  # (a place in the converted text: a call lowered where it stands)
+            line_of = line_of or _line_map(original, code)
+            (line, same), col = line_of(name[0]), name[1]
+            if not same:  # (a line the rules rewrote: the n-th TF use of that function on it, as the rules found it)
+                nth = seen[(line, name[2])] = seen.get((line, name[2]), -1) + 1
+                at = sorted(f.col for f in findings if f.line == line and f.api.rsplit(".", 1)[-1] == name[2])
+                col = at[nth] if nth < len(at) else col
+        else:
+            line, col = where.get(name, (1, 1))
         notes.append(Finding(path, line, col, rule.id, status, one_line(message), rule.params["lowers"][0], rule.maps_to))
     return code_out, notes

@@ -2320,12 +2320,20 @@ class NativePass:
         for rule in self.rules.get("random", ()):
             if self.mentions(rule.params.get("refuse_when", [])) is not None:
                 continue
+            positions = None
             for call in self._calls_of(set(rule.params["lowers"])):
-                if _random(rule, call) is None:
+                native = _random(rule, call)
+                if native is None:
                     continue
                 self.out.nodes[call] = lambda new, rule=rule: _random(rule, new)
                 self.gone.add(call.func)
-                self.used.add(rule.id)
+                if positions is None:  # (the note is at the call's place in the converted text)
+                    positions = cst.metadata.MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(
+                        cst.metadata.PositionProvider)
+                start = positions[call].start
+                self.note((start.line, start.column + 1, dotted(call.func).rsplit(".", 1)[-1]), rule, "converted",
+                          f"`{dotted(call.func)}` is `{dotted(native.func) if isinstance(native, cst.Call) else _draw_of(native)}`, "
+                          "MindSpore's own op (the draws the shim makes)")
 
     def _calls_of(self, lowers: set[str]) -> list[cst.Call]:
         found = []
@@ -3086,6 +3094,12 @@ def _random(rule, call: cst.Call) -> cst.BaseExpression | None:
         return None
     bounds = [template_expression("ms.Tensor({v}, ms.float32)", v=v) for v in (low, high or cst.Float("1.0"))]
     return cst.Call(parse_expression(to[func]), args=[cst.Arg(shape), *map(cst.Arg, bounds), *extra])
+
+
+def _draw_of(expression: cst.BaseExpression) -> str:
+    """The op a lowered draw calls, under the arithmetic around it (``mean + ops.standard_normal(...) * s``)."""
+    call = next(iter(m.findall(expression, m.Call())))
+    return dotted(call.func)
 
 
 def _add_call(line: cst.CSTNode, name: str) -> cst.Call | None:
