@@ -32,6 +32,17 @@ HEAD = textwrap.dedent('''\
     ''')
 
 
+def _run_in_tier(code: str, tier: str, name: str, native_mark: str) -> dict:
+    """``code`` converted in ``tier`` ("native" or "shim") and run here (PyNative): its globals.
+    ``native_mark``: text the native tier's conversion holds and the shim tier's does not."""
+    index = rule_index(RuleSelection(ignore=(NATIVE_RULES,) if tier == "shim" else ()))
+    converted = convert_source(code.encode(), index, f"{name}.py").converted.decode()
+    assert (native_mark in converted) == (tier == "native"), converted
+    scope: dict = {}
+    exec(compile(converted, f"{name}_{tier}.py", "exec"), scope)
+    return scope
+
+
 def notes(findings, rule_id):
     return [f for f in findings if f.rule == rule_id]
 
@@ -1025,11 +1036,7 @@ def test_a_lowered_cnn_computes_what_the_shim_model_computes():
     x = ms.Tensor(np.random.default_rng(5).normal(size=(3, 9, 7, 3)).astype(np.float32))
     outputs = {}
     for tier in ("native", "shim"):
-        index = rule_index(RuleSelection(ignore=(NATIVE_RULES,) if tier == "shim" else ()))
-        converted = convert_source(code.encode(), index, "cnn.py").converted.decode()
-        assert ("class Model(nn.Cell)" in converted) == (tier == "native")
-        scope: dict = {}
-        exec(compile(converted, f"cnn_{tier}.py", "exec"), scope)
+        scope = _run_in_tier(code, tier, "cnn", "class Model(nn.Cell)")
         outputs[tier] = scope["forward"](x).asnumpy()
     assert outputs["native"].shape == (3, 2)
     np.testing.assert_allclose(outputs["native"], outputs["shim"], rtol=1e-5, atol=1e-5)
@@ -1070,11 +1077,7 @@ def test_each_lowered_activation_gives_the_shims_values_and_gradients(where, nam
     x = ms.Tensor(np.concatenate([np.linspace(-6, 6, 193), [-1e-3, 1e-3, 0.5]]).astype(np.float32).reshape(4, 49))
     got = {}
     for tier in ("native", "shim"):
-        index = rule_index(RuleSelection(ignore=(NATIVE_RULES,) if tier == "shim" else ()))
-        converted = convert_source(code.encode(), index, "act.py").converted.decode()
-        assert ("nn.SequentialCell(" in converted) == (tier == "native"), converted
-        scope: dict = {}
-        exec(compile(converted, f"act_{tier}.py", "exec"), scope)
+        scope = _run_in_tier(code, tier, "act", "nn.SequentialCell(")
         forward = scope["forward"]
         got[tier] = (forward(x).asnumpy(), ms.grad(lambda t: (forward(t) * ms.Tensor(np.arange(1, 6) if where == "dense"
                                                                                          else np.ones(49), ms.float32)).sum())(x).asnumpy())
@@ -2160,11 +2163,7 @@ def test_plain_random_draws_are_mindsporess_own_ops_and_draw_what_the_shim_draws
     pytest.importorskip("mindspore")
     got = {}
     for tier in ("native", "shim"):
-        index = rule_index(RuleSelection(ignore=(NATIVE_RULES,) if tier == "shim" else ()))
-        converted = convert_source(RANDOM.encode(), index, "draws.py").converted.decode()
-        assert ("tfrandom." in converted) == (tier == "shim"), converted
-        scope: dict = {}
-        exec(compile(converted, f"draws_{tier}.py", "exec"), scope)
+        scope = _run_in_tier(RANDOM, tier, "draws", "ops.standard_normal(")
         got[tier] = [(d.dtype, d.asnumpy()) for d in scope["drawn"]]
     for (dtype, native), (shim_dtype, shim) in zip(got["native"], got["shim"]):
         assert dtype == shim_dtype and native.shape == shim.shape
