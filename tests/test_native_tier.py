@@ -261,12 +261,37 @@ def test_add_statements_in_a_loop_make_each_iterations_layers_anew(tmp_path):
     assert_same_numbers(python_json(out, script=tmp_path / "train.py"), python_json(ADD_LOOP))
 
 
+def test_comments_of_a_regrouped_list_and_of_an_add_loop_stay_once():
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+        m2 = tf.keras.Sequential([
+            tf.keras.layers.Dense(3, activation="selu", input_shape=(4,)),  # c1
+            # between
+            tf.keras.layers.Dense(2, activation="leaky_relu")  # c2
+        ])
+        y2 = m2(tf.ones((2, 4)))
+        model = tf.keras.Sequential()
+        model.add(tf.keras.layers.Dense(5, input_shape=(5,)))
+        for _ in range(3):
+            model.add(tf.keras.layers.Dense(5))
+            # the loop's last comment
+        y = model(tf.ones((2, 5)))
+        ''')
+    out, findings = convert(code)
+    assert [n.status for n in notes(findings, "TFL100")] == ["converted", "converted"]
+    for comment in ("# c1", "# between", "# c2", "# the loop's last comment"):
+        assert out.count(comment) == 1, out
+    assert "KerasSeLU(),  # c1\n    # between\n    nn.Dense(3, 2," in out, out
+
+
 @pytest.mark.parametrize("loop, why", [
     ("for i in range(4):\n    model.add(tf.keras.layers.Dense(i + 1))\n", "`model.add` is given layers made from its loop's variable"),
     ("for _ in range(n):\n    model.add(tf.keras.layers.Dense(5))\n", "not `for _ in range(n)` with a literal `n`"),
     ("for _ in [1, 2]:\n    model.add(tf.keras.layers.Dense(5))\n", "not `for _ in range(n)` with a literal `n`"),
     ("for _ in range(2):\n    model.add(tf.keras.layers.Dense(5))\n    print(1)\n", "in a loop that does more than add layers"),
     ("for _ in range(2):\n    model.add(tf.keras.layers.Dense(5))\nelse:\n    pass\n", "in a loop that does more than add layers"),
+    ("for depth in range(2):\n    model.add(tf.keras.layers.Dense(5))\nprint(depth)\n", "whose variable `depth` is read elsewhere"),
 ])
 def test_add_loops_it_cannot_prove_keep_the_shim(loop, why):
     code = ("import tensorflow as tf\n\nn = int(input())\nmodel = tf.keras.Sequential()\n"
@@ -2170,15 +2195,46 @@ def test_plain_random_draws_are_mindsporess_own_ops_and_draw_what_the_shim_draws
         assert (native == shim).all(), (native, shim)
 
 
+def test_a_lowered_draw_keeps_its_place_in_the_expression_around_it():
+    """TF's arithmetic, written out, goes in parentheses where the call was an operand."""
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+        b = tf.random.normal([4000], stddev=2.0) ** 2
+        c = -tf.random.normal([4], 5.0)
+        d = tf.random.normal([4], 3.0).numpy()
+        e = tf.random.normal([3], stddev=0x2)
+        N = 4
+        g = [tf.random.normal([N * 2, 3], mean=- 1)]
+        ''')
+    out, _ = convert(code)
+    for line in ["b = (ops.standard_normal((4000,)) * 2.0) ** 2", "c = -(5.0 + ops.standard_normal((4,)))",
+                 "d = (3.0 + ops.standard_normal((4,))).numpy()", "e = ops.standard_normal((3,)) * 0x2",
+                 "g = [- 1 + ops.standard_normal((N * 2, 3))]"]:
+        assert line in out, out
+
+
+def test_a_lowered_draw_on_a_rewritten_line_is_reported_at_its_own_tf_call():
+    code = "import tensorflow as tf\n\nm = tf.zeros([2])\na = tf.reduce_sum(tf.random.normal([2], m)) + tf.reduce_sum(tf.random.normal([2]))\n"
+    out, findings = convert(code)
+    assert "ops.sum(tfrandom.normal([2], m)) + ops.sum(ops.standard_normal((2,)))" in out
+    [lowered] = notes(findings, "TFL180")
+    assert (lowered.line, lowered.col) == (4, code.splitlines()[3].rindex("tf.random.normal") + 1)
+
+
 @pytest.mark.parametrize("call", [
     "tf.random.normal(shape)",                            # a shape that may be a list or a tensor
+    "tf.random.normal((tf.shape(x)[0], 2))",              # a width that is a tensor (MindSpore's ops take ints)
+    "tf.random.normal((batch, 2))",                       # a width not known to be an int
+    "tf.random.normal(\n    [2],  # rows\n)",            # a comment in the call stays with the shim's
+
     "tf.random.normal([2], stddev=sigma)",                # a deviation that may be an array (the shim casts it)
     "tf.random.uniform([2], dtype=tf.float64)",           # float64: the shim computes in float64
     "tf.random.uniform([2], maxval=n, dtype=tf.int32)",   # an integer bound that may be a tensor
     "tf.random.truncated_normal([2])",                    # redraws: the shim's
 ])
 def test_random_draws_it_cannot_prove_plain_keep_the_shim(call):
-    out, _ = convert(f"import tensorflow as tf\n\nv = {call}\n")
+    out, _ = convert(f"import tensorflow as tf\n\nx = tf.zeros([2])\nbatch = tf.shape(x)[0]\nv = {call}\n")
     assert "v = tfrandom." in out, out
 
 

@@ -215,16 +215,14 @@ def _lower_native(code: str, tree: ast.Module, rules: tuple[Rule, ...], path: st
         raise getattr(result, "error", RuntimeError("the native lowering failed"))
     where = _where(tree)
     line_of = None
-    seen: dict[tuple[int, str], int] = {}
     notes = []
     for name, rule, status, message in command.notes:
         if isinstance(name, tuple):  # (a place in the converted text: a call lowered where it stands)
             line_of = line_of or _line_map(original, code)
             (line, same), col = line_of(name[0]), name[1]
-            if not same:  # (a line the rules rewrote: the n-th TF use of that function on it, as the rules found it)
-                nth = seen[(line, name[2])] = seen.get((line, name[2]), -1) + 1
+            if not same:  # (a line the rules rewrote: the TF use of that function in the call's order on it)
                 at = sorted(f.col for f in findings if f.line == line and f.api.rsplit(".", 1)[-1] == name[2])
-                col = at[nth] if nth < len(at) else col
+                col = at[name[3]] if name[3] < len(at) else col
         else:
             line, col = where.get(name, (1, 1))
         notes.append(Finding(path, line, col, rule.id, status, one_line(message), rule.params["lowers"][0], rule.maps_to))

@@ -23,6 +23,7 @@ the pass off.
 
 from __future__ import annotations
 
+import ast
 import functools
 import itertools
 import math
@@ -1312,6 +1313,10 @@ class NativePass:
         if not isinstance(loop.target, cst.Name) or any(
                 self.under(loop.target.value, add) for add in adds):
             return f"`{name}.add` is given layers made from its loop's variable"
+        # (the loop goes: a read of its variable elsewhere might read the value it leaves)
+        if any(node is not loop.target and not self._local(node) and not self.binds(node)
+               for node in self.names.get(loop.target.value, ())):
+            return f"`{name}.add` is in a loop whose variable `{loop.target.value}` is read elsewhere"
         return [(loop, add) for _ in range(count) for add in adds]
 
     def _local(self, name: cst.Name, value: str | None = None) -> bool:
@@ -2321,17 +2326,25 @@ class NativePass:
             if self.mentions(rule.params.get("refuse_when", [])) is not None:
                 continue
             positions = None
-            for call in self._calls_of(set(rule.params["lowers"])):
-                native = _random(rule, call)
-                if native is None:
+            calls = self._calls_of(set(rule.params["lowers"]))
+            for call in calls:
+                native = _random(rule, call, self.int_value)
+                if native is None or m.findall(call, m.Comment()):  # (a comment in the call: the shim's keeps it)
                     continue
-                self.out.nodes[call] = lambda new, rule=rule: _random(rule, new)
+                # (arithmetic in an operand's place goes in parentheses: `(ops.standard_normal(s) * 2.0) ** 2`)
+                bare = isinstance(native, cst.Call) or isinstance(self.parent.get(call), _WHOLE_VALUE)
+                self.out.nodes[call] = lambda new, rule=rule, bare=bare: (
+                    lambda made: made if bare else made.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))(
+                    _random(rule, new))
                 self.gone.add(call.func)
                 if positions is None:  # (the note is at the call's place in the converted text)
                     positions = cst.metadata.MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(
                         cst.metadata.PositionProvider)
-                start = positions[call].start
-                self.note((start.line, start.column + 1, dotted(call.func).rsplit(".", 1)[-1]), rule, "converted",
+                start, func = positions[call].start, dotted(call.func)
+                # (and which of the line's calls of that function it is: the TF uses on the line come in that order)
+                nth = sum(1 for other in calls if dotted(other.func) == func and positions[other].start.line == start.line
+                          and positions[other].start.column < start.column)
+                self.note((start.line, start.column + 1, func.rsplit(".", 1)[-1], nth), rule, "converted",
                           f"`{dotted(call.func)}` is `{dotted(native.func) if isinstance(native, cst.Call) else _draw_of(native)}`, "
                           "MindSpore's own op (the draws the shim makes)")
 
@@ -3050,18 +3063,28 @@ def _comments(statement: cst.CSTNode) -> list[cst.EmptyLine]:
     elif isinstance(statement, cst.For) and isinstance(statement.body, cst.IndentedBlock):
         lines.append(cst.EmptyLine(comment=statement.body.header.comment))
         lines += [line for inner in statement.body.body for line in _comments(inner)]
+        lines += statement.body.footer
     return [line for line in lines if line.comment]
 
 
-def _random(rule, call: cst.Call) -> cst.BaseExpression | None:
+# where an expression stands as a whole value, needing no parentheses
+_WHOLE_VALUE = (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.Return, cst.Arg, cst.Element, cst.Expr, cst.DictElement)
+
+
+def _random(rule, call: cst.Call, int_value=None) -> cst.BaseExpression | None:
     """MindSpore's draw of a ``tfrandom.normal`` / ``uniform`` call, TF's arithmetic written out
-    (TFL180); None where the shim must keep it (a shape, bound or dtype not known to be plain)."""
+    (TFL180); None where the shim must keep it (a shape, bound or dtype not known to be plain).
+    ``int_value``: the pass's reading of an integer (a literal or a module constant), which each
+    width of a shape display must be, or arithmetic of such (a tensor there: MindSpore's ops take
+    Python integers); None to build without that check (the call was checked as first written)."""
     func = dotted(call.func)
     bound = argbind.bind(call, rule.params["signatures"][func])
     if bound is None:
         return None
     shape = bound["shape"]
     if isinstance(shape, (cst.List, cst.Tuple)) and all(isinstance(e, cst.Element) for e in shape.elements):
+        if int_value is not None and not all(_integers(e.value, int_value) for e in shape.elements):
+            return None
         shape = cst.Tuple([cst.Element(e.value) for e in shape.elements])
     elif not (isinstance(shape, cst.Attribute) and shape.attr.value == "shape"):
         return None
@@ -3079,9 +3102,9 @@ def _random(rule, call: cst.Call) -> cst.BaseExpression | None:
         if kind != "float" or not (_number(mean) and _number(stddev)):
             return None
         draw: cst.BaseExpression = cst.Call(parse_expression(to[func]), args=[cst.Arg(shape), *extra])
-        if float(cst.Module([]).code_for_node(stddev)) != 1.0:
+        if _number_value(stddev) != 1.0:
             draw = cst.BinaryOperation(draw, cst.Multiply(), stddev)
-        if float(cst.Module([]).code_for_node(mean)) != 0.0:
+        if _number_value(mean) != 0.0:
             draw = cst.BinaryOperation(mean, cst.Add(), draw)
         return draw
     low, high = bound["minval"], given(bound, "maxval")
@@ -3094,6 +3117,22 @@ def _random(rule, call: cst.Call) -> cst.BaseExpression | None:
         return None
     bounds = [template_expression("ms.Tensor({v}, ms.float32)", v=v) for v in (low, high or cst.Float("1.0"))]
     return cst.Call(parse_expression(to[func]), args=[cst.Arg(shape), *map(cst.Arg, bounds), *extra])
+
+
+def _number_value(node: cst.BaseExpression) -> float:
+    """A number literal's value (``-1``, ``0x2``, ``1_0``, ``1e-3``)."""
+    return float(ast.literal_eval(cst.Module([]).code_for_node(node)))
+
+
+def _integers(node: cst.BaseExpression, int_value) -> bool:
+    """An integer the module states: a literal or a module constant (``int_value``), or
+    arithmetic of such (``GLOBAL_BATCH * 4``)."""
+    if isinstance(node, cst.BinaryOperation):
+        return isinstance(node.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)) and \
+            _integers(node.left, int_value) and _integers(node.right, int_value)
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus):
+        return _integers(node.expression, int_value)
+    return int_value(node) is not None
 
 
 def _draw_of(expression: cst.BaseExpression) -> str:
@@ -3120,8 +3159,9 @@ def _separator(elements: list[cst.Element], i: int) -> cst.Comma:
     if not followed:
         return cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
     comma = followed[min(i, len(followed) - 1)]
-    if isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):
-        comma = comma.with_changes(whitespace_after=comma.whitespace_after.with_changes(first_line=cst.TrailingWhitespace()))
+    if isinstance(comma.whitespace_after, cst.ParenthesizedWhitespace):  # (nor the comment lines after it)
+        comma = comma.with_changes(whitespace_after=comma.whitespace_after.with_changes(
+            first_line=cst.TrailingWhitespace(), empty_lines=[]))
     return comma
 
 
