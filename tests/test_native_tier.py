@@ -2258,3 +2258,27 @@ def test_random_draws_in_a_module_that_repeats_a_forward_pass_keep_the_shim():
         ''')
     out, _ = convert(code)
     assert "value_and_grads" in out and "tfrandom.normal((2,))" not in out and "tfrandom.normal([2])" in out, out
+
+
+def test_an_add_loops_variable_read_only_after_it_is_bound_again_does_not_block_the_loop():
+    """Hands-On ML's `for layer in range(99): model.add(...)`, with `layer` read later only under
+    loops and comprehensions of its own or after another binding: the loop folds in."""
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+        print([layer for layer in range(3)])
+        model = tf.keras.Sequential()
+        model.add(tf.keras.layers.Dense(5, input_shape=(5,)))
+        for layer in range(3):
+            model.add(tf.keras.layers.Dense(5))
+        y = model(tf.ones((2, 5)))
+        for layer in [1, 2]:
+            print(layer)
+        names = [str(layer) for layer in range(2)]
+        layer = 7
+        print(layer)
+        ''')
+    out, findings = convert(code)
+    [model] = notes(findings, "TFL100")
+    assert model.status == "converted", model.message
+    assert "*[nn.Dense(5, 5, " in out and "for layer in range(3):" not in out

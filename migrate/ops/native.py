@@ -1314,10 +1314,35 @@ class NativePass:
                 self.under(loop.target.value, add) for add in adds):
             return f"`{name}.add` is given layers made from its loop's variable"
         # (the loop goes: a read of its variable elsewhere might read the value it leaves)
-        if any(node is not loop.target and not self._local(node) and not self.binds(node)
-               for node in self.names.get(loop.target.value, ())):
+        if any(self._reads_left(loop, node) for node in self.names.get(loop.target.value, ())):
             return f"`{name}.add` is in a loop whose variable `{loop.target.value}` is read elsewhere"
         return [(loop, add) for _ in range(count) for add in adds]
+
+    def _reads_left(self, loop: cst.For, node: cst.Name) -> bool:
+        """Whether ``node``, a mention of module-level ``loop``'s variable, may read the value the
+        loop leaves: not a binding, a function's own variable, a read before the loop in the
+        module's order, one under a loop or comprehension of its own over that name, or one
+        after a module statement that binds the name again."""
+        if node is loop.target or self._local(node) or self.binds(node):
+            return False
+        if self._scope_of(node) is not None:
+            return not self._rebound_around(node)
+        at, start = self.top_index(node), self.index[loop]
+        if at < start or self._rebound_around(node):
+            return False
+        return not any(start < self.top_index(other) <= at and self.binds(other)
+                       for other in self.names.get(node.value, ()) if not self._local(other))
+
+    def _rebound_around(self, node: cst.Name) -> bool:
+        """``node`` is under a ``for`` or comprehension whose target binds its name."""
+        up = self.parent.get(node)
+        while up is not None:
+            if isinstance(up, (cst.For, cst.CompFor)) and node.value in _bound_by_target(up.target):
+                return True
+            if isinstance(up, cst.BaseComp) and any(node.value in _bound_by_target(f.target) for f in _comp_fors(up)):
+                return True
+            up = self.parent.get(up)
+        return False
 
     def _local(self, name: cst.Name, value: str | None = None) -> bool:
         """The name is a function's own (a parameter or assigned in it), not the module's; with
@@ -3117,6 +3142,19 @@ def _random(rule, call: cst.Call, int_value=None) -> cst.BaseExpression | None:
         return None
     bounds = [template_expression("ms.Tensor({v}, ms.float32)", v=v) for v in (low, high or cst.Float("1.0"))]
     return cst.Call(parse_expression(to[func]), args=[cst.Arg(shape), *map(cst.Arg, bounds), *extra])
+
+
+def _bound_by_target(target: cst.BaseExpression) -> set[str]:
+    """The names a ``for`` target binds (``i``, ``(a, b)``)."""
+    return {n.value for n in m.findall(target, m.Name())}
+
+
+def _comp_fors(comp: cst.BaseComp) -> list[cst.CompFor]:
+    fors, at = [], comp.for_in
+    while at is not None:
+        fors.append(at)
+        at = at.inner_for_in
+    return fors
 
 
 def _number_value(node: cst.BaseExpression) -> float:
