@@ -1337,9 +1337,8 @@ class NativePass:
         """``node`` is under a ``for`` or comprehension whose target binds its name."""
         up = self.parent.get(node)
         while up is not None:
-            if isinstance(up, (cst.For, cst.CompFor)) and node.value in _bound_by_target(up.target):
-                return True
-            if isinstance(up, cst.BaseComp) and any(node.value in _bound_by_target(f.target) for f in _comp_fors(up)):
+            fors = [up] if isinstance(up, cst.For) else _comp_fors(up) if isinstance(up, cst.BaseComp) else []
+            if any(node.value in _target_names(f.target) for f in fors):
                 return True
             up = self.parent.get(up)
         return False
@@ -2358,9 +2357,7 @@ class NativePass:
                     continue
                 # (arithmetic in an operand's place goes in parentheses: `(ops.standard_normal(s) * 2.0) ** 2`)
                 bare = isinstance(native, cst.Call) or isinstance(self.parent.get(call), _WHOLE_VALUE)
-                self.out.nodes[call] = lambda new, rule=rule, bare=bare: (
-                    lambda made: made if bare else made.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]))(
-                    _random(rule, new))
+                self.out.nodes[call] = lambda new, rule=rule, bare=bare: _parenthesized(_random(rule, new), not bare)
                 self.gone.add(call.func)
                 if positions is None:  # (the note is at the call's place in the converted text)
                     positions = cst.metadata.MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(
@@ -2370,8 +2367,7 @@ class NativePass:
                 nth = sum(1 for other in calls if dotted(other.func) == func and positions[other].start.line == start.line
                           and positions[other].start.column < start.column)
                 self.note((start.line, start.column + 1, func.rsplit(".", 1)[-1], nth), rule, "converted",
-                          f"`{dotted(call.func)}` is `{dotted(native.func) if isinstance(native, cst.Call) else _draw_of(native)}`, "
-                          "MindSpore's own op (the draws the shim makes)")
+                          f"`{func}` is `{_draw_of(native)}`, MindSpore's own op (the draws the shim makes)")
 
     def _calls_of(self, lowers: set[str]) -> list[cst.Call]:
         found = []
@@ -3144,12 +3140,8 @@ def _random(rule, call: cst.Call, int_value=None) -> cst.BaseExpression | None:
     return cst.Call(parse_expression(to[func]), args=[cst.Arg(shape), *map(cst.Arg, bounds), *extra])
 
 
-def _bound_by_target(target: cst.BaseExpression) -> set[str]:
-    """The names a ``for`` target binds (``i``, ``(a, b)``)."""
-    return {n.value for n in m.findall(target, m.Name())}
-
-
 def _comp_fors(comp: cst.BaseComp) -> list[cst.CompFor]:
+    """A comprehension's ``for`` clauses, outermost first."""
     fors, at = [], comp.for_in
     while at is not None:
         fors.append(at)
@@ -3174,9 +3166,13 @@ def _integers(node: cst.BaseExpression, int_value) -> bool:
 
 
 def _draw_of(expression: cst.BaseExpression) -> str:
-    """The op a lowered draw calls, under the arithmetic around it (``mean + ops.standard_normal(...) * s``)."""
-    call = next(iter(m.findall(expression, m.Call())))
-    return dotted(call.func)
+    """The op a lowered draw calls: the expression's outermost call (``ops.uniform(...)``, or in
+    ``mean + ops.standard_normal(...) * s`` the draw)."""
+    return dotted(m.findall(expression, m.Call())[0].func)
+
+
+def _parenthesized(expression: cst.BaseExpression, wrap: bool) -> cst.BaseExpression:
+    return expression.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()]) if wrap else expression
 
 
 def _add_call(line: cst.CSTNode, name: str) -> cst.Call | None:
