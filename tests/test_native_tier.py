@@ -221,6 +221,44 @@ def test_add_statements_after_a_list_continue_the_list():
     assert model.status == "info" and "`model` has `.add`" in model.message
 
 
+def test_a_list_continued_by_add_statements_keeps_its_own_comments():
+    """A list display of lines stays as written, its comments and commas with it; the added layers
+    follow it, a run of them in a loop folded, and the comment after its last layer stays on that
+    line. A display on one line is written anew, a layer a line."""
+    code = textwrap.dedent('''\
+        import tensorflow as tf
+
+        model = tf.keras.Sequential((
+            # the hidden layer
+            tf.keras.layers.Dense(8, activation="relu", input_shape=(4,)),  # eight units
+            tf.keras.layers.Dense(8)  # last shown
+            # before the bracket
+        ))
+        for _ in range(3):
+            model.add(tf.keras.layers.Dense(8, activation="gelu"))
+        model.add(tf.keras.layers.Dense(1))  # one output
+        y = model(tf.ones((2, 4)))
+        ''')
+    out, findings = convert(code)
+    assert [n.status for n in notes(findings, "TFL100")] == ["converted"]
+    dense = 'weight_init="xavier_uniform", bias_init="zeros"'
+    assert textwrap.dedent(f'''\
+        # one output
+        model = nn.SequentialCell((
+            # the hidden layer
+            nn.Dense(4, 8, {dense}, activation="relu"),  # eight units
+            nn.Dense(8, 8, {dense}),  # last shown
+            *[cell for _ in range(3) for cell in (nn.Dense(8, 8, {dense}), nn.GELU(approximate=False))],
+            nn.Dense(8, 1, {dense})
+            # before the bracket
+        ))
+        ''') in out, out
+    one_line = convert(code.replace(code[code.index("model = "):code.index("for _")],
+                                    'model = tf.keras.Sequential([tf.keras.Input(shape=(4,)), tf.keras.layers.Dense(8)])\n'))[0]
+    assert f"model = nn.SequentialCell([\n    nn.Dense(4, 8, {dense}),\n    *[cell for _ in range(3)" in one_line, one_line
+    assert f"nn.GELU(approximate=False))],\n    nn.Dense(8, 1, {dense}),\n])\n" in one_line, one_line
+
+
 ADD_LOOP = textwrap.dedent('''\
     import json
 

@@ -833,7 +833,9 @@ class NativePass:
             elements = [e.value for e in layers.elements]
             added = self._added(statement, name)  # (`model.add(...)` statements right after: the list goes on)
             if not isinstance(added, str):
-                chain, layers = added, None
+                chain = added  # (a display of lines keeps them, and their comments; the added layers follow)
+                if "\n" not in cst.Module([]).code_for_node(layers):
+                    layers = None  # (one line: the list is written anew, a layer a line)
                 elements += [c.args[0].value for _, c in added]
         shape = None  # the layer's input shape, batch left out, where it is known statically
         if elements and isinstance(elements[0], cst.Call) and dotted(elements[0].func) in rule.params["inputs"]:
@@ -894,16 +896,10 @@ class NativePass:
             groups[-1][-1] = cells[-1]
             if split == "dense":
                 groups[-1].append(parse_expression("nn.Softmax()"))
-            if layers is None:  # a functional chain, `add` statements: the list is written anew
+            if layers is None:  # a functional chain, `add` statements alone: the list is written anew
                 new_list = parse_expression("[\n" + "".join(f"    {line},\n" for line in _list_lines(groups)) + "]")
             else:
-                # a layer's element holds its last cell; the cells before it are elements of their own
-                elements = []
-                for i, (element, group) in enumerate(zip(layers.elements[len(layers.elements) - len(per_layer):], groups)):
-                    separator = _separator(layers.elements, len(layers.elements) - len(per_layer) + i)
-                    elements += [cst.Element(cell, comma=separator) for cell in group[:-1]]
-                    elements.append(element.with_changes(value=group[-1]))  # (its comma, and a comment after it)
-                new_list = layers.with_changes(elements=elements)
+                new_list = _continued_list(layers, groups, len(chain) if chain is not None else 0)
             first = call.args[0] if call.args else cst.Arg(new_list)
             native = call.with_changes(func=parse_expression(rule.params["to"]), args=[
                 first.with_changes(value=new_list, keyword=None, equal=cst.MaybeSentinel.DEFAULT,
@@ -3074,6 +3070,37 @@ def _list_lines(groups: list[list[cst.CSTNode]]) -> list[str]:
         else:
             lines.append(f"*[cell for _ in range({count}) for cell in ({', '.join(written)})]")
     return lines
+
+
+def _continued_list(layers: cst.List | cst.Tuple, groups: list[list[cst.CSTNode]], added: int) -> cst.BaseExpression:
+    """The list display ``layers`` with each layer's cells (``groups``, one per layer, the last
+    ``added`` of them the layers that ``add`` statements append): a layer's element holds its last
+    cell, with its comma and the comments after it, and the cells before it are elements of their
+    own; the added layers' cells follow as elements of their own (:func:`_list_lines`), the last
+    one taking the display's last comma (a trailing comma, the line break before the bracket)."""
+    shown = len(groups) - added
+    offset = len(layers.elements) - shown  # (an `Input` first is no layer)
+    elements = []
+    for i, (element, group) in enumerate(zip(layers.elements[offset:], groups[:shown])):
+        separator = _separator(layers.elements, offset + i)
+        elements += [cst.Element(cell, comma=separator) for cell in group[:-1]]
+        elements.append(element.with_changes(value=group[-1]))  # (its comma, and a comment after it)
+    if not added:
+        return layers.with_changes(elements=elements)
+    separator, end = _separator(layers.elements, len(layers.elements) - 1), elements[-1].comma
+    closing = layers.rbracket if isinstance(layers, cst.List) else layers.rpar[-1]
+    after = separator  # (the comment after the display's last layer stays on its line, not after the added ones)
+    if isinstance(closing.whitespace_before, cst.ParenthesizedWhitespace) and isinstance(separator.whitespace_after, cst.ParenthesizedWhitespace):
+        after = separator.with_changes(whitespace_after=separator.whitespace_after.with_changes(
+            first_line=closing.whitespace_before.first_line))
+        closing = closing.with_changes(whitespace_before=closing.whitespace_before.with_changes(first_line=cst.TrailingWhitespace()))
+    more = parse_expression("[" + ", ".join(_list_lines(groups[shown:])) + "]").elements
+    elements[-1] = elements[-1].with_changes(comma=after)
+    elements += [e.with_changes(comma=separator) for e in more[:-1]]
+    elements.append(more[-1].with_changes(comma=end))
+    if isinstance(layers, cst.List):
+        return layers.with_changes(elements=elements, rbracket=closing)
+    return layers.with_changes(elements=elements, rpar=[*layers.rpar[:-1], closing])
 
 
 def _comments(statement: cst.CSTNode) -> list[cst.EmptyLine]:
