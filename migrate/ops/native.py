@@ -1099,6 +1099,11 @@ class NativePass:
             return f"`{name}` is given inputs of different shapes ({', '.join(sorted(map(str, found)))})"
         return found.pop()
 
+    def _fed_float32(self, value: cst.BaseExpression, use: cst.CSTNode) -> bool:
+        """Whether ``value``, a model's input at ``use``, is statically known to be float32 (see :meth:`_rows_of`)."""
+        fed = self._rows_of(value, use)
+        return not isinstance(fed, str) and fed[1] == "float32"
+
     def _build_rows(self, call) -> tuple | None:
         """``model.build((None, 28, 28, 1))`` (or ``input_shape=``): one example's shape, (28, 28, 1)."""
         if not (isinstance(call, cst.Call) and len(call.args) == 1 and not call.args[0].star
@@ -1677,7 +1682,9 @@ class NativePass:
                     return f"`{name}` is called with arguments other than the inputs and `training`"
                 array = self._maybe_array(positional[0].value)
                 wrap = None
-                if up in self.fed_casts.get(name, ()):  # (batches of another dtype: Keras casts its input to float32)
+                if up in self.fed_casts.get(name, ()) or array is None and not self._fed_float32(positional[0].value, up):
+                    # (batches of another dtype, or a tensor of one not known statically, `ms.Tensor(load())` of
+                    # float64 rows: Keras computes its layers in float32, casting its input; a cell would fail)
                     wrap = lambda value: template_expression("{x}.astype(ms.float32)", x=value)  # noqa: E731
                 elif array is not None:
                     wrap = self._array_input(positional[0].value)

@@ -42,6 +42,10 @@ class Arr:
         return self.shape[1:] if self.shape else None
 
 
+# an array whose shape and dtype are not known (its rows are None): a pipeline's part this does not follow
+_UNKNOWN = Arr((), None)
+
+
 @dataclass(frozen=True)
 class Rows:
     """A ``from_tensor_slices`` pipeline: the arrays it slices (a tuple's parts) and whether it is batched."""
@@ -192,6 +196,8 @@ class Shapes:
         return None
 
     def _binary(self, expr: cst.BinaryOperation, env: dict) -> Any:
+        if isinstance(expr.operator, cst.MatrixMultiply):
+            return self._matmul(self.value(expr.left, env), self.value(expr.right, env))
         if not isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide, cst.Power)):
             return None
         left, right = self.value(expr.left, env), self.value(expr.right, env)
@@ -202,6 +208,17 @@ class Shapes:
         if isinstance(left, Arr) and isinstance(right, Arr) and left.shape == right.shape and None not in left.shape[1:]:
             return Arr(left.shape, left.dtype if left.dtype == right.dtype and not divide else None)
         return None
+
+    @staticmethod
+    def _matmul(left: Any, right: Any) -> Arr | None:
+        """``rows @ matrix``: an array of rows times a known matrix, NumPy's dtype of the two floats
+        (the wider one), or None where that is not known."""
+        if not (isinstance(left, Arr) and isinstance(right, Arr) and len(left.shape) >= 2 and len(right.shape) == 2
+                and None not in right.shape and left.shape[-1] == right.shape[0]):
+            return None
+        widths = {"float16": 2, "float32": 4, "float64": 8}
+        dtype = max(left.dtype, right.dtype, key=widths.get) if {left.dtype, right.dtype} <= set(widths) else None
+        return Arr(left.shape[:-1] + right.shape[1:], dtype)
 
     def _subscript(self, expr: cst.Subscript, env: dict) -> Any:
         base = self.value(expr.value, env)
@@ -226,8 +243,9 @@ class Shapes:
             parts = self.value(positional[0], env)
             if isinstance(parts, Arr):
                 return Rows((parts,), True, False)
-            if isinstance(parts, tuple) and parts and all(isinstance(a, Arr) for a in parts):
-                return Rows(parts, False, False)
+            if isinstance(parts, tuple) and any(isinstance(a, Arr) for a in parts):
+                # (a part this does not follow, `labels = f(x)`, is one of no known shape or dtype)
+                return Rows(tuple(a if isinstance(a, Arr) else _UNKNOWN for a in parts), False, False)
             return None
         if name is not None and name in self.distribute and len(positional) == 1 and not keywords:
             rows = self.value(positional[0], env)
