@@ -1525,6 +1525,92 @@ def test_a_tensor_of_a_dtype_not_known_statically_is_cast_as_keras_casts_it(tmp_
     assert_same_numbers(python_json(out, script=tmp_path / "train.py"), python_json(UNKNOWN_DTYPE))
 
 
+RAW_VARIABLES = textwrap.dedent('''\
+    import json
+
+    import numpy as np
+    import tensorflow as tf
+
+    num_features, num_classes = 6, 3
+    rng = np.random.default_rng(4)
+    x_train = rng.normal(size=(96, num_features)).astype(np.float32)
+    y_train = (x_train @ rng.normal(size=(num_features, num_classes))).argmax(axis=1)
+    train_data = tf.data.Dataset.from_tensor_slices((x_train, y_train)).batch(16)
+
+    W = tf.Variable(tf.ones([num_features, num_classes]), name="weight")
+    b = tf.Variable(tf.zeros([num_classes]), name="bias")
+    scale = tf.Variable(0.5)
+
+
+    def logistic_regression(x):
+        return tf.nn.softmax(tf.matmul(x, W) * scale + b)
+
+
+    def cross_entropy(y_pred, y_true):
+        y_true = tf.one_hot(y_true, depth=num_classes)
+        y_pred = tf.clip_by_value(y_pred, 1e-9, 1.)
+        return tf.reduce_mean(-tf.reduce_sum(y_true * tf.math.log(y_pred), 1))
+
+
+    optimizer = tf.optimizers.SGD(0.1, momentum=0.9)
+
+
+    @tf.function
+    def run_optimization(x, y):
+        with tf.GradientTape() as g:
+            pred = logistic_regression(x)
+            loss = cross_entropy(pred, y)
+        gradients = g.gradient(loss, [W, b, scale])
+        optimizer.apply_gradients(zip(gradients, [W, b, scale]))
+        return loss
+
+
+    losses = []
+    for epoch in range(3):
+        for batch_x, batch_y in train_data:
+            losses.append(float(run_optimization(batch_x, batch_y)))
+    print(json.dumps({"losses": losses, "W": W.numpy().ravel().tolist(), "scale": [float(scale.numpy())]}))
+    ''')
+
+
+def test_a_modules_own_variables_become_parameters_with_their_optimizer_and_tape(tmp_path):
+    """TF's logistic regression of raw variables (TensorFlow-Examples' form): the variables become
+    `ms.Parameter`, the optimizer `nn.SGD` over that list, the tape `ms.value_and_grad` over the
+    optimizer's parameters, and the `tf.function` step a compiled cell (the module's constants read
+    in it, a tuple of them too): the program trains to TF's numbers."""
+    out, findings = convert(RAW_VARIABLES)
+    for line in ('W = ms.Parameter(ops.ones([num_features, num_classes]), name="weight")\n',
+                 "scale = ms.Parameter(0.5)\n", "optimizer = nn.SGD([W, b, scale], learning_rate=0.1, momentum=0.9)\n",
+                 "loss, gradients = ms.value_and_grad(forward, None, optimizer.parameters)()\n",
+                 "class RunOptimization(nn.Cell):\n"):
+        assert line in out, out
+    assert "tfvariable" not in out and "mk." not in out
+    assert [n.status for n in notes(findings, "TFL190")] == ["converted"] * 3
+    [optimizer] = notes(findings, "TFL110")
+    assert "over the variables `[W, b, scale]`" in optimizer.message
+    if importlib.util.find_spec("mindspore") is None or importlib.util.find_spec("tensorflow") is None:
+        pytest.skip("needs TensorFlow and MindSpore")
+    assert_same_numbers(python_json(out, script=tmp_path / "train.py"), python_json(RAW_VARIABLES))
+
+
+@pytest.mark.parametrize("variable, why", [
+    ("scale = tf.Variable(0.5)\nscale.assign_add(1.0)\n", "`scale` is read for `.assign_add` (TF's variable's own)"),
+    ('scale = tf.Variable(0.5, name="weight")\n', "another variable is named 'weight' too"),
+    ("scale = tf.Variable(0.5, trainable=False)\n", "it is not trainable"),
+    ("scale = tf.Variable(np.float64(0.5))\n", "its initial value is not a float literal or a float32 tensor"),
+    ("scale = tf.Variable(0.5)\ndescribe = print\ndescribe(scale)\n", "`scale` is read as an argument of `describe`"),
+    ("scale = tf.Variable(0.5)\nkept = [scale]\n", "`scale` is read in a list other than the weights"),
+])
+def test_variables_a_parameter_would_not_serve_keep_the_shim(variable, why):
+    """The shim's variable stays where TF's methods, names or dtypes are read, or the variable
+    goes where the lowering cannot follow it; the optimizer over a list holding it stays too."""
+    out, findings = convert(RAW_VARIABLES.replace("scale = tf.Variable(0.5)\n", variable))
+    scale = [n for n in notes(findings, "TFL190") if n.message.startswith("`scale`")]
+    assert [n.status for n in scale] == ["info"] and why in scale[0].message, [n.message for n in scale]
+    assert "scale = tfvariable.Variable(" in out
+    assert "nn.SGD" not in out  # (its optimizer applies a list that holds a shim variable)
+
+
 def test_the_input_shape_follows_the_arrays_through_module_statements():
     """`load_data()`'s shapes, a tuple assignment, arithmetic, `[..., None]`, `astype` and a
     distributed pipeline, as TF's advanced quickstart writes them under a strategy."""

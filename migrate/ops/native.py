@@ -39,7 +39,7 @@ from migrate.ops import args as argbind
 from migrate.ops import shapes as shapes_of
 from migrate.ops.base import Operation, Param, imported_from, parse_expression, parse_statement, template_expression
 
-KINDS = ("sequential", "optimizer", "loss", "gradients", "average_loss", "jit", "fit", "dataset", "random")
+KINDS = ("sequential", "optimizer", "loss", "gradients", "average_loss", "jit", "fit", "dataset", "random", "variable")
 
 
 class LowerNative(Operation):
@@ -115,6 +115,11 @@ class LowerNative(Operation):
                                  "`split()`, written once per module instead of `source` where a pipeline "
                                  "needs it, {name} placeholder"),
         "rows": Param(str, doc="dataset: the `rows` method both source classes have, their {rows} placeholder"),
+        "values": Param(list, doc="variable: the calls that make a float32 tensor, which an initial value may be "
+                                  "(without a `dtype` argument)"),
+        "reads": Param(dict, doc="variable: how a variable may be read, a Parameter serving it as TF's does: "
+                                 "`attributes` (its own), `functions` (calls it may be an argument of, by prefix), "
+                                 "`weights` (shim calls that take a list of it: function -> the argument's position)"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -133,7 +138,8 @@ class LowerNative(Operation):
                   "gradients": ("to",),
                   "fit": ("to", "compile", "methods", "positional"),
                   "dataset": ("to", "distribute", "source", "stream", "rows", "dropped", "pipeline"),
-                  "random": ("to", "signatures", "dtypes")}[params["kind"]]
+                  "random": ("to", "signatures", "dtypes"),
+                  "variable": ("to", "signature", "values", "reads")}[params["kind"]]
         for key in needed:
             if key not in params:
                 raise ValueError(f"kind {params['kind']!r} needs parameter {key!r}")
@@ -292,6 +298,7 @@ class NativePass:
         self.index = {statement: i for i, statement in enumerate(module.body)}
         self.spans: dict[cst.Name, tuple[int, int]] = {}  # binding of a name bound again -> its value's span
         self.models: dict[str, cst.CSTNode] = {}  # native model name (bound once) -> its statement
+        self.variables: dict[str, cst.CSTNode] = {}  # native variable (`ms.Parameter`, bound once) -> its statement
         self.model_out: dict[str, tuple[tuple | None, bool, bool]] = {}  # native model -> (its output shape, has Dropout/BN, set to train)
         self.nested: dict[str, list[cst.CSTNode]] = {}  # native model -> the statements of the models whose lists hold it
         self.lowered: set[cst.CSTNode] = set()  # the statements of the models lowered
@@ -510,7 +517,82 @@ class NativePass:
         if status == "converted":
             self.used.add(rule.id)
 
-    def _lower_objects(self, kind: str, lower) -> None:
+    def lower_variables(self) -> None:
+        self._lower_objects("variable", self._variable, shim="tfvariable")
+
+    def _variable(self, rule, statement, name: str, call: cst.Call) -> str | None:
+        """``w = tfvariable.Variable(value, name="w")`` of a float32 tensor, every read of it one a
+        ``ms.Parameter`` serves as TF's variable does: ``ms.Parameter(value, name="w")``."""
+        bound = argbind.bind(call, rule.params["signature"])
+        if bound is None:
+            return "it is given arguments other than the initial value, `name` and `trainable=True`"
+        if given(bound, "trainable") is not None and not m.matches(bound["trainable"], m.Name("True")):
+            return "it is not trainable (TF's counters and flags keep TF's variable methods)"
+        label = given(bound, "name")
+        if label is not None:
+            text = _string(label)
+            if text is None or ":" in text:
+                return "its `name` is not a literal without `:`"
+            named = [c for c in m.findall(self.module, m.Call(func=m.Attribute(value=m.Name("tfvariable"), attr=m.Name("Variable"))))
+                     if c is not call and any(a.keyword is not None and a.keyword.value == "name" and _string(a.value) == text
+                                              for a in c.args)]
+            if named:
+                return f"another variable is named '{text}' too (TF makes the names unique, MindSpore asks for unique ones)"
+        value = bound["initial_value"]
+        if not (isinstance(value, cst.Float) or isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Float)
+                or isinstance(value, cst.Call) and dotted(value.func) in rule.params["values"]
+                and not any(a.keyword is not None and a.keyword.value == "dtype" for a in value.args)):
+            return "its initial value is not a float literal or a float32 tensor the module makes"
+        binding = statement.body[0].targets[0].target
+        reads = rule.params["reads"]
+        for read in self.reads(name, binding):
+            why = self._variable_read(reads, read)
+            if why is not None:
+                return f"`{name}` is read {why}"
+        at = next(i for i, a in enumerate(call.args) if a.value is value)  # (the value as converted: a draw lowered too)
+        name_arg = [cst.Arg(label, keyword=cst.Name("name"), equal=_EQUAL)] if label is not None else []
+        func = parse_expression(rule.params["to"])
+        self.out.nodes[call] = lambda new: new.with_changes(func=func, args=_last_bare(_commas(
+            [cst.Arg(new.args[at].value), *name_arg])))
+        self.variables[name] = statement
+        self.note(self.place(name, statement), rule, "converted",
+                  f"`{name}` is a native `{rule.params['to']}` (every read of it is one a Parameter serves as TF's variable does)")
+        return None
+
+    def _variable_read(self, reads: dict, read: cst.Name) -> str | None:
+        """None where ``read`` is a variable's read a Parameter serves as TF's variable (a tensor in
+        arithmetic, an argument of MindSpore's ops, its own attributes, an element of the weights list
+        of the shim's tape or optimizer); else where it is read, said for the note."""
+        up = self.parent.get(read)
+        if isinstance(up, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
+            return None
+        if isinstance(up, cst.Attribute) and up.value is read:
+            return None if up.attr.value in reads["attributes"] else f"for `.{up.attr.value}` (TF's variable's own)"
+        if isinstance(up, cst.Arg) and up.value is read:
+            call = self.parent.get(up)
+            func = dotted(call.func) if isinstance(call, cst.Call) else None
+            if func is not None and any(func.startswith(prefix) for prefix in reads["functions"]):
+                return None
+            return f"as an argument of `{func or 'a call'}`"
+        if isinstance(up, cst.Element) and up.value is read:
+            display = self.parent.get(up)
+            arg = self.parent.get(display)
+            call = self.parent.get(arg) if isinstance(arg, cst.Arg) else None
+            if isinstance(display, (cst.List, cst.Tuple)) and isinstance(call, cst.Call):
+                func = dotted(call.func)
+                if func == "zip" and call.args.index(arg) == 1:  # (`apply_gradients(zip(grads, [w, b]))`)
+                    outer = self.parent.get(self.parent.get(call))
+                    if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) \
+                            and outer.func.attr.value == "apply_gradients":
+                        return None
+                position = reads["weights"].get(func or "")
+                if position is not None and (call.args.index(arg) == position and arg.keyword is None
+                                             or arg.keyword is not None and arg.keyword.value == "weights"):
+                    return None
+            return "in a list other than the weights of a tape or of `apply_gradients`"
+        return "other than as a tensor (in arithmetic, by MindSpore's ops) or in the weights of a tape or optimizer"
+
+    def _lower_objects(self, kind: str, lower, shim: str = "mk") -> None:
         """Each module-level ``name = <a shim constructor the rules of kind lower>(...)``, bound
         once, lowered by ``lower(rule, statement, name, call)``, which returns why not (noted) or None."""
         for rule in self.rules.get(kind, ()):
@@ -532,7 +614,7 @@ class NativePass:
                 else:
                     why = lower(rule, statement, name, call)
                 if why is not None:
-                    self.note(self.place(name, statement), rule, "info", f"`{name}` keeps the shim (`mk`): {why}")
+                    self.note(self.place(name, statement), rule, "info", f"`{name}` keeps the shim (`{shim}`): {why}")
 
     # -- models -------------------------------------------------------------------------------
 
@@ -2072,7 +2154,7 @@ class NativePass:
         for key, code in rule.params.get("require", {}).items():
             if not bound[key].deep_equals(parse_expression(code)):
                 return f"`{key}` is not `{code}`"
-        args = [cst.Arg(template_expression("{m}.trainable_params()", m=cst.Name(model)))]
+        args = [cst.Arg(self._params_of(model))]
         explicit = argbind.explicit(call, rule.params["signature"])
         defaults = dict(rule.params.get("defaults", {}))
         for keras, ms_name in rule.params["arguments"].items():
@@ -2081,6 +2163,19 @@ class NativePass:
             elif ms_name in defaults:
                 args.append(cst.Arg(parse_expression(str(defaults.pop(ms_name))), keyword=cst.Name(ms_name), equal=_EQUAL))
         return call.with_changes(func=parse_expression(rule.params["to"]), args=args)
+
+    def _params_of(self, owner: str) -> cst.BaseExpression:
+        """What MindSpore's optimizer or tape takes for the weights of ``owner`` (see :meth:`weights_owner`):
+        a native model's ``trainable_params()``, or the list of native variables itself."""
+        if owner.startswith("["):
+            return parse_expression(owner)
+        return template_expression("{m}.trainable_params()", m=cst.Name(owner))
+
+    def _made_at(self, owner: str) -> int:
+        """The module statement after which the weights of ``owner`` all exist (its index)."""
+        if owner.startswith("["):
+            return max(self.module.body.index(self.variables[n]) for n in owner[1:-1].split(", "))
+        return self.module.body.index(self.models[owner])
 
     def _fixed_number(self, value: cst.BaseExpression, calls, depth: int = 0) -> bool:
         """``value`` is a number fixed for the run: arithmetic of numeric literals, of the calls
@@ -2134,10 +2229,13 @@ class NativePass:
             model = owner
         if model is None:
             return f"`{name}` never applies gradients"
-        if model not in self.models:
+        group = model.startswith("[")  # (a list of native variables, not a model)
+        if not group and model not in self.models:
             return f"the model `{model}` keeps the shim"
-        if self.module.body.index(self.models[model]) > self.module.body.index(statement):
-            return f"it is made before the model `{model}`"
+        if self._made_at(model) > self.module.body.index(statement):
+            return f"it is made before the variables `{model}`" if group else f"it is made before the model `{model}`"
+        if group and broadcasts:
+            return f"`{name}.variables` is broadcast (a list of variables has no broadcast of its own beside it)"
         for _, broadcast in broadcasts:
             if not self._model_broadcast_beside(broadcast, model):
                 return (f"`{name}.variables` is broadcast where `{model}.variables` is not, from the same root, "
@@ -2179,7 +2277,8 @@ class NativePass:
         self.out.removed.update(statement for statement, _ in averaged)
         self.optimizers[name] = (model, reducer)
         how = "averaged (Horovod's `allreduce_gradients`)" if horovod is not None else "summed"
-        self.note(self.place(name, statement), rule, "converted", f"`{name}` is a native `{rule.params['to']}` over `{model}`'s weights; "
+        over = f"the variables `{model}`" if group else f"`{model}`'s weights"
+        self.note(self.place(name, statement), rule, "converted", f"`{name}` is a native `{rule.params['to']}` over {over}; "
                   f"gradients are {how} across processes by `{reducer}` before it applies them")
         return None
 
@@ -2319,9 +2418,9 @@ class NativePass:
                         continue
                     bound = argbind.bind(call, ["fn", "grad_position=None", "weights=None", "has_aux=False"])
                     owner = self.weights_owner(bound.get("weights")) if bound else None
-                    if owner is None or owner not in self.models:
+                    if owner is None or owner not in self.models and not owner.startswith("["):
                         continue
-                    weights = template_expression("{m}.trainable_params()", m=cst.Name(owner))
+                    weights = self._params_of(owner)
                     for opt, (model, _) in self.optimizers.items():
                         if model == owner:
                             weights = template_expression("{o}.parameters", o=cst.Name(opt))
@@ -2425,7 +2524,8 @@ class NativePass:
         if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg or params.kwonly_params or params.posonly_params:
             return "it takes `*args`/`**kwargs`"
         local = _locals(function)
-        native_objects = set(self.models) | set(self.optimizers) | self.losses | {r for _, r in self.optimizers.values()}
+        native_objects = set(self.models) | set(self.variables) | set(self.optimizers) | self.losses | {
+            r for _, r in self.optimizers.values()}
         modules = set(rule.params["modules"])
         for statement in _walk_statements(function.body):
             if not isinstance(statement, (cst.SimpleStatementLine, cst.FunctionDef)):
@@ -2504,7 +2604,13 @@ class NativePass:
 
     def weights_owner(self, node) -> str | None:
         """The model whose ``trainable_variables`` ``node`` is: read there, or a function's own name
-        bound once, in that function, to them (``trainable_variables = model.trainable_variables``)."""
+        bound once, in that function, to them (``trainable_variables = model.trainable_variables``);
+        or, for a list display of native variables (``[w, b]``), that list's code: its weights."""
+        if isinstance(node, (cst.List, cst.Tuple)) and node.elements and all(
+                isinstance(e, cst.Element) and isinstance(e.value, cst.Name) and e.value.value in self.variables
+                and not self._local(e.value) for e in node.elements):
+            names = [e.value.value for e in node.elements]
+            return f"[{', '.join(names)}]" if len(set(names)) == len(names) else None
         owner = _weights_owner(node)
         if owner is not None or not isinstance(node, cst.Name) or not self._local(node):
             return owner
@@ -2856,6 +2962,7 @@ class NativePass:
 
     def run(self) -> cst.Module:
         self.lower_datasets()
+        self.lower_variables()
         self.lower_models()
         self.lower_optimizers()
         self.lower_losses()
@@ -3285,16 +3392,24 @@ def _zip_with_weights(apply: cst.Call, owner_of=_weights_owner) -> tuple[cst.Bas
 
 
 def _module_constants(module: cst.Module) -> set[str]:
-    """Names bound once at module level to a number literal (``GLOBAL_BATCH = 8``)."""
+    """Names bound once at module level to a number literal (``GLOBAL_BATCH = 8``, or a part of
+    ``features, classes = 6, 3``)."""
     counts: dict[str, int] = {}
     numbers = set()
     for statement in module.body:
         found = statement.body[0] if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 else None
-        if isinstance(found, cst.Assign) and len(found.targets) == 1 and isinstance(found.targets[0].target, cst.Name):
-            name = found.targets[0].target.value
-            counts[name] = counts.get(name, 0) + 1
-            if _number(found.value):
-                numbers.add(name)
+        if not (isinstance(found, cst.Assign) and len(found.targets) == 1):
+            continue
+        target, value = found.targets[0].target, found.value
+        pairs = [(target, value)]
+        if isinstance(target, cst.Tuple) and isinstance(value, cst.Tuple) and len(target.elements) == len(value.elements) \
+                and all(isinstance(e, cst.Element) for e in (*target.elements, *value.elements)):
+            pairs = [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+        for name, part in pairs:
+            if isinstance(name, cst.Name):
+                counts[name.value] = counts.get(name.value, 0) + 1
+                if _number(part):
+                    numbers.add(name.value)
     return {n for n in numbers if counts[n] == 1}
 
 
