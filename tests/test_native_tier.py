@@ -1597,7 +1597,7 @@ def test_a_modules_own_variables_become_parameters_with_their_optimizer_and_tape
     ("scale = tf.Variable(0.5)\nscale.assign_add(1.0)\n", "`scale` is read for `.assign_add` (TF's variable's own)"),
     ('scale = tf.Variable(0.5, name="weight")\n', "another variable is named 'weight' too"),
     ("scale = tf.Variable(0.5, trainable=False)\n", "it is not trainable"),
-    ("scale = tf.Variable(np.float64(0.5))\n", "its initial value is not a float literal or a float32 tensor"),
+    ("scale = tf.Variable(np.float64(0.5))\n", "its initial value is not a float literal, a float array or a float32 tensor"),
     ("scale = tf.Variable(0.5)\ndescribe = print\ndescribe(scale)\n", "`scale` is read as an argument of `describe`"),
     ("scale = tf.Variable(0.5)\nkept = [scale]\n", "`scale` is read in a list other than the weights"),
 ])
@@ -1609,6 +1609,85 @@ def test_variables_a_parameter_would_not_serve_keep_the_shim(variable, why):
     assert [n.status for n in scale] == ["info"] and why in scale[0].message, [n.message for n in scale]
     assert "scale = tfvariable.Variable(" in out
     assert "nn.SGD" not in out  # (its optimizer applies a list that holds a shim variable)
+
+
+VARIABLE_DICTS = textwrap.dedent('''\
+    import json
+
+    import numpy as np
+    import tensorflow as tf
+
+    n_in, n_hidden, n_out = 5, 7, 3
+    rng = np.random.default_rng(11)
+    x_train = rng.normal(size=(80, n_in)).astype(np.float32)
+    y_train = (x_train @ rng.normal(size=(n_in, n_out))).argmax(axis=1)
+    w_init = rng.normal(scale=0.4, size=(n_in, n_hidden)).astype(np.float32)
+    train_data = tf.data.Dataset.from_tensor_slices((x_train, y_train)).batch(16)
+
+    weights = {
+        'h1': tf.Variable(w_init, name='h1_weights'),
+        'out': tf.Variable(tf.ones([n_hidden, n_out]) * 0.1, name='out_weights'),
+    }
+    biases = {
+        'b1': tf.Variable(tf.zeros([n_hidden]), name='b1_bias'),
+        'out': tf.Variable(tf.zeros([n_out]), name='out_bias'),
+    }
+
+
+    def neural_net(x):
+        layer_1 = tf.nn.sigmoid(tf.add(tf.matmul(x, weights['h1']), biases['b1']))
+        return tf.nn.softmax(tf.matmul(layer_1, weights['out']) + biases['out'])
+
+
+    def cross_entropy(y_pred, y_true):
+        y_true = tf.one_hot(y_true, depth=n_out)
+        y_pred = tf.clip_by_value(y_pred, 1e-9, 1.)
+        return tf.reduce_mean(-tf.reduce_sum(y_true * tf.math.log(y_pred), 1))
+
+
+    optimizer = tf.optimizers.SGD(0.5)
+
+
+    def run_optimization(x, y):
+        with tf.GradientTape() as g:
+            loss = cross_entropy(neural_net(x), y)
+        # the variables to update
+        trainable_variables = list(weights.values()) + list(biases.values())
+        gradients = g.gradient(loss, trainable_variables)
+        optimizer.apply_gradients(zip(gradients, trainable_variables))
+        return loss
+
+
+    losses = []
+    for epoch in range(3):
+        for batch_x, batch_y in train_data:
+            losses.append(float(run_optimization(batch_x, batch_y)))
+    print(json.dumps({"losses": losses, "h1": weights['h1'].numpy().ravel().tolist(), "b": biases['out'].numpy().tolist()}))
+    ''')
+
+
+def test_dicts_of_variables_become_parameters_and_their_lists_the_optimizers_weights(tmp_path):
+    """TensorFlow-Examples' raw networks keep their variables in dicts, read by key, and hand
+    `list(weights.values()) + list(biases.values())` (bound to a name of the step's) to the tape
+    and the optimizer: each variable is a Parameter (a NumPy array's, a float32 tensor times a
+    number), `nn.SGD` takes that list, the step's name for it goes (its comment stays), and the
+    program trains to TF's numbers."""
+    out, findings = convert(VARIABLE_DICTS)
+    for line in ("    'h1': ms.Parameter(w_init, name='h1_weights'),\n",
+                 "    'out': ms.Parameter(ops.ones([n_hidden, n_out]) * 0.1, name='out_weights'),\n",
+                 "optimizer = nn.SGD(list(weights.values()) + list(biases.values()), learning_rate=0.5)\n",
+                 "    # the variables to update\n    loss, gradients = ms.value_and_grad(forward, None, optimizer.parameters)()\n"):
+        assert line in out, out
+    assert "trainable_variables" not in out and "tfvariable" not in out and "mk." not in out
+    assert [n.status for n in notes(findings, "TFL190")] == ["converted", "converted"]
+    # a dict read otherwise (its keys listed) keeps the shim, and so does the optimizer over it
+    kept, findings = convert(VARIABLE_DICTS.replace("losses = []\n", "losses = []\nprint(sorted(weights))\n"))
+    [why] = [n.message for n in notes(findings, "TFL190") if n.message.startswith("`weights`")]
+    assert "`weights` is read other than by its keys and as `list(weights.values())`" in why
+    assert "'h1': tfvariable.Variable(w_init" in kept and "nn.SGD" not in kept
+    if importlib.util.find_spec("mindspore") is None or importlib.util.find_spec("tensorflow") is None:
+        pytest.skip("needs TensorFlow and MindSpore")
+    assert_same_numbers(python_json(out, script=tmp_path / "train.py"), python_json(VARIABLE_DICTS))
 
 
 def test_the_input_shape_follows_the_arrays_through_module_statements():

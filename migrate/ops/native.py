@@ -117,6 +117,8 @@ class LowerNative(Operation):
         "rows": Param(str, doc="dataset: the `rows` method both source classes have, their {rows} placeholder"),
         "values": Param(list, doc="variable: the calls that make a float32 tensor, which an initial value may be "
                                   "(without a `dtype` argument)"),
+        "initializer_makers": Param(list, doc="variable: the constructors of Keras initializers (prefixes), whose objects "
+                                        "called with a shape make a float32 array an initial value may be"),
         "reads": Param(dict, doc="variable: how a variable may be read, a Parameter serving it as TF's does: "
                                  "`attributes` (its own), `functions` (calls it may be an argument of, by prefix), "
                                  "`weights` (shim calls that take a list of it: function -> the argument's position)"),
@@ -299,6 +301,7 @@ class NativePass:
         self.spans: dict[cst.Name, tuple[int, int]] = {}  # binding of a name bound again -> its value's span
         self.models: dict[str, cst.CSTNode] = {}  # native model name (bound once) -> its statement
         self.variables: dict[str, cst.CSTNode] = {}  # native variable (`ms.Parameter`, bound once) -> its statement
+        self.variable_dicts: dict[str, cst.CSTNode] = {}  # a dict of native variables (bound once) -> its statement
         self.model_out: dict[str, tuple[tuple | None, bool, bool]] = {}  # native model -> (its output shape, has Dropout/BN, set to train)
         self.nested: dict[str, list[cst.CSTNode]] = {}  # native model -> the statements of the models whose lists hold it
         self.lowered: set[cst.CSTNode] = set()  # the statements of the models lowered
@@ -519,10 +522,79 @@ class NativePass:
 
     def lower_variables(self) -> None:
         self._lower_objects("variable", self._variable, shim="tfvariable")
+        for rule in self.rules.get("variable", ()):
+            lowers = set(rule.params["lowers"])
+            for statement in self.module.body:
+                found = _module_assign_any(statement)
+                value = statement.body[0].value if found is not None else None
+                if not (isinstance(value, cst.Dict) and value.elements and all(
+                        isinstance(e, cst.DictElement) and isinstance(e.value, cst.Call) and dotted(e.value.func) in lowers
+                        for e in value.elements)):
+                    continue
+                why = self._variable_dict(rule, statement, found, value)
+                if why is not None:
+                    self.note(self.place(found, statement), rule, "info", f"`{found}` keeps the shim (`tfvariable`): {why}")
 
     def _variable(self, rule, statement, name: str, call: cst.Call) -> str | None:
-        """``w = tfvariable.Variable(value, name="w")`` of a float32 tensor, every read of it one a
+        """``w = tfvariable.Variable(value, name="w")`` of a float tensor, every read of it one a
         ``ms.Parameter`` serves as TF's variable does: ``ms.Parameter(value, name="w")``."""
+        lowered = self._native_variable(rule, statement, call)
+        if isinstance(lowered, str):
+            return lowered
+        binding = statement.body[0].targets[0].target
+        for read in self.reads(name, binding):
+            why = self._variable_read(rule.params["reads"], read)
+            if why is not None:
+                return f"`{name}` is read {why}"
+        lowered()
+        self.variables[name] = statement
+        self.note(self.place(name, statement), rule, "converted",
+                  f"`{name}` is a native `{rule.params['to']}` (every read of it is one a Parameter serves as TF's variable does)")
+        return None
+
+    def _variable_dict(self, rule, statement, name: str, value: cst.Dict) -> str | None:
+        """``weights = {"h1": tfvariable.Variable(...), ...}`` (TensorFlow-Examples' raw networks): each
+        variable a native ``ms.Parameter`` where every read of the dict is ``weights["h1"]`` read as a
+        variable may be, or ``list(weights.values())`` (a sum of such lists) as the weights of a tape
+        or of ``apply_gradients``, or a function's own name bound once to that sum and read only so."""
+        binding = statement.body[0].targets[0].target
+        if not self.bound_once(name, binding):
+            return f"`{name}` is bound more than once"
+        keys = [_string(e.key) for e in value.elements]
+        if None in keys or len(set(keys)) != len(keys):
+            return "its keys are not distinct string literals"
+        lowered = []
+        for element in value.elements:
+            made = self._native_variable(rule, statement, element.value)
+            if isinstance(made, str):
+                return f"`{name}[{element.key.value}]`: {made}"
+            lowered.append(made)
+        reads = rule.params["reads"]
+        for read in self.reads(name, binding):
+            up = self.parent.get(read)
+            if isinstance(up, cst.Subscript) and up.value is read:
+                key = _string(up.slice[0].slice.value) if len(up.slice) == 1 and isinstance(up.slice[0].slice, cst.Index) else None
+                if key not in keys:
+                    return f"`{name}` is indexed by other than one of its keys"
+                why = self._variable_read(reads, up)
+                if why is not None:
+                    return f"`{name}[...]` is read {why}"
+                continue
+            group = self._group_of(read)
+            if group is None or not (self._weights_argument(group) or self._weights_alias(group)):
+                return (f"`{name}` is read other than by its keys and as `list({name}.values())` among the weights "
+                        "of a tape or of `apply_gradients`")
+        for made in lowered:
+            made()
+        self.variable_dicts[name] = statement
+        self.note(self.place(name, statement), rule, "converted",
+                  f"`{name}`'s variables are native `{rule.params['to']}`s (every read of them is one a Parameter serves "
+                  "as TF's variable does)")
+        return None
+
+    def _native_variable(self, rule, statement, call: cst.Call):
+        """Why the variable ``call`` makes is not a native Parameter by itself (its arguments, its value),
+        or what rewrites it to one (called once its reads are known to be a Parameter's)."""
         bound = argbind.bind(call, rule.params["signature"])
         if bound is None:
             return "it is given arguments other than the initial value, `name` and `trainable=True`"
@@ -539,25 +611,79 @@ class NativePass:
             if named:
                 return f"another variable is named '{text}' too (TF makes the names unique, MindSpore asks for unique ones)"
         value = bound["initial_value"]
-        if not (isinstance(value, cst.Float) or isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Float)
-                or isinstance(value, cst.Call) and dotted(value.func) in rule.params["values"]
-                and not any(a.keyword is not None and a.keyword.value == "dtype" for a in value.args)):
-            return "its initial value is not a float literal or a float32 tensor the module makes"
-        binding = statement.body[0].targets[0].target
-        reads = rule.params["reads"]
-        for read in self.reads(name, binding):
-            why = self._variable_read(reads, read)
-            if why is not None:
-                return f"`{name}` is read {why}"
+        if not self._float_value(rule, statement, value):
+            return "its initial value is not a float literal, a float array or a float32 tensor the module makes"
         at = next(i for i, a in enumerate(call.args) if a.value is value)  # (the value as converted: a draw lowered too)
         name_arg = [cst.Arg(label, keyword=cst.Name("name"), equal=_EQUAL)] if label is not None else []
         func = parse_expression(rule.params["to"])
-        self.out.nodes[call] = lambda new: new.with_changes(func=func, args=_last_bare(_commas(
-            [cst.Arg(new.args[at].value), *name_arg])))
-        self.variables[name] = statement
-        self.note(self.place(name, statement), rule, "converted",
-                  f"`{name}` is a native `{rule.params['to']}` (every read of it is one a Parameter serves as TF's variable does)")
-        return None
+
+        def lower():
+            self.out.nodes[call] = lambda new: new.with_changes(func=func, args=_last_bare(_commas(
+                [cst.Arg(new.args[at].value), *name_arg])))
+        return lower
+
+    def _float_value(self, rule, statement, value: cst.BaseExpression) -> bool:
+        """``value`` makes a float tensor or array whose dtype a Parameter keeps as TF's variable does:
+        a float literal, a call of ``values`` without a dtype (float32), a NumPy array of a float dtype
+        the module makes statically, or a call of a module name bound once to a Keras initializer
+        (its float32 array of the shape asked for)."""
+        if isinstance(value, cst.Float) or isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Float):
+            return True
+        if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)):
+            # (a float tensor or array and a Python number: its dtype stays the tensor's)
+            return any(self._float_value(rule, statement, one) and _number(other)
+                       for one, other in ((value.left, value.right), (value.right, value.left)))
+        if isinstance(value, cst.Call) and not any(a.keyword is not None and a.keyword.value == "dtype" for a in value.args):
+            if dotted(value.func) in rule.params["values"]:
+                return True
+            if isinstance(value.func, cst.Name) and not self._local(value.func) and len(value.args) == 1:
+                made = self._bound_once_to(value.func, lambda read: True)
+                if isinstance(made, cst.Call) and (dotted(made.func) or "").startswith(tuple(rule.params["initializer_makers"])):
+                    return True
+        got = self.shapes.at(statement, value) if self._scope_of(value) is None else None
+        return isinstance(got, shapes_of.Arr) and got.dtype in ("float16", "float32", "float64")
+
+    def _group_of(self, read: cst.Name) -> cst.BaseExpression | None:
+        """For ``read`` in ``list(read.values())``: that list, or the sum of such lists it is a term of."""
+        attr = self.parent.get(read)
+        call = self.parent.get(attr) if isinstance(attr, cst.Attribute) and attr.attr.value == "values" else None
+        arg = self.parent.get(call) if isinstance(call, cst.Call) and not call.args else None
+        outer = self.parent.get(arg) if isinstance(arg, cst.Arg) else None
+        if not (isinstance(outer, cst.Call) and m.matches(outer.func, m.Name("list")) and len(outer.args) == 1):
+            return None
+        group = outer
+        while isinstance(self.parent.get(group), cst.BinaryOperation) and isinstance(self.parent[group].operator, cst.Add):
+            group = self.parent[group]
+        return group
+
+    def _weights_argument(self, node: cst.CSTNode) -> bool:
+        """``node`` is the weights of the tape (``mk.value_and_grad(fn, None, node)``) or of
+        ``apply_gradients(zip(grads, node))``."""
+        arg = self.parent.get(node)
+        call = self.parent.get(arg) if isinstance(arg, cst.Arg) and arg.value is node else None
+        if not isinstance(call, cst.Call):
+            return False
+        func = dotted(call.func)
+        if func == "zip" and call.args.index(arg) == 1:
+            outer = self.parent.get(self.parent.get(call))
+            return isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) and outer.func.attr.value == "apply_gradients"
+        reads = next(iter(self.rules.get("variable", ())), None)
+        position = reads.params["reads"]["weights"].get(func or "") if reads is not None else None
+        return position is not None and (arg.keyword is None and call.args.index(arg) == position
+                                         or arg.keyword is not None and arg.keyword.value == "weights")
+
+    def _weights_alias(self, group: cst.BaseExpression) -> bool:
+        """``group`` is the value of a function's own name bound once to it, every read of which is the
+        weights of a tape or of ``apply_gradients`` (``trainable_variables = list(w.values()) + ...``)."""
+        assign = self.parent.get(group)
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.targets[0].target, cst.Name)):
+            return False
+        name = assign.targets[0].target
+        function = self._scope_of(name)
+        if not isinstance(function, cst.FunctionDef) or not self._local(name):
+            return False
+        nodes = self.under(name.value, function)
+        return len([n for n in nodes if self.binds(n)]) == 1 and all(self._weights_argument(n) for n in nodes if not self.binds(n))
 
     def _variable_read(self, reads: dict, read: cst.Name) -> str | None:
         """None where ``read`` is a variable's read a Parameter serves as TF's variable (a tensor in
@@ -576,19 +702,8 @@ class NativePass:
             return f"as an argument of `{func or 'a call'}`"
         if isinstance(up, cst.Element) and up.value is read:
             display = self.parent.get(up)
-            arg = self.parent.get(display)
-            call = self.parent.get(arg) if isinstance(arg, cst.Arg) else None
-            if isinstance(display, (cst.List, cst.Tuple)) and isinstance(call, cst.Call):
-                func = dotted(call.func)
-                if func == "zip" and call.args.index(arg) == 1:  # (`apply_gradients(zip(grads, [w, b]))`)
-                    outer = self.parent.get(self.parent.get(call))
-                    if isinstance(outer, cst.Call) and isinstance(outer.func, cst.Attribute) \
-                            and outer.func.attr.value == "apply_gradients":
-                        return None
-                position = reads["weights"].get(func or "")
-                if position is not None and (call.args.index(arg) == position and arg.keyword is None
-                                             or arg.keyword is not None and arg.keyword.value == "weights"):
-                    return None
+            if isinstance(display, (cst.List, cst.Tuple)) and self._weights_argument(display):
+                return None
             return "in a list other than the weights of a tape or of `apply_gradients`"
         return "other than as a tensor (in arithmetic, by MindSpore's ops) or in the weights of a tape or optimizer"
 
@@ -745,13 +860,7 @@ class NativePass:
                 f"{rule.params['to']}([" + ", ".join(code(c) for one in made for c in one.cells) + "])")
             if attr in chain.flagged:  # (`ops.dropout(x, p=rate, training=flag)`, and no cell of its own)
                 rate = argbind.bind(layers[attr], rule.params["layers"][dotted(layers[attr].func)]["signature"])["rate"]
-                gone = self.statement_of(layers[attr])
-                self.out.removed.add(gone)
-                block = list(self.parent[gone].body)
-                after = block[block.index(gone) + 1] if block.index(gone) + 1 < len(block) else None
-                if after is not None and after not in self.out.nodes and any(line.comment for line in gone.leading_lines):
-                    self.out.nodes[after] = lambda new, lines=gone.leading_lines: new.with_changes(
-                        leading_lines=[*lines, *new.leading_lines])  # (its comments stay, above the next statement)
+                self._remove(self.statement_of(layers[attr]))
                 steps.setdefault(node, []).append(lambda new, rate=rate, flag=chain.flagged[attr]: template_expression(
                     "ops.dropout({x}, p={p}, training={f})", x=new.args[0].value, p=rate, f=cst.Name(flag)))
                 continue
@@ -1906,11 +2015,27 @@ class NativePass:
             return f"`{name.value}` is not bound once at module level"
         statement = self.parent.get(self.parent.get(binding))
         top = self.module.body[self.top_index(binding)] if binding in self.parent else None
-        if not (isinstance(statement, cst.Assign) and _module_assign_any(top) == name.value and top.body[0] is statement):
+        value = statement.value if isinstance(statement, cst.Assign) and _module_assign_any(top) == name.value \
+            and top.body[0] is statement else self._unpacked_value(binding, top)
+        if value is None:
             return f"`{name.value}` is not bound once at module level"
         if any(not read_ok(read) for read in self.names[name.value] if read is not binding):
             return f"`{name.value}` has other uses"
-        return statement.value
+        return value
+
+    def _unpacked_value(self, binding: cst.Name, top) -> cst.BaseExpression | None:
+        """For ``binding`` in a module statement ``a, b = 6, 3`` (one target, a display of as many
+        values, nothing starred): its value; else None."""
+        element = self.parent.get(binding)
+        target = self.parent.get(element) if isinstance(element, cst.Element) else None
+        assign_target = self.parent.get(target) if isinstance(target, cst.Tuple) else None
+        assign = self.parent.get(assign_target) if isinstance(assign_target, cst.AssignTarget) else None
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(top, cst.SimpleStatementLine)
+                and top.body[0] is assign and isinstance(assign.value, (cst.Tuple, cst.List))
+                and len(assign.value.elements) == len(target.elements)
+                and all(isinstance(e, cst.Element) for e in (*target.elements, *assign.value.elements))):
+            return None
+        return assign.value.elements[target.elements.index(element)].value
 
     def _loop_argument(self, read: cst.Name) -> bool:
         """``read`` is an argument of a model's ``fit``/``evaluate`` call."""
@@ -2164,10 +2289,28 @@ class NativePass:
                 args.append(cst.Arg(parse_expression(str(defaults.pop(ms_name))), keyword=cst.Name(ms_name), equal=_EQUAL))
         return call.with_changes(func=parse_expression(rule.params["to"]), args=args)
 
+    def _dict_group(self, node) -> str | None:
+        """For ``list(weights.values()) + list(biases.values())`` of native variables' dicts, each once:
+        its code (the weights, in the dicts' order); None for anything else."""
+        terms, parts = [], [node]
+        while parts:
+            part = parts.pop()
+            if isinstance(part, cst.BinaryOperation) and isinstance(part.operator, cst.Add) and not part.lpar:
+                parts += [part.right, part.left]
+                continue
+            if not (m.matches(part, m.Call(func=m.Name("list"), args=[m.Arg(m.Call(func=m.Attribute(value=m.Name(), attr=m.Name("values")),
+                                                                                   args=[]), keyword=None)]))
+                    and part.args[0].value.func.value.value in self.variable_dicts):
+                return None
+            terms.append(part.args[0].value.func.value.value)
+        if len(set(terms)) != len(terms):
+            return None
+        return " + ".join(f"list({t}.values())" for t in terms)
+
     def _params_of(self, owner: str) -> cst.BaseExpression:
         """What MindSpore's optimizer or tape takes for the weights of ``owner`` (see :meth:`weights_owner`):
         a native model's ``trainable_params()``, or the list of native variables itself."""
-        if owner.startswith("["):
+        if owner.startswith(("[", "list(")):
             return parse_expression(owner)
         return template_expression("{m}.trainable_params()", m=cst.Name(owner))
 
@@ -2175,6 +2318,8 @@ class NativePass:
         """The module statement after which the weights of ``owner`` all exist (its index)."""
         if owner.startswith("["):
             return max(self.module.body.index(self.variables[n]) for n in owner[1:-1].split(", "))
+        if owner.startswith("list("):
+            return max(self.module.body.index(self.variable_dicts[term[5:-len(".values())")]]) for term in owner.split(" + "))
         return self.module.body.index(self.models[owner])
 
     def _fixed_number(self, value: cst.BaseExpression, calls, depth: int = 0) -> bool:
@@ -2229,7 +2374,7 @@ class NativePass:
             model = owner
         if model is None:
             return f"`{name}` never applies gradients"
-        group = model.startswith("[")  # (a list of native variables, not a model)
+        group = model.startswith(("[", "list("))  # (a list of native variables, not a model)
         if not group and model not in self.models:
             return f"the model `{model}` keeps the shim"
         if self._made_at(model) > self.module.body.index(statement):
@@ -2418,7 +2563,7 @@ class NativePass:
                         continue
                     bound = argbind.bind(call, ["fn", "grad_position=None", "weights=None", "has_aux=False"])
                     owner = self.weights_owner(bound.get("weights")) if bound else None
-                    if owner is None or owner not in self.models and not owner.startswith("["):
+                    if owner is None or owner not in self.models and not owner.startswith(("[", "list(")):
                         continue
                     weights = self._params_of(owner)
                     for opt, (model, _) in self.optimizers.items():
@@ -2611,6 +2756,9 @@ class NativePass:
                 and not self._local(e.value) for e in node.elements):
             names = [e.value.value for e in node.elements]
             return f"[{', '.join(names)}]" if len(set(names)) == len(names) else None
+        group = self._dict_group(node)
+        if group is not None:
+            return group
         owner = _weights_owner(node)
         if owner is not None or not isinstance(node, cst.Name) or not self._local(node):
             return owner
@@ -2624,7 +2772,7 @@ class NativePass:
         assign = self.parent.get(target) if isinstance(target, cst.AssignTarget) else None
         if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
             return None
-        owner = _weights_owner(assign.value)
+        owner = _weights_owner(assign.value) or self._dict_group(assign.value)
         # (every read handed to a method or to `zip`, as the tape and the optimizer take it: a list
         # changed where it is, `del weights[4:]` or `weights.pop()`, no longer holds all the model's)
         if owner is None or any(not self._handed_on(n) for n in self.under(node.value, function) if not self.binds(n)):
@@ -2645,7 +2793,20 @@ class NativePass:
         for statement, (name, function) in self.weight_aliases.items():
             reads = [n for n in self.under(name, function) if not self.binds(n)]
             if len(statement.body) == 1 and all(self._replaced(n) for n in reads):  # (not a line of `a = b; c = d`)
-                self.out.removed.add(statement)
+                self._remove(statement)
+
+    def _remove(self, statement: cst.CSTNode) -> None:
+        """``statement`` goes; its comment lines stay, above the statement after it in its block."""
+        self.out.removed.add(statement)
+        block = list(self.parent[statement].body)
+        at = block.index(statement)
+        after = block[at + 1] if at + 1 < len(block) else None
+        lines = [line for line in statement.leading_lines if line.comment]
+        if after is None or not lines or after in self.out.removed:
+            return
+        before = self.out.nodes.get(after, lambda new: new)
+        self.out.nodes[after] = lambda new: (lambda done: done.with_changes(leading_lines=[*lines, *done.leading_lines])
+                                             if hasattr(done, "leading_lines") else done)(before(new))
 
     def _replaced(self, node: cst.CSTNode) -> bool:
         """``node`` is (in) weights a lowering dropped (:attr:`weights_dropped`)."""
