@@ -1634,8 +1634,12 @@ VARIABLE_DICTS = textwrap.dedent('''\
     }
 
 
+    def layer(x, W, b):
+        return tf.nn.sigmoid(tf.add(tf.matmul(x, W), b))
+
+
     def neural_net(x):
-        layer_1 = tf.nn.sigmoid(tf.add(tf.matmul(x, weights['h1']), biases['b1']))
+        layer_1 = layer(x, weights['h1'], b=biases['b1'])
         return tf.nn.softmax(tf.matmul(layer_1, weights['out']) + biases['out'])
 
 
@@ -1670,8 +1674,9 @@ def test_dicts_of_variables_become_parameters_and_their_lists_the_optimizers_wei
     """TensorFlow-Examples' raw networks keep their variables in dicts, read by key, and hand
     `list(weights.values()) + list(biases.values())` (bound to a name of the step's) to the tape
     and the optimizer: each variable is a Parameter (a NumPy array's, a float32 tensor times a
-    number), `nn.SGD` takes that list, the step's name for it goes (its comment stays), and the
-    program trains to TF's numbers."""
+    number; one read through a function of the module's own, whose parameter is read so), `nn.SGD`
+    takes that list, the step's name for it goes (its comment stays), and the program trains to
+    TF's numbers."""
     out, findings = convert(VARIABLE_DICTS)
     for line in ("    'h1': ms.Parameter(w_init, name='h1_weights'),\n",
                  "    'out': ms.Parameter(ops.ones([n_hidden, n_out]) * 0.1, name='out_weights'),\n",
@@ -1688,6 +1693,48 @@ def test_dicts_of_variables_become_parameters_and_their_lists_the_optimizers_wei
     if importlib.util.find_spec("mindspore") is None or importlib.util.find_spec("tensorflow") is None:
         pytest.skip("needs TensorFlow and MindSpore")
     assert_same_numbers(python_json(out, script=tmp_path / "train.py"), python_json(VARIABLE_DICTS))
+
+
+LINEAR_REGRESSION = textwrap.dedent('''\
+    import json
+
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random
+    rng.seed(2)
+    X = np.linspace(0.0, 3.0, 24).astype(np.float32)
+    Y = (2.0 * X + 0.5 + rng.normal(scale=0.1, size=24)).astype(np.float32)
+    W = tf.Variable(rng.randn(), name="weight")
+    b = tf.Variable(rng.randn(), name="bias")
+    optimizer = tf.optimizers.SGD(0.05)
+
+
+    def linear_regression(x):
+        return W * x + b
+
+
+    losses = []
+    for step in range(20):
+        with tf.GradientTape() as g:
+            loss = tf.reduce_mean(tf.square(linear_regression(tf.constant(X)) - tf.constant(Y)))
+        gradients = g.gradient(loss, [W, b])
+        optimizer.apply_gradients(zip(gradients, [W, b]))
+        losses.append(float(loss))
+    print(json.dumps({"losses": losses, "w": [float(W.numpy()), float(b.numpy())]}))
+    ''')
+
+
+def test_scalar_variables_of_numpys_random_floats_become_parameters(tmp_path):
+    """TensorFlow-Examples' linear regression: `tf.Variable(rng.randn())` (`rng = np.random`, a
+    Python float, float32 to TF) is `ms.Parameter(rng.randn())`, with its optimizer; same numbers.
+    (The notebook computes `W * x - Y` of NumPy arrays, which MindSpore's `Mul` and `Sub` refuse in
+    either tier: here the arrays are tensors.)"""
+    out, findings = convert(LINEAR_REGRESSION)
+    assert 'W = ms.Parameter(rng.randn(), name="weight")\n' in out and "nn.SGD([W, b], learning_rate=0.05)" in out, out
+    if importlib.util.find_spec("mindspore") is None or importlib.util.find_spec("tensorflow") is None:
+        pytest.skip("needs TensorFlow and MindSpore")
+    assert_same_numbers(python_json(out, script=tmp_path / "train.py"), python_json(LINEAR_REGRESSION))
 
 
 def test_the_input_shape_follows_the_arrays_through_module_statements():

@@ -640,8 +640,39 @@ class NativePass:
                 made = self._bound_once_to(value.func, lambda read: True)
                 if isinstance(made, cst.Call) and (dotted(made.func) or "").startswith(tuple(rule.params["initializer_makers"])):
                     return True
+        if isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) \
+                and value.func.attr.value in ("randn", "rand", "random", "random_sample", "standard_normal"):
+            owner = value.func.value  # (`np.random.randn()`, `rng.randn()` for `rng = np.random`: a Python float, float32 to TF)
+            if isinstance(owner, cst.Name) and not self._local(owner):
+                owner = self._bound_once_to(owner, lambda read: True)
+            if not isinstance(owner, str) and dotted(owner) in ("np.random", "numpy.random"):
+                return True
         got = self.shapes.at(statement, value) if self._scope_of(value) is None else None
         return isinstance(got, shapes_of.Arr) and got.dtype in ("float16", "float32", "float64")
+
+    def _parameter_reads(self, call: cst.Call, arg: cst.Arg) -> list[cst.Name] | None:
+        """For ``arg`` given to ``call`` of a module-level function of the module's own (called only by
+        its name, no decorators, ``*args`` or ``**kwargs``): the reads of the parameter it binds in the
+        function, which binds it nowhere else; None otherwise."""
+        if not (isinstance(call.func, cst.Name) and not self._local(call.func)) or arg.star:
+            return None
+        function = next((s for s in self.module.body if isinstance(s, cst.FunctionDef) and s.name.value == call.func.value), None)
+        if function is None or function.decorators or function.asynchronous or not self.bound_once(call.func.value, function.name):
+            return None
+        params = function.params
+        if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.star_kwarg is not None or params.posonly_params:
+            return None
+        if arg.keyword is None:
+            at = [a for a in call.args if a.keyword is None].index(arg)
+            param = params.params[at] if at < len(params.params) else None
+        else:
+            param = next((p for p in (*params.params, *params.kwonly_params) if p.name.value == arg.keyword.value), None)
+        if param is None:
+            return None
+        nodes = self.under(param.name.value, function)
+        if [n for n in nodes if self.binds(n)] != [param.name]:
+            return None
+        return [n for n in nodes if n is not param.name]
 
     def _group_of(self, read: cst.Name) -> cst.BaseExpression | None:
         """For ``read`` in ``list(read.values())``: that list, or the sum of such lists it is a term of."""
@@ -685,10 +716,11 @@ class NativePass:
         nodes = self.under(name.value, function)
         return len([n for n in nodes if self.binds(n)]) == 1 and all(self._weights_argument(n) for n in nodes if not self.binds(n))
 
-    def _variable_read(self, reads: dict, read: cst.Name) -> str | None:
+    def _variable_read(self, reads: dict, read: cst.CSTNode, depth: int = 0) -> str | None:
         """None where ``read`` is a variable's read a Parameter serves as TF's variable (a tensor in
-        arithmetic, an argument of MindSpore's ops, its own attributes, an element of the weights list
-        of the shim's tape or optimizer); else where it is read, said for the note."""
+        arithmetic, an argument of MindSpore's ops or of a module function whose parameter is read
+        so, its own attributes, an element of the weights list of the shim's tape or optimizer);
+        else where it is read, said for the note."""
         up = self.parent.get(read)
         if isinstance(up, (cst.BinaryOperation, cst.UnaryOperation, cst.Comparison, cst.ComparisonTarget)):
             return None
@@ -698,6 +730,13 @@ class NativePass:
             call = self.parent.get(up)
             func = dotted(call.func) if isinstance(call, cst.Call) else None
             if func is not None and any(func.startswith(prefix) for prefix in reads["functions"]):
+                return None
+            inner = self._parameter_reads(call, up) if depth < 3 else None
+            if inner is not None:
+                for node in inner:
+                    why = self._variable_read(reads, node, depth + 1)
+                    if why is not None:
+                        return f"through `{func}`: {why}"
                 return None
             return f"as an argument of `{func or 'a call'}`"
         if isinstance(up, cst.Element) and up.value is read:
