@@ -1520,6 +1520,10 @@ def test_a_tensor_of_a_dtype_not_known_statically_is_cast_as_keras_casts_it(tmp_
         losses = [float(step(a, b)) for a, b in ds]
         ''')
     assert "return ops.mean(ops.square(model(a) - b))" in convert(known)[0]
+    # a generator's draw of a size not known statically (`(EXAMPLES, 5)`) still has its dtype
+    sized = known.replace("x = np.zeros((32, 5), np.float32)",
+                          "EXAMPLES = int(input())\nrng = np.random.default_rng(0)\nx = rng.normal(size=(EXAMPLES, 5)).astype(np.float32)")
+    assert "return ops.mean(ops.square(model(a) - b))" in convert(sized)[0]
     if importlib.util.find_spec("mindspore") is None or importlib.util.find_spec("tensorflow") is None:
         pytest.skip("needs TensorFlow and MindSpore")
     assert_same_numbers(python_json(out, script=tmp_path / "train.py"), python_json(UNKNOWN_DTYPE))

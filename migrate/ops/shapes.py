@@ -283,7 +283,7 @@ class Shapes:
             size = keywords.get("size")
             if size is None and method in ("standard_normal", "random") and positional:
                 size = positional[0]
-            shape = self._literal_shape(size)
+            shape = self._literal_shape(size, sizes=True)
             return Arr(shape, _SAMPLES[method]) if shape is not None else None
         return None
 
@@ -303,7 +303,7 @@ class Shapes:
             return Arr(shape, "float64") if None not in shape else None
         if name in ("random.normal", "random.uniform", "random.standard_normal", "random.random"):
             size = keywords.get("size", positional[0] if name in ("random.standard_normal", "random.random") and positional else None)
-            shape = self._literal_shape(size)
+            shape = self._literal_shape(size, sizes=True)
             return Arr(shape, "float64") if shape is not None else None
         return None
 
@@ -323,14 +323,16 @@ class Shapes:
                 dims = (None,) + dims[1:]
         return Arr(dims, base.dtype)
 
-    def _literal_shape(self, node, allow_minus: bool = False) -> tuple[int, ...] | None:
+    def _literal_shape(self, node, allow_minus: bool = False, sizes: bool = False) -> tuple[int | None, ...] | None:
+        """A shape written as a display of widths (or one width); with ``sizes``, a width that is not
+        a literal or a module constant is None (``size=(EXAMPLES, 784)``: (None, 784), its dtype still known)."""
         if node is None:
             return None
         if isinstance(node, (cst.Tuple, cst.List)):
             if any(not isinstance(e, cst.Element) for e in node.elements):
                 return None
             dims = tuple(-1 if allow_minus and _minus_one(e.value) else self.p.int_value(e.value) for e in node.elements)
-            return None if None in dims else dims
+            return None if None in dims and not sizes else dims
         one = self.p.int_value(node)
         return (one,) if one is not None else None
 
