@@ -2349,7 +2349,7 @@ class NativePass:
     def _params_of(self, owner: str) -> cst.BaseExpression:
         """What MindSpore's optimizer or tape takes for the weights of ``owner`` (see :meth:`weights_owner`):
         a native model's ``trainable_params()``, or the list of native variables itself."""
-        if owner.startswith(("[", "list(")):
+        if _variable_group(owner):
             return parse_expression(owner)
         return template_expression("{m}.trainable_params()", m=cst.Name(owner))
 
@@ -2413,7 +2413,7 @@ class NativePass:
             model = owner
         if model is None:
             return f"`{name}` never applies gradients"
-        group = model.startswith(("[", "list("))  # (a list of native variables, not a model)
+        group = _variable_group(model)
         if not group and model not in self.models:
             return f"the model `{model}` keeps the shim"
         if self._made_at(model) > self.module.body.index(statement):
@@ -2602,7 +2602,7 @@ class NativePass:
                         continue
                     bound = argbind.bind(call, ["fn", "grad_position=None", "weights=None", "has_aux=False"])
                     owner = self.weights_owner(bound.get("weights")) if bound else None
-                    if owner is None or owner not in self.models and not owner.startswith(("[", "list(")):
+                    if owner is None or owner not in self.models and not _variable_group(owner):
                         continue
                     weights = self._params_of(owner)
                     for opt, (model, _) in self.optimizers.items():
@@ -3384,6 +3384,12 @@ def _list_lines(groups: list[list[cst.CSTNode]]) -> list[str]:
         else:
             lines.append(f"*[cell for _ in range({count}) for cell in ({', '.join(written)})]")
     return lines
+
+
+def _variable_group(owner: str) -> bool:
+    """Whether ``owner`` (:meth:`NativePass.weights_owner`) is a list of native variables, `[w, b]`
+    or `list(weights.values()) + ...`, not a model's name."""
+    return owner.startswith(("[", "list("))
 
 
 def _continued_list(layers: cst.List | cst.Tuple, groups: list[list[cst.CSTNode]], added: int) -> cst.BaseExpression:
