@@ -286,6 +286,28 @@ def test_a_run_swaps_libcsts_functions_in_once(monkeypatch, tmp_path):
     assert cst.CSTNode.__dict__["visit"] is LIBCST_VISIT and _libcst_speed._holders == 0
 
 
+def test_an_interrupt_while_the_run_takes_the_speedups_ends_it_with_the_interrupt(monkeypatch, tmp_path):
+    """Ctrl-C landing inside the run's hold on the speed-ups (while it is being taken) leaves
+    the run with nothing to release: the KeyboardInterrupt is what comes out, not an error
+    about a half-made hold, and nothing stays swapped in."""
+    from migrate.engine.runner import run_files
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    path = tmp_path / "f.py"
+    path.write_text(STRATEGY)
+    import libcst  # noqa: F401 - loaded, so the run takes its hold
+
+    monkeypatch.setattr(_libcst_speed, "_wanted", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        list(run_files([str(path)], RuleSelection()))
+    assert _libcst_speed._holders == 0 and cst.CSTNode.__dict__["visit"] is LIBCST_VISIT
+    held = _libcst_speed.held()
+    held.__exit__(None, None, None)  # never entered: nothing to undo
+    assert _libcst_speed._holders == 0
+
+
 def test_threads_entering_and_leaving_put_libcst_back():
     """Threads entering and leaving speedups() at once (nested too) leave nothing in after the last leaves."""
     module = cst.parse_module(STRATEGY)

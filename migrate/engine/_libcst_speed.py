@@ -225,6 +225,9 @@ def speedups() -> _SpeedUps:
 class _Held:
     __slots__ = ("counted",)
 
+    def __init__(self) -> None:
+        self.counted = False  # (an interrupt inside __enter__ leaves nothing for __exit__ to undo)
+
     def __enter__(self) -> _Held:
         self.counted = _wanted() and _hold()
         return self

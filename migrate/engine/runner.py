@@ -165,8 +165,9 @@ class _SpeedupsHeld:
         if self.held is None:
             speed = sys.modules.get("migrate.engine._libcst_speed")
             if speed is not None:
-                self.held = speed.held()
-                self.held.__enter__()
+                held = speed.held()
+                held.__enter__()  # (interrupted here, there is nothing to release)
+                self.held = held
 
     def release(self) -> None:
         if self.held is not None:
