@@ -51,6 +51,73 @@ WRAPPED = {
         print(accuracy(y_true=ms.Tensor(labels[:2]), y_pred=ops.ones((2, 3))))
         """,
     ),
+    "an array beside a tensor in an operator, on either side, takes the tensor's dtype": (
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        x = np.linspace(0.0, 1.0, 4)
+        w = tf.Variable(0.5)
+        y = w * x + 1.0
+        z = (x - 0.5) * w
+        above = w > x
+        """,
+        """
+        import numpy as np
+        import mindspore as ms
+
+        x = np.linspace(0.0, 1.0, 4)
+        w = ms.Parameter(0.5)
+        y = w * ms.Tensor(x, w.dtype) + 1.0
+        z = ms.Tensor(x - 0.5, w.dtype) * w
+        above = w > ms.Tensor(x, w.dtype)
+        """,
+    ),
+    "arrays a function puts beside tensors, at its calls": (
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        X = np.array([3.3, 4.4, 5.5])
+        Y = np.array([1.7, 2.76, 2.09])
+        W = tf.Variable(0.3, name="weight")
+        b = tf.Variable(0.1, name="bias")
+
+
+        def linear_regression(x):
+            return W * x + b
+
+
+        def mean_square(y_pred, y_true):
+            return tf.reduce_mean(tf.square(y_pred - y_true))
+
+
+        pred = linear_regression(X)
+        print(mean_square(pred, Y))
+        """,
+        """
+        import numpy as np
+        from mindspore import ops
+        import mindspore as ms
+
+        X = np.array([3.3, 4.4, 5.5])
+        Y = np.array([1.7, 2.76, 2.09])
+        W = ms.Parameter(0.3, name="weight")
+        b = ms.Parameter(0.1, name="bias")
+
+
+        def linear_regression(x):
+            return W * x + b
+
+
+        def mean_square(y_pred, y_true):
+            return ops.mean(ops.square(y_pred - y_true))
+
+
+        pred = linear_regression(ms.Tensor(X, W.dtype))
+        print(mean_square(pred, ms.Tensor(Y, pred.dtype)))
+        """,
+    ),
     "a .numpy() result and an np call": (
         """
         import numpy as np
@@ -150,6 +217,29 @@ LEFT = {
         x = np.ones((2, 2))
         for _ in range(3):
             x = tf.exp(x)
+        """,
+    "an array beside a tensor whose dtype is not a name read there": """
+        import numpy as np
+        import tensorflow as tf
+
+        x = np.ones(3)
+        t = tf.ones(3)
+        y = tf.exp(t) * x
+        """,
+    "a parameter read otherwise too": """
+        import numpy as np
+        import tensorflow as tf
+
+        w = tf.Variable(2.0)
+        x = np.ones(3)
+
+
+        def scaled(v):
+            print(v.shape)
+            return w * v
+
+
+        scaled(x)
         """,
     "a Python list and a number": """
         import tensorflow as tf
@@ -388,3 +478,68 @@ def test_an_array_handed_through_a_function_gives_tfs_numbers():
 
     want, got = python_json(script(program)), python_json(script(converted))
     assert got["value"] == want["value"] == 0.5 and got["dtype"] == want["dtype"]
+
+
+LINEAR_REGRESSION = """
+import numpy as np
+import tensorflow as tf
+
+rng = np.random.RandomState(3)
+X = np.array([3.3, 4.4, 5.5, 6.71, 6.93, 4.168, 9.779, 6.182, 7.59, 2.167])
+Y = np.array([1.7, 2.76, 2.09, 3.19, 1.694, 1.573, 3.366, 2.596, 2.53, 1.221])
+W = tf.Variable(rng.randn(), name="weight")
+b = tf.Variable(rng.randn(), name="bias")
+
+
+def linear_regression(x):
+    return W * x + b
+
+
+def mean_square(y_pred, y_true):
+    return tf.reduce_mean(tf.square(y_pred - y_true))
+
+
+optimizer = tf.optimizers.SGD(0.01)
+
+
+def run_optimization():
+    with tf.GradientTape() as g:
+        pred = linear_regression(X)
+        loss = mean_square(pred, Y)
+    gradients = g.gradient(loss, [W, b])
+    optimizer.apply_gradients(zip(gradients, [W, b]))
+
+
+for step in range(40):
+    run_optimization()
+losses = [float(mean_square(linear_regression(X), Y)), float(W.numpy()), float(b.numpy())]
+fitted = (W * X + b).numpy()
+"""
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mindspore") is None or importlib.util.find_spec("tensorflow") is None,
+                    reason="needs TensorFlow and MindSpore")
+@pytest.mark.parametrize("tier", ["native", "shim"])
+def test_arrays_beside_variables_train_to_tfs_numbers(tier):
+    """TensorFlow-Examples' linear regression: `W * x + b` and `y_pred - y_true` with NumPy data.
+    MindSpore's operators raise TypeError on an array; converted, the arrays become tensors of
+    the variables' dtype where the functions are called, and the fit is TF's."""
+    selection = RuleSelection(ignore=("TFL",)) if tier == "shim" else RuleSelection()
+    result = convert_source(LINEAR_REGRESSION.encode(), rule_index(selection), "linear_regression.py")
+    converted = result.converted.decode()
+    assert "linear_regression(ms.Tensor(X, W.dtype))" in converted, converted
+    assert "mean_square(pred, ms.Tensor(Y, pred.dtype))" in converted, converted
+    assert ("ms.Parameter(" in converted) is (tier == "native"), converted
+    notes = [f.message for f in result.findings if f.rule == "TFT140"]
+    assert "`Y` is a NumPy array given to `mean_square` as `y_true`, which it puts beside a MindSpore tensor in `-`; " \
+        "MindSpore's operator does not take it (TF's converts it to the tensor's dtype): it is given as " \
+        "`ms.Tensor(Y, pred.dtype)`" in notes, notes
+    assert "`X` is a NumPy array beside a MindSpore tensor in `*`, which MindSpore's operator does not take (TF's " \
+        "converts it to the tensor's dtype): it is given as `ms.Tensor(X, W.dtype)`" in notes, notes
+
+    def script(code):
+        return "import json\n" + PLAIN_JSON + "\n" + code + "\nprint(json.dumps([losses, plain(fitted)]))\n"
+
+    (want, want_fit), (got, got_fit) = python_json(script(LINEAR_REGRESSION)), python_json(script(converted))
+    assert _close(got, want, 1e-5), (got, want)
+    assert got_fit["dtype"] == want_fit["dtype"] == "float32" and _close(got_fit["value"], want_fit["value"], 1e-5)

@@ -53,11 +53,17 @@ class WrapArrays(Operation):
         "generator_methods": Param(list, doc="a generator's methods that give an array (or a NumPy scalar)"),
         "conversions": Param(list, doc="methods that give a NumPy array of any receiver (`x.numpy()`)"),
         "wrap": Param(str, required=True, doc="the tensor made of an array, {value} placeholder"),
+        "tensor_makers": Param(list, doc="calls that give a MindSpore tensor (qualified names, `*` for any part)"),
+        "wrap_like": Param(str, doc="the tensor made of an array beside a tensor in an operator: {value}, and {like}, "
+                                    "a name of a tensor of the dtype it takes"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
         if "{value}" not in params["wrap"]:
             raise ValueError("wrap must hold the {value} placeholder")
+        like = params.get("wrap_like")
+        if like is not None and ("{value}" not in like or "{like}" not in like):
+            raise ValueError("wrap_like must hold the {value} and {like} placeholders")
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -72,6 +78,7 @@ class _Arrays:
         self.parents: dict[ast.AST, ast.AST] = {}
         kids: dict[ast.AST, list[ast.AST]] = {}
         self.calls: list[ast.Call] = []
+        self.operators: list[ast.BinOp | ast.Compare] = []
         self.imported: dict[str, str] = {}  # name -> the module or object an import binds it to
         # name -> the nodes that bind it: Name nodes stored to, and other bindings (imports, defs, parameters)
         self.stores: dict[str, list[ast.Name]] = {}
@@ -93,6 +100,8 @@ class _Arrays:
                     self.loads.setdefault(node.id, []).append(node)
             elif kind is ast.Call:
                 self.calls.append(node)
+            elif kind is ast.BinOp or kind is ast.Compare:
+                self.operators.append(node)
             elif kind is ast.Nonlocal:
                 self.nonlocal_names.update(node.names)
             elif kind in (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.arg,
@@ -113,6 +122,9 @@ class _Arrays:
         self.conversions = set(params.get("conversions", ()))
         self.generators = list(params.get("generators", ()))
         self.generator_methods = set(params.get("generator_methods", ()))
+        self.tensor_makers = list(params.get("tensor_makers", ()))
+        self._returning: dict[int, bool | None] = {}  # (`_returns_tensor`, per function; None while deciding)
+        self._tensor_params: dict[tuple[int, str], bool | None] = {}
         self._decided: dict[tuple[int, str], bool | None] = {}
         self._handed: dict[tuple[int, str], list[ast.expr]] = {}  # (`handed_arrays`, per function and parameter)
         self._assumed = False  # (whether the result being worked out rests on a binding still being decided)
@@ -227,6 +239,131 @@ class _Arrays:
             return self._matches(node, self.generators)
         return isinstance(node, ast.Name) and self._name(node, "generator")
 
+    def is_tensor(self, node: ast.expr) -> bool:
+        """Whether ``node`` is known to evaluate to a MindSpore tensor: what a call the rule lists
+        as making one gives (``ms.Parameter(...)``, ``ops.square(...)``), arithmetic with one, an
+        index of one, a tensor's method the rule lists, a name every binding of which is one, a
+        parameter every call of its function gives one, and a call of a module-level function
+        whose every ``return`` gives one."""
+        if isinstance(node, ast.Name):
+            return self._name(node, "tensor") or self._tensor_param(node)
+        if isinstance(node, ast.Subscript):
+            return self.is_tensor(node.value)
+        if isinstance(node, ast.BinOp):
+            return self.is_tensor(node.left) or self.is_tensor(node.right)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            return self.is_tensor(node.operand)
+        if isinstance(node, ast.Call):
+            if self._matches(node, self.tensor_makers):
+                return True
+            func = node.func
+            if isinstance(func, ast.Attribute):
+                return func.attr in self.methods and self.is_tensor(func.value)
+            return isinstance(func, ast.Name) and self._returns_tensor(func)
+        return False
+
+    def like(self, node: ast.expr, depth: int = 0) -> ast.Name | None:
+        """A name of a tensor of ``node``'s dtype, where ``node`` is a tensor whose dtype is its
+        operands' (``W`` of ``W * x + b``), which can be read where ``node`` is: one of ``node``
+        itself, or a name bound at module level alone that every ``return`` of a module-level
+        function called there gives the dtype of (``W`` for ``linear_regression(X)``)."""
+        while True:
+            if isinstance(node, ast.Name):
+                return node if self.is_tensor(node) else None
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and depth < 4:
+                function = self._module_function(node.func.id)
+                if function is None or not self._returns_tensor(node.func):
+                    return None
+                likes = [self.like(r.value, depth + 1) for r in _own_nodes(function) if isinstance(r, ast.Return)]
+                if not likes or any(n is None for n in likes) or len({n.id for n in likes}) != 1 \
+                        or not self.module_name(likes[0].id):
+                    return None
+                return likes[0]
+            if isinstance(node, ast.BinOp):
+                node = node.left if self.is_tensor(node.left) else node.right
+            elif isinstance(node, ast.UnaryOp):
+                node = node.operand
+            elif isinstance(node, ast.Subscript):
+                node = node.value
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr != "astype" \
+                    and node.func.attr in self.methods:
+                node = node.func.value
+            else:
+                return None
+
+    def _module_function(self, name: str) -> ast.FunctionDef | None:
+        """The module-level function ``name`` is bound to by its def alone (no other binding), if
+        it has no decorator (which may change what it takes or gives) and is no generator."""
+        bound = self.others.get(name, ())
+        if len(bound) != 1 or self.stores.get(name) or not isinstance(bound[0], ast.FunctionDef):
+            return None
+        function = bound[0]
+        if self.scopes.scope_of(function) is not self.scopes.module or function.decorator_list:
+            return None
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom)) for n in _own_nodes(function)):
+            return None
+        return function
+
+    def _returns_tensor(self, func: ast.Name) -> bool:
+        function = self._module_function(func.id)
+        if function is None or self.scopes.binding_scope(func) is not self.scopes.module:
+            return False
+        key = id(function)
+        if key not in self._returning:
+            self._returning[key] = None  # (a function that returns its own call: not known, so not a tensor)
+            returns = [n for n in _own_nodes(function) if isinstance(n, ast.Return)]
+            self._returning[key] = bool(returns) and all(r.value is not None and self.is_tensor(r.value) for r in returns)
+        return bool(self._returning[key])
+
+    def calls_of(self, function: ast.FunctionDef, position: int, name: str) -> list[ast.expr] | None:
+        """What each call of the module-level ``function`` gives its parameter ``name`` (at
+        ``position``), where the function is only called by its name and every call says
+        (no ``*args``/``**kwargs``); None otherwise."""
+        given = []
+        for load in self.loads.get(function.name, ()):
+            call = self.parents.get(load)
+            if not (isinstance(call, ast.Call) and call.func is load) or self.scopes.binding_scope(load) is not self.scopes.module:
+                return None
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return None
+            value = call.args[position] if position < len(call.args) else next(
+                (k.value for k in call.keywords if k.arg == name), None)
+            if value is None:
+                return None
+            given.append(value)
+        return given
+
+    def _plain_parameter(self, read: ast.Name) -> tuple[ast.FunctionDef, int] | None:
+        """The module-level function ``read`` is a plain parameter of (never bound again in it), and its place."""
+        function = self.scopes.binding_scope(read)
+        if not isinstance(function, ast.FunctionDef) or self._module_function(function.name) is not function:
+            return None
+        args = function.args
+        names = [a.arg for a in args.args]
+        if read.id not in names or args.posonlyargs or args.vararg or read.id in self.nonlocal_names:
+            return None
+        if any(self.scopes.binding_scope(s) is function for s in self.stores.get(read.id, ())):
+            return None
+        return function, names.index(read.id)
+
+    def _tensor_param(self, read: ast.Name) -> bool:
+        found = self._plain_parameter(read)
+        if found is None:
+            return False
+        function, position = found
+        key = (id(function), read.id)
+        if key not in self._tensor_params:
+            self._tensor_params[key] = None
+            given = self.calls_of(function, position, read.id)
+            self._tensor_params[key] = bool(given) and all(self.is_tensor(g) for g in given)
+        return bool(self._tensor_params[key])
+
+    def module_name(self, name: str) -> bool:
+        """``name`` is bound at module level alone (read anywhere, it is the module's)."""
+        return name not in self.nonlocal_names and not any(
+            self._scope_binding(b) is not self.scopes.module for b in self.others.get(name, ())) and not any(
+            self.scopes.binding_scope(s) is not self.scopes.module for s in self.stores.get(name, ()))
+
     def _name(self, node: ast.Name, kind: str = "array") -> bool:
         """Every binding of the name in the scope ``node`` reads it from binds an array (a
         generator, for ``kind`` "generator"), and there is one."""
@@ -264,6 +401,8 @@ class _Arrays:
         value = self._bound_value(target)
         if kind == "generator":
             result = value is not None and value is not _ARRAY and self.is_generator(value)
+        elif kind == "tensor":
+            result = value is not None and value is not _ARRAY and self.is_tensor(value)
         else:
             result = value is _ARRAY or (value is not None and self.is_array(value))
         if self._assumed and result:
@@ -295,7 +434,7 @@ class _Arrays:
                 break
             if isinstance(up, ast.AugAssign) and up.target is node \
                     and isinstance(up.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.FloorDiv)):
-                return up.value if self.is_array(up.value) or _number(up.value) else None
+                return up.value if self.is_array(up.value) or _number(up.value) or self.is_tensor(up.value) else None
             return None  # (a loop's, a `with`'s, a comprehension's, a walrus's, a chained assignment's target)
         path.reverse()  # (outermost place first)
         while path and isinstance(value, (ast.Tuple, ast.List)):
@@ -317,6 +456,16 @@ def _names_bound_by(node: ast.AST) -> list[str]:
         return [node.rest] if node.rest else []
     name = node.name  # (a def's, a class's, an `except ... as`'s, a `case` capture's)
     return [name] if isinstance(name, str) else []
+
+
+def _own_nodes(function: ast.AST):
+    """The nodes of ``function``'s body, not those of the functions and classes it defines."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (*_FUNCTIONS, ast.ClassDef)):
+            stack.extend(ast.iter_child_nodes(node))
 
 
 def _number(node: ast.expr) -> bool:
@@ -378,7 +527,89 @@ def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, i
                             seen.add(_span(given))
                             found.append((_span(given), callee, f" (given to `{arrays.scopes.binding_scope(item).name}` "
                                                                 f"as `{item.id}`, which it hands to `{callee}`)"))
+    for node in arrays.operators:
+        for side, partner, symbol in _operands(node):
+            if _span(side) in seen or not arrays.is_tensor(partner):
+                continue
+            if arrays.is_array(side):
+                like = arrays.like(partner)
+                if like is not None:
+                    seen.add(_span(side))
+                    found.append((_span(side), symbol, "", like.id))
+            elif isinstance(side, ast.Name):  # (a parameter: the arrays its function's calls give it, there)
+                for given, like in _handed_operands(arrays, side, op):
+                    if _span(given) not in seen:
+                        seen.add(_span(given))
+                        found.append((_span(given), symbol, f" given to `{arrays.scopes.binding_scope(side).name}` as "
+                                                            f"`{side.id}`, which it puts", like))
     return sorted(found)
+
+
+_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
+            ast.MatMult: "@", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+
+
+def _operands(node: ast.BinOp | ast.Compare) -> list[tuple[ast.expr, ast.expr, str]]:
+    """Each operand of an arithmetic operator or an ordering (one comparison, not a chain),
+    beside the other operand and the operator's symbol."""
+    if isinstance(node, ast.BinOp):
+        left, right, op = node.left, node.right, node.op
+    elif len(node.ops) == 1:
+        left, right, op = node.left, node.comparators[0], node.ops[0]
+    else:
+        return []
+    symbol = _SYMBOLS.get(type(op))
+    return [] if symbol is None else [(left, right, symbol), (right, left, symbol)]
+
+
+def _handed_operands(arrays: _Arrays, read: ast.Name, op) -> list[tuple[ast.expr, str]]:
+    """Where ``read`` is a plain parameter of a module-level function, read there only beside a
+    tensor in operators (``W * x``, ``y_pred - y_true``), and each call of the function gives it
+    a NumPy array: each array given, and the name of a tensor of the dtype TF converts it to
+    there (the tensor beside it: a module-level name, or what the same call gives the parameter
+    beside it)."""
+    found = arrays._plain_parameter(read)
+    if found is None:
+        return []
+    function, position = found
+    partners = []
+    for load in arrays.loads.get(read.id, ()):
+        if arrays.scopes.binding_scope(load) is not function:
+            continue
+        up = arrays.parents.get(load)
+        partner = next((p for s, p, _ in _operands(up) if s is load), None) if isinstance(up, (ast.BinOp, ast.Compare)) else None
+        like = arrays.like(partner) if partner is not None and arrays.is_tensor(partner) else None
+        if like is None:
+            return []  # (read otherwise, or beside a tensor whose dtype is not known where the function is called)
+        if like.id in arrays.nonlocal_names:
+            return []
+        if arrays.scopes.binding_scope(like) is function:
+            place = arrays._plain_parameter(like)
+            if place is None:
+                return []  # (a local of the function: not there where it is called)
+            partners.append((like.id, place[1]))
+        elif arrays.module_name(like.id):
+            partners.append((like.id, None))
+        else:
+            return []
+    given = arrays.calls_of(function, position, read.id)
+    if not partners or not given or len({p for p in partners}) != 1:
+        return []
+    (name, place), = set(partners)
+    out = []
+    beside = arrays.calls_of(function, place, name) if place is not None else [None] * len(given)
+    if beside is None:
+        return []
+    for value, other in zip(given, beside):
+        if not arrays.is_array(value):
+            continue
+        if other is None:
+            out.append((value, name))
+        elif arrays.is_tensor(other):
+            like = arrays.like(other)
+            if like is not None:
+                out.append((value, like.id))
+    return out
 
 
 def array_arguments(code: str, params: dict[str, Any]) -> set[tuple[int, int, int, int]]:
@@ -418,15 +649,18 @@ def nodes_at(module: cst.Module, code: str, spans) -> dict[tuple[int, int, int, 
 
 
 class _Wrap(cst.CSTTransformer):
-    def __init__(self, wrapped: set[cst.CSTNode], template: str) -> None:
+    def __init__(self, wrapped: dict[cst.CSTNode, str | None], template: str, like_template: str) -> None:
         super().__init__()
-        self.wrapped, self.template = wrapped, template
+        self.wrapped, self.template, self.like_template = wrapped, template, like_template
 
     def on_leave(self, original, updated):
         if original not in self.wrapped:
             return updated
         if len(getattr(updated, "lpar", ())) == 1:  # (parentheses that only grouped the argument go)
             updated = updated.with_changes(lpar=(), rpar=())
+        like = self.wrapped[original]
+        if like is not None:
+            return template_expression(self.like_template, value=updated, like=cst.Name(like))
         return template_expression(self.template, value=updated)
 
 
@@ -441,18 +675,25 @@ def wrap(module: cst.Module, rule, code: str, found=None) -> tuple[cst.Module, l
         return module, []
     at = nodes_at(module, code, [span for span, *_ in found])
     lines = source_lines(code)
-    wrapped, notes = set(), []
+    wrapped, notes = {}, []
     show = module.code_for_node
-    for span, callee, via in found:
+    like_template = params.get("wrap_like", params["wrap"])
+    for span, callee, via, *like in found:
         node = at.get(span)
         if node is None:
             continue
-        wrapped.add(node)
+        like = like[0] if like else None
+        wrapped[node] = like
         text = show(node)
         short = text if len(text) <= 40 and "\n" not in text else text.split("\n")[0][:37] + "..."
-        notes.append((span[0], _characters(lines, span[0], span[1]) + 1, text,
-                      f"`{short}` is a NumPy array{via}, which `{callee}` does not take (TF's op converts it): it is "
-                      f"given as `{params['wrap'].format(value=short)}`, of the array's dtype, as TF converts it"))
+        if like is None:
+            message = (f"`{short}` is a NumPy array{via}, which `{callee}` does not take (TF's op converts it): it is "
+                       f"given as `{params['wrap'].format(value=short)}`, of the array's dtype, as TF converts it")
+        else:
+            refusal = "; MindSpore's operator does not take it" if via else ", which MindSpore's operator does not take"
+            message = (f"`{short}` is a NumPy array{via} beside a MindSpore tensor in `{callee}`{refusal} (TF's converts "
+                       f"it to the tensor's dtype): it is given as `{like_template.format(value=short, like=like)}`")
+        notes.append((span[0], _characters(lines, span[0], span[1]) + 1, text, message))
     if not wrapped:
         return module, []
-    return module.visit(_Wrap(wrapped, params["wrap"])), sorted(notes)
+    return module.visit(_Wrap(wrapped, params["wrap"], like_template)), sorted(notes)

@@ -172,6 +172,9 @@ class _Walk(cst.CSTVisitor):
         self._stack.pop()
 
 
+_NUMPY_GENERATORS = ("np.random.RandomState", "numpy.random.RandomState", "np.random.default_rng", "numpy.random.default_rng")
+
+
 def dotted(node: cst.CSTNode) -> str | None:
     return get_full_name_for_node(node) if isinstance(node, (cst.Name, cst.Attribute)) else None
 
@@ -645,7 +648,9 @@ class NativePass:
             owner = value.func.value  # (`np.random.randn()`, `rng.randn()` for `rng = np.random`: a Python float, float32 to TF)
             if isinstance(owner, cst.Name) and not self._local(owner):
                 owner = self._bound_once_to(owner, lambda read: True)
-            if not isinstance(owner, str) and dotted(owner) in ("np.random", "numpy.random"):
+            if isinstance(owner, cst.Call):  # (`rng = np.random.RandomState(3)`: its draws are Python floats too)
+                owner = owner.func if dotted(owner.func) in _NUMPY_GENERATORS else None
+            if owner is not None and not isinstance(owner, str) and dotted(owner) in ("np.random", "numpy.random", *_NUMPY_GENERATORS):
                 return True
         got = self.shapes.at(statement, value) if self._scope_of(value) is None else None
         return isinstance(got, shapes_of.Arr) and got.dtype in ("float16", "float32", "float64")
