@@ -40,6 +40,7 @@ INPUTS = {
     "big": (RNG.normal(size=(3, 4)) * 40).astype(np.float32),
     "labels": np.array([0, 3, 1], dtype=np.int32),
     "labels64": np.array([2, 0, 1], dtype=np.int64),
+    "labels8": np.array([1, 0, 2, 5], dtype=np.uint8),
     "labels3": RNG.integers(0, 4, size=(2, 3)).astype(np.int32),
     "probs": np.array([[0.1, 0.2, 0.3, 0.4], [1.0, 0.0, 0.0, 0.0], [0.25, 0.25, 0.25, 0.25]], dtype=np.float32),
     "col": RNG.normal(size=(3, 1, 4)).astype(np.float32),
@@ -154,6 +155,7 @@ CASES = {
     "one_hot_values": "tf.one_hot(labels64, depth=3, on_value=0.9, off_value=0.05)",
     "one_hot_axis0": "tf.one_hot(labels, 4, axis=0)",
     "one_hot_out_of_range": "tf.one_hot(labels, 3)",
+    "one_hot_uint8": "tf.one_hot(tf.constant(labels8), 6)",
     # TFM210-213 join, reshape, axes, transpose
     "concat": "tf.concat([f, g], axis=1)",
     "concat_neg": "tf.concat((f, g), -1)",

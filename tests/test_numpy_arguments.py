@@ -47,7 +47,7 @@ WRAPPED = {
             return ops.mean(ops.cast(correct, ms.float32))
 
 
-        print(accuracy(ops.one_hot(ms.Tensor(labels), 3, 1.0, 0.0), ms.Tensor(labels)))
+        print(accuracy(ops.one_hot(ops.cast(ms.Tensor(labels), ms.int64), 3, 1.0, 0.0), ms.Tensor(labels)))
         print(accuracy(y_true=ms.Tensor(labels[:2]), y_pred=ops.ones((2, 3))))
         """,
     ),
@@ -156,7 +156,7 @@ WRAPPED = {
         (x_train, y_train), (x_test, y_test) = mk.datasets.mnist.load_data()
         x_train, x_test = x_train / 255.0, x_test / 255.0
         first = ops.cast(ms.Tensor(x_train[:1]), ms.float32)
-        labels = ops.one_hot(ms.Tensor(y_train[:4]), 10, 1.0, 0.0)
+        labels = ops.one_hot(ops.cast(ms.Tensor(y_train[:4]), ms.int64), 10, 1.0, 0.0)
         """,
     ),
     "the arrays of a list a concatenation takes, and an array's method": (
