@@ -93,6 +93,8 @@ class ArraysCommand(CodemodCommand):
             return tree
         for imp in _spelled(self.rule, self.aliases):
             AddImportsVisitor.add_needed_import(self.context, imp.module, imp.obj, imp.asname)
+            # (each is for some wraps only, `ops` for a stacked list: one this file does not read goes again)
+            RemoveImportsVisitor.remove_unused_import(self.context, imp.module, imp.obj, imp.asname)
         return new
 
 

@@ -56,6 +56,12 @@ class WrapArrays(Operation):
         "tensor_makers": Param(list, doc="calls that give a MindSpore tensor (qualified names, `*` for any part)"),
         "wrap_like": Param(str, doc="the tensor made of an array beside a tensor in an operator: {value}, and {like}, "
                                     "a name of a tensor of the dtype it takes"),
+        "list_inputs": Param(list, doc="functions of the tensor modules whose input (first argument) TF converts from "
+                                       "a list display"),
+        "wrap_ints": Param(str, doc="the tensor made of a list display of int literals ({value}), TF's int32"),
+        "wrap_floats": Param(str, doc="the tensor made of a list display of number literals, one a float ({value})"),
+        "wrap_bools": Param(str, doc="the tensor made of a list display of bool literals ({value})"),
+        "wrap_stack": Param(str, doc="the tensor made of a list display of tensors ({value})"),
     }
 
     def check(self, params: dict[str, Any]) -> None:
@@ -64,6 +70,9 @@ class WrapArrays(Operation):
         like = params.get("wrap_like")
         if like is not None and ("{value}" not in like or "{like}" not in like):
             raise ValueError("wrap_like must hold the {value} and {like} placeholders")
+        for key in ("wrap_ints", "wrap_floats", "wrap_bools", "wrap_stack"):
+            if key in params and "{value}" not in params[key]:
+                raise ValueError(f"{key} must hold the {{value}} placeholder")
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
@@ -507,16 +516,25 @@ def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, i
         called = arrays.qualified(call.func)
         return called if called is not None and called.startswith(tensors) else None
 
+    list_inputs = set(params.get("list_inputs", ()))
     for node in arrays.calls:
         called = op(node)
         if called is None:
             continue
         function = called.rsplit(".", 1)[-1]
         callee = ast.get_source_segment(code, node.func) or function
+        first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in ("input", "x")), None)
+        if function in list_inputs and isinstance(first, (ast.List, ast.Tuple)) and _span(first) not in seen:
+            form = _list_form(arrays, first)
+            if form is not None:
+                seen.add(_span(first))
+                found.append((_span(first), callee, "", (form, None)))
         for value in _arguments(node):
             values = value.elts if function in sequences and isinstance(value, (ast.List, ast.Tuple)) else [value]
             for item in values:
                 if isinstance(item, ast.Starred) or _span(item) in seen:
+                    continue
+                if _span(item) in seen:
                     continue
                 if arrays.is_array(item):
                     seen.add(_span(item))
@@ -535,14 +553,38 @@ def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, i
                 like = arrays.like(partner)
                 if like is not None:
                     seen.add(_span(side))
-                    found.append((_span(side), symbol, "", like.id))
+                    found.append((_span(side), symbol, "", ("wrap_like", like.id)))
             elif isinstance(side, ast.Name):  # (a parameter: the arrays its function's calls give it, there)
                 for given, like in _handed_operands(arrays, side, op):
                     if _span(given) not in seen:
                         seen.add(_span(given))
                         found.append((_span(given), symbol, f" given to `{arrays.scopes.binding_scope(side).name}` as "
-                                                            f"`{side.id}`, which it puts", like))
+                                                            f"`{side.id}`, which it puts", ("wrap_like", like)))
     return sorted(found)
+
+
+def _list_form(arrays: _Arrays, node: ast.List | ast.Tuple) -> str | None:
+    """How TF's conversion makes a tensor of a list display handed to an op as its input: the
+    template's key for Python numbers or bools written out (TF's dtype: int32, float32, bool),
+    or for known tensors (stacked); None for anything else (a name, a mixed list)."""
+    leaves, stack = [], [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (ast.List, ast.Tuple)):
+            if not item.elts:
+                return None
+            stack.extend(item.elts)
+        else:
+            leaves.append(item)
+    if all(isinstance(leaf, ast.Constant) and type(leaf.value) is bool for leaf in leaves):
+        return "wrap_bools"
+    if all(_number(leaf) for leaf in leaves):
+        floats = any(type((leaf.operand if isinstance(leaf, ast.UnaryOp) else leaf).value) is float for leaf in leaves)
+        return "wrap_floats" if floats else "wrap_ints"
+    if all(isinstance(item, (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.BinOp)) for item in node.elts) \
+            and all(arrays.is_tensor(item) for item in node.elts):
+        return "wrap_stack"
+    return None
 
 
 _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
@@ -649,19 +691,19 @@ def nodes_at(module: cst.Module, code: str, spans) -> dict[tuple[int, int, int, 
 
 
 class _Wrap(cst.CSTTransformer):
-    def __init__(self, wrapped: dict[cst.CSTNode, str | None], template: str, like_template: str) -> None:
+    def __init__(self, wrapped: dict[cst.CSTNode, tuple[str, str | None]]) -> None:
         super().__init__()
-        self.wrapped, self.template, self.like_template = wrapped, template, like_template
+        self.wrapped = wrapped  # node -> (the template, the name of a tensor of its dtype, or None)
 
     def on_leave(self, original, updated):
         if original not in self.wrapped:
             return updated
         if len(getattr(updated, "lpar", ())) == 1:  # (parentheses that only grouped the argument go)
             updated = updated.with_changes(lpar=(), rpar=())
-        like = self.wrapped[original]
+        template, like = self.wrapped[original]
         if like is not None:
-            return template_expression(self.like_template, value=updated, like=cst.Name(like))
-        return template_expression(self.template, value=updated)
+            return template_expression(template, value=updated, like=cst.Name(like))
+        return template_expression(template, value=updated)
 
 
 def wrap(module: cst.Module, rule, code: str, found=None) -> tuple[cst.Module, list[tuple[int, int, str, str]]]:
@@ -677,23 +719,29 @@ def wrap(module: cst.Module, rule, code: str, found=None) -> tuple[cst.Module, l
     lines = source_lines(code)
     wrapped, notes = {}, []
     show = module.code_for_node
-    like_template = params.get("wrap_like", params["wrap"])
-    for span, callee, via, *like in found:
+    for span, callee, via, *form in found:
         node = at.get(span)
         if node is None:
             continue
-        like = like[0] if like else None
-        wrapped[node] = like
+        key, like = form[0] if form else ("wrap", None)
+        template = params.get(key)
+        if template is None:
+            continue
+        wrapped[node] = (template, like)
         text = show(node)
         short = text if len(text) <= 40 and "\n" not in text else text.split("\n")[0][:37] + "..."
-        if like is None:
+        if key == "wrap":
             message = (f"`{short}` is a NumPy array{via}, which `{callee}` does not take (TF's op converts it): it is "
                        f"given as `{params['wrap'].format(value=short)}`, of the array's dtype, as TF converts it")
+        elif key != "wrap_like":
+            made = "the tensors stacked" if key == "wrap_stack" else "a tensor of TF's dtype for the values written"
+            message = (f"`{short}` is a Python list, which `{callee}` does not take (TF's op converts it): it is "
+                       f"given as `{template.format(value=short)}`, {made}, as TF converts it")
         else:
             refusal = "; MindSpore's operator does not take it" if via else ", which MindSpore's operator does not take"
             message = (f"`{short}` is a NumPy array{via} beside a MindSpore tensor in `{callee}`{refusal} (TF's converts "
-                       f"it to the tensor's dtype): it is given as `{like_template.format(value=short, like=like)}`")
+                       f"it to the tensor's dtype): it is given as `{template.format(value=short, like=like)}`")
         notes.append((span[0], _characters(lines, span[0], span[1]) + 1, text, message))
     if not wrapped:
         return module, []
-    return module.visit(_Wrap(wrapped, params["wrap"], like_template)), sorted(notes)
+    return module.visit(_Wrap(wrapped)), sorted(notes)
