@@ -141,6 +141,39 @@ WRAPPED = {
         flags = ops.any(ms.Tensor([True, False], ms.bool_))
         """,
     ),
+    "an array a function's first statement hands to an op and binds the name to": (
+        """
+        import numpy as np
+        import tensorflow as tf
+
+        x_test = np.zeros((4, 784), np.float32)
+
+
+        def conv_net(x):
+            x = tf.reshape(x, [-1, 28, 28, 1])
+            print(x.shape)
+            return tf.nn.relu(x)
+
+
+        pred = conv_net(x_test)
+        """,
+        """
+        import numpy as np
+        from mindspore import ops
+        import mindspore as ms
+
+        x_test = np.zeros((4, 784), np.float32)
+
+
+        def conv_net(x):
+            x = ops.reshape(x, [-1, 28, 28, 1])
+            print(x.shape)
+            return ops.relu(x)
+
+
+        pred = conv_net(ms.Tensor(x_test))
+        """,
+    ),
     "a .numpy() result and an np call": (
         """
         import numpy as np

@@ -217,11 +217,14 @@ class _Arrays:
         names = [a.arg for a in args.args]
         if read.id not in names or args.posonlyargs or args.vararg or read.id in self.nonlocal_names:
             return []
-        if any(self.scopes.binding_scope(s) is function for s in self.stores.get(read.id, ())):
+        first = _rebound_first(function, read.id)
+        if first is None and any(self.scopes.binding_scope(s) is function for s in self.stores.get(read.id, ())):
             return []  # (bound again in the function: not only what its calls give)
         for load in self.loads.get(read.id, ()):
             if self.scopes.binding_scope(load) is not function:
                 continue
+            if first is not None and not _within(load, first, self.parents):
+                continue  # (read after `x = ops.reshape(x, ...)`, the function's first statement: the op's tensor)
             up = self.parents.get(load)
             call = self.parents.get(up) if isinstance(up, ast.keyword) else up
             if not (isinstance(call, ast.Call) and load is not call.func and op(call) is not None):
@@ -465,6 +468,28 @@ def _names_bound_by(node: ast.AST) -> list[str]:
         return [node.rest] if node.rest else []
     name = node.name  # (a def's, a class's, an `except ... as`'s, a `case` capture's)
     return [name] if isinstance(name, str) else []
+
+
+def _rebound_first(function: ast.FunctionDef, name: str) -> ast.Assign | None:
+    """The function's first statement (after its docstring), where it is ``name = <a call>``:
+    every later read of ``name`` reads what that call gave, not the parameter."""
+    body = function.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if body and isinstance(body[0], ast.Assign) and len(body[0].targets) == 1 \
+            and isinstance(body[0].targets[0], ast.Name) and body[0].targets[0].id == name \
+            and isinstance(body[0].value, ast.Call):
+        return body[0]
+    return None
+
+
+def _within(node: ast.AST, above: ast.AST, parents: dict) -> bool:
+    while node is not None:
+        if node is above:
+            return True
+        node = parents.get(node)
+    return False
 
 
 def _own_nodes(function: ast.AST):

@@ -65,6 +65,9 @@ class MapCall(Operation):
         "packed_elements": Param(dict, doc="parameter → true: the rule applies only when the call writes it as a list "
                                            "or tuple display holding a number or a display among its elements (which "
                                            "TF packs into a tensor: `[[2], tf.shape(x)]`); false: only when it does not"),
+        "texts": Param(dict, doc="parameter → true: the rule applies only when the call passes it as a string literal "
+                                 "or a (nested) list or tuple display of them (TF's string tensor); false: only when "
+                                 "it does not"),
         "size_lists": Param(list, doc="parameters the call must write as a list or tuple display of int literals "
                                       "of 0 or more (sizes without TF's -1) for this rule to apply"),
         "pad_pairs": Param(list, doc="parameters the call must write as TF's `[[before, after], ...]` display of int "
@@ -81,7 +84,7 @@ class MapCall(Operation):
         names = [p[0] for p in argbind.parse_signature(params["signature"])]
         for key in [*params.get("omit_unpassed", []), *params.get("literals", {}), *params.get("ignored", {}), *params.get("displays", []),
                     *params.get("tensors", []), *params.get("numbers", []), *params.get("packed_elements", {}),
-                    *params.get("size_lists", []), *params.get("pad_pairs", [])]:
+                    *params.get("size_lists", []), *params.get("pad_pairs", []), *params.get("texts", {})]:
             if key not in names:
                 raise ValueError(f"parameter {key!r} is not in the signature")
         ints = params.get("int_literals")
@@ -140,7 +143,8 @@ class MapCall(Operation):
             _number(bound.get(key)) for key in params.get("numbers", [])) and all(
             _packs_literals(bound.get(key)) == want for key, want in params.get("packed_elements", {}).items()) and all(
             _sizes(bound.get(key)) is not None for key in params.get("size_lists", [])) and all(
-            _pad_pairs(bound.get(key)) is not None for key in params.get("pad_pairs", []))
+            _pad_pairs(bound.get(key)) is not None for key in params.get("pad_pairs", [])) and all(
+            _text(bound.get(key)) == want for key, want in params.get("texts", {}).items())
 
     def refusal(self, params) -> str:
         if "unfit" in params:
@@ -181,6 +185,15 @@ def _number(node) -> bool:
     if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, (cst.Minus, cst.Plus)):
         node = node.expression
     return isinstance(node, (cst.Integer, cst.Float))
+
+
+def _text(node) -> bool:
+    """A string literal (``"hello"``, ``b"x"``, implicitly joined ones), or a list or tuple display
+    of them (nested too, one at least)."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    return isinstance(node, (cst.List, cst.Tuple)) and bool(node.elements) and all(
+        isinstance(e, cst.Element) and _text(e.value) for e in node.elements)
 
 
 def _packs_literals(node) -> bool:

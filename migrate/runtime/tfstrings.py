@@ -18,7 +18,7 @@ import numpy as np
 from .tferrors import InvalidArgumentError  # noqa: F401 (raised here, and read as tfstrings.InvalidArgumentError)
 from .tfio import dtype_kind, parse_number
 
-__all__ = ["as_string", "join", "length", "lower", "reduce_join", "regex_full_match", "regex_replace", "split",
+__all__ = ["StringTensor", "as_string", "constant", "join", "length", "lower", "reduce_join", "regex_full_match", "regex_replace", "split",
            "strip", "substr", "to_number", "upper"]
 
 _len = len  # (`substr` takes a parameter `len`, as TF names it)
@@ -43,6 +43,34 @@ def texts(value) -> np.ndarray:
     for index, item in np.ndenumerate(array):
         out[index] = _text(item)
     return out
+
+
+class StringTensor(np.ndarray):
+    """An object array of ``bytes`` that a program reads as TF's string tensor: ``numpy()`` gives
+    the bytes (the one ``bytes`` of a 0-d array, as TF's scalar gives it), and it prints as
+    ``tf.Tensor(b'hello', shape=(), dtype=string)``. Everything else is the array's own."""
+
+    def numpy(self):
+        plain = self.view(np.ndarray)
+        return plain[()] if plain.ndim == 0 else plain.copy()
+
+    def __str__(self) -> str:
+        plain = self.view(np.ndarray)
+        text = repr(plain[()]) if plain.ndim == 0 else np.array2string(plain, separator=" ")
+        return f"tf.Tensor({chr(10) if chr(10) in text else ''}{text}, shape={tuple(plain.shape)}, dtype=string)"
+
+    def __repr__(self) -> str:
+        plain = self.view(np.ndarray)
+        text = repr(plain[()]) if plain.ndim == 0 else repr(plain)
+        return f"<tf.Tensor: shape={tuple(plain.shape)}, dtype=string, numpy={chr(10) if chr(10) in text else ''}{text}>"
+
+
+def constant(value, dtype=None, name=None):
+    """``tf.constant`` of text (a string, bytes or nested lists of them): TF's string tensor as a
+    :class:`StringTensor`, each ``str`` encoded as UTF-8 as TF encodes it."""
+    if dtype not in (None, "string") and getattr(dtype, "name", dtype) != "string":
+        raise TypeError(f"a string value cannot be made a tensor of dtype {dtype!r}")
+    return texts(value).view(StringTensor)
 
 
 def _each(value, function, dtype=object) -> np.ndarray:

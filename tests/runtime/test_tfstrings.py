@@ -126,3 +126,30 @@ def test_split_of_several_strings_says_why():
 def test_a_tensor_is_not_text():
     with pytest.raises(TypeError, match="holds numbers, not strings"):
         tfstrings.lower(ms.Tensor([1]))
+
+
+CONSTANTS = ["hello world", ["a", "b"], [["x", "yé"], ["z", "w"]], b"raw", ("t", "u")]
+SHOW = """
+import json, sys
+values = json.loads(sys.argv[1])
+values[3] = values[3].encode()
+values[4] = tuple(values[4])
+out = []
+for value in values:
+    made = make(value)
+    got = made.numpy()
+    out.append([str(made), repr(made), repr(got), type(got).__name__, list(made.shape)])
+print(json.dumps(out))
+"""
+
+
+def test_a_string_constant_prints_and_reads_as_tfs():
+    """`tf.constant("hello world")` (TensorFlow-Examples' hello world): what print shows, its
+    repr, what `.numpy()` gives and the shape, for one string, lists, nested lists and bytes."""
+    given = json.dumps([v.decode() if isinstance(v, bytes) else v for v in CONSTANTS])
+    want = python_json("import tensorflow as tf\nmake = tf.constant\n" + SHOW, given)
+    got = python_json("from migrate.runtime import tfstrings\nmake = tfstrings.constant\n" + SHOW, given)
+    assert got == want
+    assert tfstrings.lower(tfstrings.constant(["AB"])).tolist() == [b"ab"]  # (text for tfstrings' functions)
+    with pytest.raises(TypeError, match="dtype"):
+        tfstrings.constant("x", ms.float32)

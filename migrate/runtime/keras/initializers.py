@@ -288,7 +288,7 @@ _BY_NAME = {
 
 
 def get(identifier) -> Initializer | None:
-    """An initializer from a name ("glorot_uniform", "GlorotUniform", "zeros"), an instance or a callable."""
+    """An initializer from a name ("glorot_uniform", "GlorotUniform", "zeros"), an instance, a class or a callable."""
     if identifier is None or isinstance(identifier, Initializer):
         return identifier
     if isinstance(identifier, str):
@@ -302,6 +302,8 @@ def get(identifier) -> Initializer | None:
         return deserialize(identifier)
     if hasattr(identifier, "asnumpy") or isinstance(identifier, np.ndarray):
         return Constant(identifier)
+    if isinstance(identifier, type):  # (a class, `initializer=RandomNormal`: Keras makes one with its defaults)
+        return identifier()
     if callable(identifier):
         return _CallableInitializer(identifier)
     raise ValueError(f"Could not interpret initializer: {identifier!r}")

@@ -247,6 +247,11 @@ def test_names_reductions_and_single_process_average_loss():
     assert isinstance(mk.optimizers.get("Adam"), mk.optimizers.Adam)
     assert mk.activations.get("gelu") is mk.activations.gelu
     assert isinstance(mk.initializers.get("glorot_uniform"), mk.initializers.GlorotUniform)
+    made = mk.initializers.get(mk.initializers.RandomNormal)  # (a class, as Keras takes it: made with its defaults)
+    assert isinstance(made, mk.initializers.RandomNormal) and made.get_config()["stddev"] == 0.05
+    layer = mk.layers.Layer()
+    weight = layer.add_weight(name="w", shape=(3, 2), initializer=mk.initializers.RandomNormal)
+    assert tuple(weight.shape) == (3, 2) and 0 < float(np.abs(weight.asnumpy()).max()) < 0.5
     per_example = np.array([1.0, 2.0, 3.0, 6.0], np.float32)
     assert float(mk.compute_average_loss(per_example).asnumpy()) == 3.0
     assert float(mk.scale_regularization_loss(np.array([1.0, 3.0], np.float32)).asnumpy()) == 4.0
