@@ -232,18 +232,8 @@ class _Arrays:
         name = function.name
         if self.stores.get(name) or self.others.get(name) != [function]:
             return []
-        position, out = names.index(read.id), []
-        for load in self.loads.get(name, ()):
-            call = self.parents.get(load)
-            if not (isinstance(call, ast.Call) and call.func is load) or self.scopes.binding_scope(load) is not self.scopes.module:
-                return []  # (handed on, or a name of its own where read)
-            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
-                return []
-            given = call.args[position] if position < len(call.args) else next(
-                (k.value for k in call.keywords if k.arg == read.id), None)
-            if given is not None and self.is_array(given):
-                out.append(given)
-        return out
+        given = self.calls_of(function, names.index(read.id), read.id)
+        return [value for value in given or () if value is not None and self.is_array(value)]
 
     def is_generator(self, node: ast.expr) -> bool:
         """Whether ``node`` is a NumPy random generator (``np.random.default_rng(0)``, or a name bound to one)."""
@@ -327,22 +317,19 @@ class _Arrays:
             self._returning[key] = bool(returns) and all(r.value is not None and self.is_tensor(r.value) for r in returns)
         return bool(self._returning[key])
 
-    def calls_of(self, function: ast.FunctionDef, position: int, name: str) -> list[ast.expr] | None:
+    def calls_of(self, function: ast.FunctionDef, position: int, name: str) -> list[ast.expr | None] | None:
         """What each call of the module-level ``function`` gives its parameter ``name`` (at
-        ``position``), where the function is only called by its name and every call says
-        (no ``*args``/``**kwargs``); None otherwise."""
+        ``position``; None for a call that leaves it to its default), where the function is only
+        called by its name, each call saying what it passes (no ``*args``/``**kwargs``); None otherwise."""
         given = []
         for load in self.loads.get(function.name, ()):
             call = self.parents.get(load)
             if not (isinstance(call, ast.Call) and call.func is load) or self.scopes.binding_scope(load) is not self.scopes.module:
-                return None
+                return None  # (handed on, or a name of its own where read)
             if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                 return None
-            value = call.args[position] if position < len(call.args) else next(
-                (k.value for k in call.keywords if k.arg == name), None)
-            if value is None:
-                return None
-            given.append(value)
+            given.append(call.args[position] if position < len(call.args) else next(
+                (k.value for k in call.keywords if k.arg == name), None))
         return given
 
     def _plain_parameter(self, read: ast.Name) -> tuple[ast.FunctionDef, int] | None:
@@ -367,7 +354,7 @@ class _Arrays:
         if key not in self._tensor_params:
             self._tensor_params[key] = None
             given = self.calls_of(function, position, read.id)
-            self._tensor_params[key] = bool(given) and all(self.is_tensor(g) for g in given)
+            self._tensor_params[key] = bool(given) and all(g is not None and self.is_tensor(g) for g in given)
         return bool(self._tensor_params[key])
 
     def module_name(self, name: str) -> bool:
@@ -668,11 +655,11 @@ def _handed_operands(arrays: _Arrays, read: ast.Name, op) -> list[tuple[ast.expr
     if beside is None:
         return []
     for value, other in zip(given, beside):
-        if not arrays.is_array(value):
+        if value is None or not arrays.is_array(value):
             continue
         if other is None:
             out.append((value, name))
-        elif arrays.is_tensor(other):
+        elif other is not None and arrays.is_tensor(other):
             like = arrays.like(other)
             if like is not None:
                 out.append((value, like.id))
