@@ -132,6 +132,7 @@ class _Arrays:
         self.generators = list(params.get("generators", ()))
         self.generator_methods = set(params.get("generator_methods", ()))
         self.tensor_makers = list(params.get("tensor_makers", ()))
+        self._functions: dict[str, ast.FunctionDef | None] = {}  # (`_module_function`, per name)
         self._returning: dict[int, bool | None] = {}  # (`_returns_tensor`, per function; None while deciding)
         self._tensor_params: dict[tuple[int, str], bool | None] = {}
         self._decided: dict[tuple[int, str], bool | None] = {}
@@ -296,6 +297,11 @@ class _Arrays:
     def _module_function(self, name: str) -> ast.FunctionDef | None:
         """The module-level function ``name`` is bound to by its def alone (no other binding), if
         it has no decorator (which may change what it takes or gives) and is no generator."""
+        if name not in self._functions:
+            self._functions[name] = self._find_module_function(name)
+        return self._functions[name]
+
+    def _find_module_function(self, name: str) -> ast.FunctionDef | None:
         bound = self.others.get(name, ())
         if len(bound) != 1 or self.stores.get(name) or not isinstance(bound[0], ast.FunctionDef):
             return None
@@ -529,12 +535,13 @@ def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, i
         return called if called is not None and called.startswith(tensors) else None
 
     list_inputs = set(params.get("list_inputs", ()))
+    lines: list[str] = []  # (the code's lines, split once a callee's text is wanted)
     for node in arrays.calls:
         called = op(node)
         if called is None:
             continue
         function = called.rsplit(".", 1)[-1]
-        callee = ast.get_source_segment(code, node.func) or function
+        callee = _Callee(code, node.func, function, lines)
         first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in ("input", "x")), None)
         if function in list_inputs and isinstance(first, (ast.List, ast.Tuple)) and _span(first) not in seen:
             form = _list_form(arrays, first)
@@ -572,7 +579,23 @@ def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, i
                         seen.add(_span(given))
                         found.append((_span(given), symbol, f" given to `{arrays.scopes.binding_scope(side).name}` as "
                                                             f"`{side.id}`, which it puts", ("wrap_like", like)))
-    return sorted(found)
+    return sorted((span, str(callee), via, *form) for span, callee, via, *form in found)
+
+
+class _Callee:
+    """An op's callee as written (``ops.softmax``), read from the code only when a finding says it."""
+
+    def __init__(self, code: str, func: ast.expr, function: str, lines: list[str]) -> None:
+        self.code, self.func, self.function, self.lines = code, func, function, lines
+
+    def __str__(self) -> str:
+        func = self.func
+        if func.lineno != func.end_lineno:
+            return ast.get_source_segment(self.code, func) or self.function
+        if not self.lines:
+            self.lines.extend(source_lines(self.code))
+        line = self.lines[func.lineno - 1].encode("utf-8")
+        return line[func.col_offset:func.end_col_offset].decode("utf-8", "replace") or self.function
 
 
 def _list_form(arrays: _Arrays, node: ast.List | ast.Tuple) -> str | None:
