@@ -282,6 +282,20 @@ LEFT = {
         t = tf.ones(3)
         y = tf.exp(t) * x
         """,
+    "an array put beside a parameter a call leaves to its default": """
+        import numpy as np
+        import tensorflow as tf
+
+        W = tf.Variable(2.0)
+        x = np.ones(3)
+
+
+        def scaled(v, w=W):
+            return w * v
+
+
+        scaled(x)
+        """,
     "a parameter read otherwise too": """
         import numpy as np
         import tensorflow as tf

@@ -553,8 +553,6 @@ def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, i
             for item in values:
                 if isinstance(item, ast.Starred) or _span(item) in seen:
                     continue
-                if _span(item) in seen:
-                    continue
                 if arrays.is_array(item):
                     seen.add(_span(item))
                     found.append((_span(item), callee, ""))
@@ -670,19 +668,19 @@ def _handed_operands(arrays: _Arrays, read: ast.Name, op) -> list[tuple[ast.expr
         else:
             return []
     given = arrays.calls_of(function, position, read.id)
-    if not partners or not given or len({p for p in partners}) != 1:
+    partner = set(partners)
+    if len(partner) != 1 or not given:
         return []
-    (name, place), = set(partners)
-    out = []
-    beside = arrays.calls_of(function, place, name) if place is not None else [None] * len(given)
+    (name, place), = partner
+    if place is None:  # (a module-level tensor: read as it is where the function is called)
+        return [(value, name) for value in given if value is not None and arrays.is_array(value)]
+    beside = arrays.calls_of(function, place, name)
     if beside is None:
         return []
+    out = []
     for value, other in zip(given, beside):
-        if value is None or not arrays.is_array(value):
-            continue
-        if other is None:
-            out.append((value, name))
-        elif other is not None and arrays.is_tensor(other):
+        # (a call leaving the parameter beside it to its default has no name of its dtype there)
+        if value is not None and other is not None and arrays.is_array(value) and arrays.is_tensor(other):
             like = arrays.like(other)
             if like is not None:
                 out.append((value, like.id))
@@ -767,7 +765,7 @@ def wrap(module: cst.Module, rule, code: str, found=None) -> tuple[cst.Module, l
         short = text if len(text) <= 40 and "\n" not in text else text.split("\n")[0][:37] + "..."
         if key == "wrap":
             message = (f"`{short}` is a NumPy array{via}, which `{callee}` does not take (TF's op converts it): it is "
-                       f"given as `{params['wrap'].format(value=short)}`, of the array's dtype, as TF converts it")
+                       f"given as `{template.format(value=short)}`, of the array's dtype, as TF converts it")
         elif key != "wrap_like":
             made = "the tensors stacked" if key == "wrap_stack" else "a tensor of TF's dtype for the values written"
             message = (f"`{short}` is a Python list, which `{callee}` does not take (TF's op converts it): it is "
