@@ -271,8 +271,10 @@ class Conv2DTranspose(KernelLayer):
         key = (tuple(x.shape), str(x.dtype))
         primitive = self._primitives.get(key)
         if primitive is None:
+            # (`out_channel` is the forward convolution's: this layer's input channels, as in
+            # `nn.Conv2dTranspose`; the input's gradient, a convolution, reads it)
             primitive = self._primitives[key] = ops.Conv2DTranspose(
-                out_channel=self.filters, kernel_size=self.kernel_size, pad_mode="valid", stride=self.strides)
+                out_channel=int(x.shape[1]), kernel_size=self.kernel_size, pad_mode="valid", stride=self.strides)
         # Keras (kh, kw, filters, in) -> the forward convolution's (out = in, in = filters, kh, kw)
         y = primitive(x, self.kernel.transpose(3, 2, 0, 1), (n, self.filters) + full)
         if self.padding == "same":
