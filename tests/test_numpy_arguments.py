@@ -311,10 +311,11 @@ LEFT = {
 
         scaled(x)
         """,
-    "a number, a list given where it is not the input, and a list of names": """
+    "a number beside a tensor or cast, a list given where it is not the input, and a list of names": """
         import tensorflow as tf
 
-        e = tf.exp(1.0)
+        e = tf.add(tf.ones(2), 1.0)
+        c = tf.cast(5, tf.float32)
         r = tf.reshape(tf.ones(4), [2, 2])
         s = tf.reduce_sum([width, height])
         """,
@@ -627,6 +628,12 @@ total = tf.reduce_sum([a, b, c])
 ints = tf.reduce_sum([1, 2, 3])
 floats = tf.reduce_mean([1.0, 2, 4])
 probabilities = tf.nn.softmax([[1.0, 2.0], [3, 4]])
+# (the customization basics tutorial's first lines: numbers and lists as ops' inputs)
+pair = tf.math.add([1, 2], [3, 4])
+squares = tf.math.square(2) + tf.math.square(3)
+root = tf.sqrt(2.0)
+product = tf.linalg.matmul([[1]], [[2, 3]])
+shifted = tf.add(product, 1)
 """
 
 
@@ -634,9 +641,10 @@ probabilities = tf.nn.softmax([[1.0, 2.0], [3, 4]])
                     reason="needs TensorFlow and MindSpore")
 def test_lists_given_to_ops_give_tfs_values_and_dtypes():
     """TensorFlow-Examples' basic operations: `tf.reduce_mean([a, b, c])` of int32 tensors is
-    int32 3 (TF's integer mean); MindSpore's ops raise TypeError on a list."""
+    int32 3 (TF's integer mean); MindSpore's ops raise TypeError on a list, and an elementwise
+    op on a Python number (`ops.square(2)`); TF's tensors are int32 and float32."""
     converted, _ = convert(LISTS)
-    names = ["mean", "total", "ints", "floats", "probabilities"]
+    names = ["mean", "total", "ints", "floats", "probabilities", "pair", "squares", "root", "product", "shifted"]
 
     def script(code):
         return (f"import json\nimport numpy as np\n{PLAIN_JSON}\n{code}\n"

@@ -58,6 +58,10 @@ class WrapArrays(Operation):
                                     "a name of a tensor of the dtype it takes"),
         "list_inputs": Param(list, doc="functions of the tensor modules whose input (first argument) TF converts from "
                                        "a list display"),
+        "takes_numbers": Param(list, doc="of `list_inputs`, the functions MindSpore's version of which takes a "
+                                         "Python number as its input (`cast`)"),
+        "pair_inputs": Param(list, doc="functions of the tensor modules whose first two arguments TF converts from "
+                                       "list displays (`add`, `matmul`)"),
         "wrap_ints": Param(str, doc="the tensor made of a list display of int literals ({value}), TF's int32"),
         "wrap_floats": Param(str, doc="the tensor made of a list display of number literals, one a float ({value})"),
         "wrap_bools": Param(str, doc="the tensor made of a list display of bool literals ({value})"),
@@ -535,6 +539,8 @@ def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, i
         return called if called is not None and called.startswith(tensors) else None
 
     list_inputs = set(params.get("list_inputs", ()))
+    pair_inputs = set(params.get("pair_inputs", ()))
+    numbers = list_inputs - set(params.get("takes_numbers", ()))
     lines: list[str] = []  # (the code's lines, split once a callee's text is wanted)
     for node in arrays.calls:
         called = op(node)
@@ -543,11 +549,16 @@ def find(code: str, params: dict[str, Any]) -> list[tuple[tuple[int, int, int, i
         function = called.rsplit(".", 1)[-1]
         callee = _Callee(code, node.func, function, lines)
         first = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in ("input", "x")), None)
-        if function in list_inputs and isinstance(first, (ast.List, ast.Tuple)) and _span(first) not in seen:
-            form = _list_form(arrays, first)
-            if form is not None:
-                seen.add(_span(first))
-                found.append((_span(first), callee, "", (form, None)))
+        # (a unary op's input: a list display, or a number, which MindSpore's take only in a tensor;
+        # a binary op's two inputs: a list display each, where a number is taken as TF takes it)
+        inputs = [first] if function in list_inputs else _pair(node) if function in pair_inputs else []
+        for given in inputs:
+            if (isinstance(given, (ast.List, ast.Tuple)) or function in numbers and _number(given)) \
+                    and _span(given) not in seen:
+                form = _list_form(arrays, given)
+                if form is not None:
+                    seen.add(_span(given))
+                    found.append((_span(given), callee, "", (form, None)))
         for value in _arguments(node):
             values = value.elts if function in sequences and isinstance(value, (ast.List, ast.Tuple)) else [value]
             for item in values:
@@ -596,10 +607,21 @@ class _Callee:
         return line[func.col_offset:func.end_col_offset].decode("utf-8", "replace") or self.function
 
 
-def _list_form(arrays: _Arrays, node: ast.List | ast.Tuple) -> str | None:
-    """How TF's conversion makes a tensor of a list display handed to an op as its input: the
-    template's key for Python numbers or bools written out (TF's dtype: int32, float32, bool),
-    or for known tensors (stacked); None for anything else (a name, a mixed list)."""
+def _pair(call: ast.Call) -> list[ast.expr]:
+    """A binary op's two inputs, given by position or by MindSpore's keywords."""
+    given = [a for a in call.args[:2] if not isinstance(a, ast.Starred)]
+    if any(isinstance(a, ast.Starred) for a in call.args[:2]):
+        return []
+    return given + [k.value for k in call.keywords if k.arg in ("input", "other", "x", "y")][:2 - len(given)]
+
+
+def _list_form(arrays: _Arrays, node: ast.expr) -> str | None:
+    """How TF's conversion makes a tensor of a list display (or a number) handed to an op as its
+    input: the template's key for Python numbers or bools written out (TF's dtype: int32, float32,
+    bool), or for known tensors (stacked); None for anything else (a name, a mixed list)."""
+    if _number(node):
+        return "wrap_floats" if type((node.operand if isinstance(node, ast.UnaryOp) else node).value) is float \
+            else "wrap_ints"
     leaves, stack = [], [node]
     while stack:
         item = stack.pop()
