@@ -467,6 +467,16 @@ def test_each_wrapped_array_is_a_finding_at_its_original_line():
     assert "`scores` is a NumPy array" in message and "ms.Tensor(scores)" in message
 
 
+def test_a_wrapped_number_or_list_is_said_to_be_one():
+    _, findings = convert("import tensorflow as tf\n\ns = tf.square(5)\np = tf.add([1, 2], [3.5, 4])\n")
+    messages = [(f.line, f.col, f.message) for f in findings if f.rule == "TFT140"]
+    assert [(line, col) for line, col, _ in messages] == [(3, 15), (4, 12), (4, 20)], messages
+    assert messages[0][2].startswith("`5` is a Python number, which `ops.square` does not take") \
+        and "`ms.Tensor(5, ms.int32)`" in messages[0][2], messages[0][2]
+    assert messages[1][2].startswith("`[1, 2]` is a Python list, which `ops.add` does not take") \
+        and "`ms.Tensor([3.5, 4], ms.float32)`" in messages[2][2], messages
+
+
 def test_the_shim_tier_wraps_arrays_too():
     source = "import numpy as np\nimport tensorflow as tf\n\nx = np.ones(3)\ny = tf.exp(x)\n"
     result = convert_source(source.encode(), rule_index(RuleSelection(ignore=("TFL",))), "example.py")

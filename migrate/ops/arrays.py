@@ -790,7 +790,8 @@ def wrap(module: cst.Module, rule, code: str, found=None) -> tuple[cst.Module, l
                        f"given as `{template.format(value=short)}`, of the array's dtype, as TF converts it")
         elif key != "wrap_like":
             made = "the tensors stacked" if key == "wrap_stack" else "a tensor of TF's dtype for the values written"
-            message = (f"`{short}` is a Python list, which `{callee}` does not take (TF's op converts it): it is "
+            what = "list" if isinstance(node, (cst.List, cst.Tuple)) else "number"
+            message = (f"`{short}` is a Python {what}, which `{callee}` does not take (TF's op converts it): it is "
                        f"given as `{template.format(value=short)}`, {made}, as TF converts it")
         else:
             refusal = "; MindSpore's operator does not take it" if via else ", which MindSpore's operator does not take"
