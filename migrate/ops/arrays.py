@@ -609,8 +609,8 @@ class _Callee:
 
 def _pair(call: ast.Call) -> list[ast.expr]:
     """A binary op's two inputs, given by position or by MindSpore's keywords."""
-    given = [a for a in call.args[:2] if not isinstance(a, ast.Starred)]
-    if any(isinstance(a, ast.Starred) for a in call.args[:2]):
+    given = call.args[:2]
+    if any(isinstance(a, ast.Starred) for a in given):
         return []
     return given + [k.value for k in call.keywords if k.arg in ("input", "other", "x", "y")][:2 - len(given)]
 
@@ -619,10 +619,7 @@ def _list_form(arrays: _Arrays, node: ast.expr) -> str | None:
     """How TF's conversion makes a tensor of a list display (or a number) handed to an op as its
     input: the template's key for Python numbers or bools written out (TF's dtype: int32, float32,
     bool), or for known tensors (stacked); None for anything else (a name, a mixed list)."""
-    if _number(node):
-        return "wrap_floats" if type((node.operand if isinstance(node, ast.UnaryOp) else node).value) is float \
-            else "wrap_ints"
-    leaves, stack = [], [node]
+    leaves, stack = [], [node]  # (a number is its own one leaf)
     while stack:
         item = stack.pop()
         if isinstance(item, (ast.List, ast.Tuple)):
@@ -636,7 +633,8 @@ def _list_form(arrays: _Arrays, node: ast.expr) -> str | None:
     if all(_number(leaf) for leaf in leaves):
         floats = any(type((leaf.operand if isinstance(leaf, ast.UnaryOp) else leaf).value) is float for leaf in leaves)
         return "wrap_floats" if floats else "wrap_ints"
-    if all(isinstance(item, (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.BinOp)) for item in node.elts) \
+    if isinstance(node, (ast.List, ast.Tuple)) \
+            and all(isinstance(item, (ast.Name, ast.Call, ast.Attribute, ast.Subscript, ast.BinOp)) for item in node.elts) \
             and all(arrays.is_tensor(item) for item in node.elts):
         return "wrap_stack"
     return None
