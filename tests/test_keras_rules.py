@@ -120,9 +120,10 @@ def test_the_worked_example_model_converts_whole():
     assert all(f.status == "converted" for f in shim)
     # The checkpoint holds the model and the optimizer: a use the native tier does not serve, so both keep the shim.
     native = {f.rule: f for f in findings if f.rule.startswith("TFL")}
-    assert sorted(native) == ["TFL100", "TFL110", "TFL150"]
+    assert sorted(native) == ["TFL100", "TFL110", "TFL150", "TFL155"]
     assert all(f.status == "info" and "keeps the shim" in f.message for f in native.values())
     assert "`model` has a use the native cell does not serve" in native["TFL100"].message
+    assert "`train_accuracy` is never updated" in native["TFL155"].message
 
 
 def test_a_keras_name_the_runtime_lacks_stays_and_is_reported():

@@ -39,7 +39,7 @@ from migrate.ops import args as argbind
 from migrate.ops import shapes as shapes_of
 from migrate.ops.base import Operation, Param, imported_from, parse_expression, parse_statement, template_expression
 
-KINDS = ("sequential", "optimizer", "loss", "gradients", "average_loss", "jit", "fit", "dataset", "random", "variable")
+KINDS = ("sequential", "optimizer", "loss", "metric", "gradients", "average_loss", "jit", "fit", "dataset", "random", "variable")
 
 
 class LowerNative(Operation):
@@ -96,7 +96,12 @@ class LowerNative(Operation):
         "graph_gradients": Param(list, doc="jit: gradient calls that must sit inside compiled steps in GRAPH_MODE"),
         "shim_imports": Param(list, doc="imports of the shim that may become unused"),
         "compile": Param(list, doc="fit: Keras's `compile` parameters a lowered call may pass"),
-        "methods": Param(dict, doc="fit: method -> Keras's parameters a lowered call may pass"),
+        "methods": Param(dict, doc="fit: method -> Keras's parameters a lowered call may pass; "
+                                   "metric: Keras's method -> MindSpore's"),
+        "updates": Param(dict, doc="metric: the shim's constructor -> {signature: its update's parameters (Keras's), "
+                                   "template: MindSpore's update, {metric} and the parameters as placeholders, "
+                                   "values: `scalar` (a native loss's reduced value) or `classes` (a native model's "
+                                   "logits and the labels a native loss is given)}"),
         "positional": Param(dict, doc="fit: method -> how many leading arguments may be positional"),
         "optimizer_names": Param(dict, doc="fit: optimizer string -> the shim's constructor it stands for"),
         "metric_names": Param(list, doc="fit: the metric strings the loop resolves as Keras does"),
@@ -136,6 +141,7 @@ class LowerNative(Operation):
                   "optimizer": ("to", "signature", "arguments", "reducer"),
                   "average_loss": ("signature", "template"),
                   "loss": ("to", "signature", "template", "reductions"),
+                  "metric": ("to", "signature", "methods", "updates"),
                   "jit": ("decorator", "decorators", "all_reduce", "modules", "mutable"),
                   "gradients": ("to",),
                   "fit": ("to", "compile", "methods", "positional"),
@@ -310,6 +316,8 @@ class NativePass:
         self.lowered: set[cst.CSTNode] = set()  # the statements of the models lowered
         self.optimizers: dict[str, tuple[str, str]] = {}  # native optimizer -> (model, reducer name)
         self.losses: set[str] = set()  # native loss objects
+        self.loss_reductions: dict[str, str] = {}  # native loss -> its reduction (MindSpore's name)
+        self.metrics: set[str] = set()  # native metric objects
         self.used: set[str] = set()  # ids of the rules that lowered something
         self.taken = set(self.names)
         self.reducer_statements: list[cst.CSTNode] = []
@@ -2559,7 +2567,7 @@ class NativePass:
         native = self._native_loss(rule, call)
         if isinstance(native, str):
             return native
-        native = native[0]
+        native, reduction = native
         calls = {}
         for read in self.reads(name, binding):
             use = self.parent.get(read)
@@ -2576,6 +2584,7 @@ class NativePass:
                 template, loss=new.func, y_true=new.args[0].value, y_pred=new.args[1].value)
         self.out.nodes[call] = lambda new: native
         self.losses.add(name)
+        self.loss_reductions[name] = reduction
         self.note(self.place(name, statement), rule, "converted", f"`{name}` is a native `{dotted(native.func)}`")
         return None
 
@@ -2593,6 +2602,251 @@ class NativePass:
         values = [s.value for s in _assignments(function) if len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name)
                   and s.targets[0].target.value == node.value]
         return len(values) == 1 and self._native_output(values[0])
+
+    # -- metric objects -----------------------------------------------------------------------
+
+    def lower_metrics(self) -> None:
+        """Each module-level Keras metric (TFL155) whose every use is an update, a read of its
+        result or a reset becomes MindSpore's ``mindspore.train`` metric; a compiled step's last
+        statements updating such metrics move to each of its calls, the step returning what they read,
+        so that the step compiles and the metrics (host objects) update after it."""
+        self.metric_updates: dict[cst.FunctionDef | None, list] = {}  # function (None: module) -> [(statement, rewrite)]
+        self._lower_objects("metric", self._metric)
+        for function, updates in self.metric_updates.items():
+            updates.sort(key=lambda update: self._position(update[0]))
+            if function is None or not self._hoist_updates(function, updates):
+                for statement, rewrite, _ in updates:
+                    self._rewrite(statement, rewrite)
+
+    def _metric(self, rule, statement, name: str, call: cst.Call) -> str | None:
+        word = self.mentions(rule.params.get("refuse_when", []))
+        if word is not None:
+            return (f"the module distributes with a strategy (`{word}`), under which a Keras metric's result sums "
+                    "every replica's updates (MindSpore's metric counts this process's)")
+        constructor = dotted(call.func)
+        bound = argbind.bind(call, rule.params["signature"])
+        if bound is None:
+            return "it is given arguments the native metric does not take"
+        for key, code in rule.params.get("require", {}).items():
+            if not bound[key].deep_equals(parse_expression(code)):
+                return f"`{key}` is not `{code}`"
+        update = rule.params["updates"][constructor]
+        methods = rule.params["methods"]
+        binding = statement.body[0].targets[0].target
+        rewrites, updates = {}, []
+        for read in self.reads(name, binding):
+            up = self.parent.get(read)
+            method = up.attr.value if isinstance(up, cst.Attribute) and up.value is read else None
+            use = self.parent.get(up) if method is not None else up
+            if not (isinstance(use, cst.Call) and use.func is (up if method is not None else read)):
+                if method is not None:
+                    return f"`{name}` has `.{method}`"
+                return f"`{name}` has a use other than calling it or its `update_state`, `result` or `reset_state`"
+            if method is None or method == "update_state":
+                line = self._update_line(use)
+                if line is None:
+                    return f"`{name}` is updated other than in a statement of its own"
+                values = argbind.bind(use, update["signature"])
+                if values is None or given(values, "sample_weight") is not None:
+                    return f"`{name}` is updated with arguments other than {update['values']} values (a `sample_weight`)"
+                why = self._metric_values(update["values"], values, use)
+                if why is not None:
+                    return why
+                template = update["template"]
+                updates.append((line, lambda new, template=template, signature=update["signature"]: new.with_changes(
+                    body=[cst.Expr(template_expression(template, metric=_metric_object(new), **{
+                        k: v for k, v in argbind.bind(new.body[0].value, signature).items() if "{%s}" % k in template}))]), values))
+                continue
+            if method not in methods or use.args:
+                return f"`{name}` has `.{method}`" + (" with arguments" if method in methods else "")
+            outer = self.parent.get(use)
+            if method == "result" and isinstance(outer, cst.Attribute) and outer.value is use:
+                after = self.parent.get(outer)
+                if not (outer.attr.value == "numpy" and isinstance(after, cst.Call) and after.func is outer and not after.args):
+                    return f"`{name}.result()` is read for `.{outer.attr.value}` (MindSpore's result is a number)"
+                use = after  # (`.result().numpy()`: MindSpore's `eval()` is a number already)
+            elif method != "result" and self._update_line(use) is None:
+                return f"`{name}.{method}()` is not a statement of its own"
+            rewrites[use] = template_expression("{m}.{f}()".replace("{f}", methods[method]), m=cst.Name(name))
+        if not updates:
+            return f"`{name}` is never updated"
+        for use, native in rewrites.items():
+            self.out.nodes[use] = lambda new, native=native: native
+        for line, rewrite, values in updates:
+            self.metric_updates.setdefault(self._step_of(line), []).append((line, rewrite, values))
+        to = rule.params["to"][constructor]
+        self.out.nodes[call] = lambda new, to=to: parse_expression(f"{to}()")
+        self.metrics.add(name)
+        self.note(self.place(name, statement), rule, "converted", f"`{name}` is a native `{to}`")
+        return None
+
+    def _rewrite(self, node: cst.CSTNode, rewrite) -> None:
+        """``rewrite`` applied to ``node`` after what another lowering does to it."""
+        before = self.out.nodes.get(node, lambda new: new)
+        self.out.nodes[node] = lambda new, before=before: rewrite(before(new))
+
+    def _position(self, line: cst.CSTNode) -> tuple[int, int]:
+        """Where ``line`` is: its module statement's index, then its index in its own block."""
+        block = self.parent.get(line)
+        return self.top_index(line), list(block.body).index(line) if hasattr(block, "body") else 0
+
+    def _update_line(self, call: cst.Call) -> cst.SimpleStatementLine | None:
+        """The line ``call`` is, alone, an expression statement of (``metric(x)``), or None."""
+        expr = self.parent.get(call)
+        line = self.parent.get(expr)
+        if isinstance(expr, cst.Expr) and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+            return line
+        return None
+
+    def _step_of(self, line: cst.CSTNode) -> cst.FunctionDef | None:
+        """The module-level function whose own body holds ``line``; None at module level (or elsewhere)."""
+        up = self.parent.get(line)
+        function = self.parent.get(up) if isinstance(up, cst.IndentedBlock) else None
+        return function if isinstance(function, cst.FunctionDef) and function in self.index else None
+
+    def _metric_values(self, kind: str, values: dict, call: cst.Call) -> str | None:
+        """Why an update's values may not be what MindSpore's metric reads as Keras's does, or None:
+        ``scalar``, a native loss's reduced value (MindSpore's `Loss` averages a vector before it
+        counts it once); ``classes``, a native model's logits and labels a native loss is given
+        in the same function (of shape `(batch,)`: MindSpore reads `(batch, 1)` labels as one-hot)."""
+        if kind == "scalar":
+            value = values["values"]
+            value = self._held(value) if isinstance(value, cst.Name) else value
+            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                    and self.loss_reductions.get(value.func.value, "none") != "none"):
+                return "the value it is updated with is not a native loss's reduced (scalar) value"
+            return None
+        y_true, y_pred = values["y_true"], values["y_pred"]
+        if not self._native_output(self._held(y_pred) or y_pred):
+            return "the predictions it is updated with are not a native model's output (their rank decides the class axis)"
+        function = self._scope_of(call)
+        given_to_loss = isinstance(y_true, cst.Name) and function is not None and any(
+            isinstance(c, cst.Call) and isinstance(c.func, cst.Name) and c.func.value in self.losses
+            and c.args and isinstance(c.args[0].value, cst.Name) and c.args[0].value.value == y_true.value
+            for c in self._calls_below(function))
+        if not given_to_loss:
+            return "the labels it is updated with are not given to a native loss in the same function (whose labels are class indices)"
+        return None
+
+    def _calls_below(self, node: cst.CSTNode) -> list[cst.Call]:
+        found = []
+
+        class Collect(cst.CSTVisitor):
+            def visit_Call(self, call: cst.Call) -> None:
+                found.append(call)
+
+        node.visit(Collect())
+        return found
+
+    def _held(self, node: cst.CSTNode, depth: int = 0) -> cst.BaseExpression | None:
+        """The value a function's own name holds where it is read: its one binding in the function
+        (``name = value``); or, bound by ``(a, b), grads = mk.value_and_grad(fn, ..., has_aux=True)()``,
+        that element of the tuple ``fn`` returns (its value in ``fn``). None where it is not known so."""
+        if not isinstance(node, cst.Name) or depth > 3:
+            return None
+        function = self._scope_of(node)
+        if not isinstance(function, cst.FunctionDef):
+            return None
+        bindings = [n for n in self.under(node.value, function) if self.binds(n) and self._scope_of(n) is function]
+        if len(bindings) != 1:
+            return None
+        target = self.parent.get(bindings[0])
+        if isinstance(target, cst.AssignTarget) and isinstance(self.parent.get(target), cst.Assign) \
+                and len(self.parent[target].targets) == 1:
+            return self.parent[target].value
+        holder, top = self.unpacked(bindings[0])
+        assign = self.parent.get(holder)
+        if not (isinstance(holder, cst.AssignTarget) and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+            return None
+        path = _element_path(top, bindings[0])
+        value = assign.value
+        if not (path is not None and len(path) == 2 and path[0] == 0 and isinstance(value, cst.Call) and not value.args
+                and isinstance(value.func, cst.Call) and (dotted(value.func.func) or "").endswith("value_and_grad")):
+            return None
+        grad = argbind.bind(value.func, ["fn", "grad_position=None", "weights=None", "has_aux=False"])
+        if grad is None or not m.matches(grad["has_aux"], m.Name("True")) or not isinstance(grad["fn"], cst.Name):
+            return None
+        forward = [s for s in _walk_statements(function.body) if isinstance(s, cst.FunctionDef) and s.name.value == grad["fn"].value]
+        returns = [small for line in (forward[0].body.body if len(forward) == 1 else ()) if isinstance(line, cst.SimpleStatementLine)
+                   for small in line.body if isinstance(small, cst.Return)]
+        if len(returns) != 1 or not isinstance(returns[0].value, cst.Tuple) or len(returns[0].value.elements) <= path[1]:
+            return None
+        element = returns[0].value.elements[path[1]].value
+        return self._held(element, depth + 1) if isinstance(element, cst.Name) else element
+
+    def _hoist_updates(self, function: cst.FunctionDef, updates: list) -> bool:
+        """A compiled step whose last statements are the metrics' updates (and which returns nothing,
+        and is only called as a statement): the step returns the locals they read, and each call is
+        ``a, b = step(...)`` followed by the updates, the step's parameters in them its arguments."""
+        if function.name.value not in self.jitted or function.decorators:
+            return False
+        body = list(function.body.body)
+        lines = [line for line, _, _ in updates]
+        if set(body[len(body) - len(lines):]) != set(lines):
+            return False  # (an update before another statement: its values are the ones of that point)
+        if any(isinstance(s, cst.SimpleStatementLine) and any(isinstance(small, cst.Return) for small in s.body)
+               or not isinstance(s, (cst.SimpleStatementLine, cst.FunctionDef)) for s in body):
+            return False
+        params = [p.name.value for p in function.params.params]
+        if function.params.star_arg is not cst.MaybeSentinel.DEFAULT or function.params.star_kwarg \
+                or function.params.kwonly_params or function.params.posonly_params:
+            return False
+        # (a parameter the step binds again is its own name there, returned as the others)
+        kept = {p for p in params if all(isinstance(self.parent.get(n), cst.Param) or not self.binds(n)
+                                         for n in self.under(p, function.body))}
+        read, passed_on = [], set()  # the step's own names the updates read, in order; its parameters they read
+        for _, _, values in updates:
+            for key in values:
+                value = given(values, key)
+                if value is None:
+                    continue
+                if not isinstance(value, cst.Name) or not self._local(value):
+                    return False
+                if value.value in kept:
+                    passed_on.add(value.value)
+                elif value.value not in read:
+                    read.append(value.value)
+        calls = []
+        for node in self.names.get(function.name.value, ()):
+            if node is function.name:
+                continue
+            call = self.parent.get(node)
+            if not (isinstance(call, cst.Call) and call.func is node and self._update_line(call) is not None):
+                return False
+            passed = argbind.bind(call, params)
+            if passed is None or any(not isinstance(passed[p], cst.Name) for p in passed_on):
+                return False
+            calls.append((call, passed))
+        if not calls:
+            return False
+        # the names the call binds: the step's own, unless the caller's code has them (then fresh ones)
+        targets = {}
+        for name in read:
+            clash = any(not self._local(n) or self._scope_of(n) in {self._scope_of(c) for c, _ in calls}
+                        for n in self.names.get(name, ()) if not self._below(n, function))
+            targets[name] = self.fresh(name) if clash else name
+        returned = [cst.Name(name) for name in read]
+        if returned:
+            value = returned[0] if len(returned) == 1 else cst.Tuple([cst.Element(n) for n in returned], lpar=[], rpar=[])
+            self._rewrite(lines[0], lambda new, value=value: new.with_changes(body=[cst.Return(value)]))
+        for line in lines[1 if returned else 0:]:
+            self._remove(line)
+        for line in lines:
+            self.gone.add(line)
+        for call, passed in calls:
+            line = self._update_line(call)
+            substitute = {**{p: passed[p] for p in passed_on}, **{name: cst.Name(targets[name]) for name in read}}
+            after = []
+            for statement, rewrite, values in updates:
+                swapped = statement.visit(_Renamed(substitute))
+                after.append(rewrite(swapped))
+            if returned:
+                bound = [cst.Name(targets[name]) for name in read]
+                target = bound[0] if len(bound) == 1 else cst.Tuple([cst.Element(n) for n in bound], lpar=[], rpar=[])
+                self._rewrite(line, lambda new, target=target: new.with_changes(
+                    body=[cst.Assign([cst.AssignTarget(target)], new.body[0].value)]))
+            self.out.statements[line] = [line, *(s.with_changes(leading_lines=()) for s in after)]
+        return True
 
     # -- gradients and losses -----------------------------------------------------------------
 
@@ -2742,6 +2996,9 @@ class NativePass:
                     return "its `reduce` is not a SUM over replicas (`axis=None`) of a tensor"
                 reduces.setdefault(function, []).append(call)
                 continue
+            if value in self.metrics:
+                return (f"it updates `{value}`, a MindSpore metric, which runs on the host (a step's updates move after "
+                        "its calls only where they are its last statements, it returns nothing and it is called as a statement)")
             return f"it reads `{value}`, which is not native"
         return None
 
@@ -3171,6 +3428,7 @@ class NativePass:
         self.lower_models()
         self.lower_optimizers()
         self.lower_losses()
+        self.lower_metrics()
         self.lower_gradients()
         self.lower_average_losses()
         self.lower_random()
@@ -3744,6 +4002,38 @@ class _Apply(cst.CSTTransformer):
             if extra:
                 body.extend(extra[1:])
         return body
+
+
+def _metric_object(line: cst.SimpleStatementLine) -> cst.BaseExpression:
+    """The metric an update statement (``metric(x)``, ``metric.update_state(x)``) updates."""
+    func = line.body[0].value.func
+    return func.value if isinstance(func, cst.Attribute) else func
+
+
+def _element_path(top: cst.CSTNode, node: cst.CSTNode) -> list[int] | None:
+    """The indices that lead from the tuple (or list) target ``top`` to ``node`` in it."""
+    if top is node:
+        return []
+    if isinstance(top, (cst.Tuple, cst.List)):
+        for i, element in enumerate(top.elements):
+            inner = _element_path(element.value, node)
+            if inner is not None:
+                return [i, *inner]
+    return None
+
+
+class _Renamed(cst.CSTTransformer):
+    """Each read name of ``names`` in the statement replaced by its expression."""
+
+    def __init__(self, names: dict[str, cst.BaseExpression]) -> None:
+        super().__init__()
+        self.names = names
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.BaseExpression:
+        return self.names.get(original.value, updated)
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        return updated.with_changes(attr=original.attr)
 
 
 def _keep_parens(original, replacement):
