@@ -316,6 +316,7 @@ class NativePass:
         self.lowered: set[cst.CSTNode] = set()  # the statements of the models lowered
         self.optimizers: dict[str, tuple[str, str]] = {}  # native optimizer -> (model, reducer name)
         self.losses: set[str] = set()  # native loss objects
+        self.inlined: dict[cst.CSTNode, tuple[str, cst.CSTNode]] = {}  # compile statement -> (optimizer, its statement), `_compiled_optimizer`
         self.loss_reductions: dict[str, str] = {}  # native loss -> its reduction (MindSpore's name)
         self.metrics: set[str] = set()  # native metric objects
         self.used: set[str] = set()  # ids of the rules that lowered something
@@ -766,8 +767,8 @@ class NativePass:
             lowers = set(rule.params["lowers"])
             for statement in self.module.body:
                 found = _module_assign(statement)
-                if found is None or dotted(found[1].func) not in lowers:
-                    continue
+                if found is None or dotted(found[1].func) not in lowers or statement in self.out.removed:
+                    continue  # (removed: an optimizer a native loop makes, `_compiled_optimizer`)
                 name, call = found
                 binding = statement.body[0].targets[0].target
                 # (only a model is judged binding by binding: other objects' lowerings, and the
@@ -1165,6 +1166,14 @@ class NativePass:
         shape, whether a layer computes differently in training, whether it is set to train);
         ``shared``: the other objects' lowerings may read it as this model."""
         self.out.nodes.update(uses)
+        for compiled in compiles:  # (an optimizer given to `compile` by name, its one read: made by the loop)
+            if compiled in self.inlined:
+                optimizer, made = self.inlined[compiled]
+                self._remove(made)
+                lowering = next(r for r in self.rules["optimizer"] if r.id in loop_rules)
+                self.note(self.place(optimizer, made), lowering, "converted",
+                          f"`{optimizer}` is given to `{name}.compile` alone: the native loop makes it, "
+                          f"as `{lowering.params['to']}` over `{name}`'s parameters")
         if out[2]:  # (the model's calls all train: its Dropout drops and its BatchNormalization uses the batch's statistics)
             self.out.statements[statement] = [statement, parse_statement(f"{name}.set_train()")]
         if shared:
@@ -2169,6 +2178,12 @@ class NativePass:
             if known is None:
                 return f"the {kind} `{_string(value)}` has no native lowering yet"
             value = cst.Call(func=parse_expression(known))
+        elif kind == "optimizer" and isinstance(value, cst.Name):
+            made = self._compiled_optimizer(value)
+            if isinstance(made, str):
+                return f"`{name}.compile` is given `{value.value}`, which {made}"
+            self.inlined[self.statement_of(value)] = (value.value, made[0])
+            value = made[1]
         elif kind == "loss" and isinstance(value, cst.Name):
             # (`loss_fn = SparseCategoricalCrossentropy(...)` given by name: the loop makes its own
             # of the same arguments; a Keras loss holds no state, so what else reads `loss_fn` is
@@ -2181,6 +2196,31 @@ class NativePass:
         if found is None:
             return f"`{name}.compile` is not given a Keras {kind} the native tier lowers"
         return found, value
+
+    def _compiled_optimizer(self, read: cst.Name) -> tuple[cst.CSTNode, cst.Call] | str:
+        """For ``compile(optimizer=name)``: the module statement ``name = <optimizer>(...)`` whose
+        value that read is, where it is the value's one read (the loop makes its own of the same
+        arguments, and nothing else sees the shim's: its state, its step count), and that call;
+        else why not (said after "which"). A name bound again is judged binding by binding."""
+        if self._local(read):
+            return "is a function's own"
+        statements = [self.module.body[self.top_index(n)] for n in self.names.get(read.value, ()) if self.binds(n)]
+        if not statements or any(_module_assign(s) is None or _module_assign(s)[0] != read.value for s in statements):
+            return "is not bound by module statements `name = Optimizer(...)`"
+        at = self.top_index(read)
+        before = [s for s in statements if self.index[s] < at]
+        if not before:
+            return "is bound after it"
+        statement = max(before, key=lambda s: self.index[s])
+        binding = statement.body[0].targets[0].target
+        if len(statements) > 1:
+            span = self.rebound(read.value, statement)
+            if span is None:
+                return "is bound more than once, and not only by statements of the module's straight-line code"
+            self.spans.setdefault(binding, span)
+        if self.reads(read.value, binding) != [read]:
+            return "has other reads (the optimizer's state would be two objects')"
+        return statement, _module_assign(statement)[1]
 
     def _softmax_head(self) -> str | None:
         """How the model being lowered ends in a softmax: "cell" (an ``nn.Softmax()``), "dense" (a
