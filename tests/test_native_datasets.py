@@ -411,6 +411,29 @@ def test_take_is_moved_into_the_pipeline_only_when_it_is_the_one_read_and_its_co
     _keeps_the_shim(NOTEBOOK, old, new, why)
 
 
+TWO_LOOPS = NOTEBOOK.replace("enumerate(train_data.take(training_steps), 1)", "enumerate(train_data.take(training_steps - 2), 1)") \
+    + "for step, (batch_x, batch_y) in enumerate(train_data.take(training_steps - 2)):\n    print(step, batch_y.shape)\n"
+
+
+def test_loops_that_take_one_count_each_start_the_pipeline_again():
+    """TensorFlow-Examples' `enumerate(train_data.take(training_steps + 1))`, and two loops taking
+    as many: the pipeline takes the count, and each loop reads it from its start, as TF's does."""
+    out, _ = convert(TWO_LOOPS)
+    assert ('train_data = ds.GeneratorDataset(train_data.repeat().shuffle(5000).batch(4).take(training_steps - 2), '
+            '["x_train", "y_train"], shuffle=False)') in out
+    assert "in enumerate(train_data, 1):" in out and "in enumerate(train_data):" in out
+    pytest.importorskip("mindspore")
+    proc = subprocess.run([sys.executable, "-c", out], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    want = [str(n) for step in range(1, 5) for n in (step, "(4,)")] + [str(n) for step in range(4) for n in (step, "(4,)")]
+    assert proc.stdout.split() == want
+
+
+def test_loops_that_take_different_counts_keep_the_shim():
+    _keeps_the_shim(TWO_LOOPS, "enumerate(train_data.take(training_steps - 2))", "enumerate(train_data.take(3))",
+                    "read other than as a `for`")
+
+
 
 def _streamed(source, methods, split=False):
     for method, arguments in methods:

@@ -3260,8 +3260,9 @@ class NativePass:
 
     def _plan(self, rule, links):
         """For a pipeline this lowering reads: (the column names, the arrays' tuple, its steps as
-        (method, call), the loop's ``name.take(n)`` the pipeline takes instead (or None), whether
-        `ArrayBatches` serves it, whether each process keeps its part of each batch); or why not."""
+        (method, call), the loops' ``name.take(n)`` reads, of one count, whose count the pipeline
+        takes instead (or None), whether `ArrayBatches` serves it, whether each process keeps its
+        part of each batch); or why not."""
         statement, name, call, methods, split, _ = links[-1]
         data_call = links[0][5]
         if len(data_call.args) != 1 or data_call.args[0].keyword is not None or data_call.args[0].star:
@@ -3292,10 +3293,16 @@ class NativePass:
         reads = self.reads(name, statement.body[0].targets[0].target)
         if not reads:
             return f"`{name}` is never iterated"
-        take = self._read_take(reads[0], statement) if len(reads) == 1 else None
-        why = next(filter(None, (self._iterated_only(read, take) for read in reads)), None)
+        # (each read `name.take(n)` of one count: the pipeline takes n, and each loop reads it anew,
+        # as each of TF's loops starts the pipeline again)
+        takes = [self._read_take(read, statement) for read in reads]
+        if not all(takes) or any(not t.args[0].value.deep_equals(takes[0].args[0].value) for t in takes):
+            takes = [None] * len(reads)
+        take = takes[0]
+        why = next(filter(None, (self._iterated_only(read, t) for read, t in zip(reads, takes))), None)
         if why is not None:
             return why
+        take = [t for t in takes if t is not None] or None
         names = [e.value.value for e in data.elements]
         columns = names if len(set(names)) == len(names) else [f"column_{i}" for i in range(len(names))]
         simple = len(links) == 1 and take is None and [m for m, _ in steps] in (["batch"], ["shard", "batch"])
@@ -3310,15 +3317,21 @@ class NativePass:
         if not (isinstance(take, cst.Call) and take.func is up and len(take.args) == 1
                 and take.args[0].keyword is None and not take.args[0].star):
             return None
-        count = take.args[0].value
+        return take if self._fixed_count(take.args[0].value, statement) else None
+
+    def _fixed_count(self, count: cst.BaseExpression, statement) -> bool:
+        """``count`` is fixed before ``statement``: a number, a module name bound once before it, or
+        arithmetic of those (``training_steps + 1``)."""
         if _number(count):
-            return take
+            return True
+        if isinstance(count, cst.BinaryOperation) and isinstance(count.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide)):
+            return self._fixed_count(count.left, statement) and self._fixed_count(count.right, statement)
         if not isinstance(count, cst.Name) or self._local(count):
-            return None
+            return False
         bindings = [n for n in self.names.get(count.value, ()) if self.binds(n)]
         if len(bindings) != 1 or _module_assign_any(self.module.body[self.top_index(bindings[0])]) != count.value:
-            return None
-        return take if self.top_index(bindings[0]) < self.index[statement] else None
+            return False
+        return self.top_index(bindings[0]) < self.index[statement]
 
     def _batches(self, rule, source: str, link, columns: list[str], data, steps) -> None:
         """One statement's pipeline of `shard` and `batch` as `GeneratorDataset(ArrayBatches(...))`."""
@@ -3337,11 +3350,11 @@ class NativePass:
         arguments += [cst.Arg(value, keyword=cst.Name(key), equal=_EQUAL) for key, value in keywords]
         self._dataset(rule, call, cst.Call(cst.Name(source), _commas(arguments)), columns)
 
-    def _stream(self, rule, source: str, links, columns: list[str], data, steps, read_take) -> None:
+    def _stream(self, rule, source: str, links, columns: list[str], data, steps, read_takes) -> None:
         """Each statement of the pipeline with `ArrayStream`'s methods for TF's, in TF's order: the
         first starts from the arrays, the last is read by `GeneratorDataset`."""
         kept = {id(use) for _, use in steps}
-        if read_take is not None:  # (`for batch in name.take(n)`: the pipeline takes n, the loop reads the name)
+        for read_take in read_takes or ():  # (`for batch in name.take(n)`: the pipeline takes n, the loop reads the name)
             self.out.nodes[read_take] = lambda new, read=read_take.func.value: read
         for i, (statement, name, call, methods, split, base) in enumerate(links):
             value = cst.Call(cst.Name(source), [cst.Arg(data)]) if i == 0 else base
@@ -3352,8 +3365,8 @@ class NativePass:
                 passed = argbind.passed_args(use, signature)
                 arguments = [arg.with_changes(comma=cst.MaybeSentinel.DEFAULT) for key, arg in passed.items() if key != "name"]
                 value = cst.Call(cst.Attribute(value, cst.Name(method)), _commas(arguments))
-            if i == len(links) - 1 and read_take is not None:
-                value = cst.Call(cst.Attribute(value, cst.Name("take")), [cst.Arg(read_take.args[0].value)])
+            if i == len(links) - 1 and read_takes:
+                value = cst.Call(cst.Attribute(value, cst.Name("take")), [cst.Arg(read_takes[0].args[0].value)])
             if split:
                 value = cst.Call(cst.Attribute(value, cst.Name("split")), [])
             if i == len(links) - 1:
