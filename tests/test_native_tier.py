@@ -1288,7 +1288,9 @@ def test_a_native_model_first_in_another_models_list_is_that_cells_first_cell():
     assert "probability_model = nn.SequentialCell([model, nn.Softmax()])" in out
     assert "predictions = model(ms.Tensor(x[:1], ms.float32)).numpy()" in out
     assert "p = probability_model(ms.Tensor(x, ms.float32))" in out
-    assert "loss=nn.CrossEntropyLoss(reduction=\"mean\")" in out and "loss_fn = mk.losses.SparseCategoricalCrossentropy" in out
+    assert "loss=nn.CrossEntropyLoss(reduction=\"mean\")" in out and "loss_fn = nn.CrossEntropyLoss(reduction=\"mean\")" in out
+    # (called on the NumPy array of the model's output, as the quickstart does: tensors of both)
+    assert "loss_fn(ms.Tensor(predictions), ms.Tensor(np.zeros(1)).astype(ms.int32))" in out
 
 
 def test_a_native_model_in_a_list_that_keeps_the_shim_keeps_it_too():
@@ -2648,3 +2650,47 @@ def test_an_optimizer_given_to_compile_by_name_with_other_reads_keeps_the_shim(e
     model = notes(findings, "TFL100")[-1]
     assert model.status == "info" and why in model.message, model.message
     assert "optimizer = mk.optimizers.SGD(learning_rate=0.1, momentum=0.9)" in out
+
+
+ARRAY_LOSS = textwrap.dedent('''\
+    import json
+
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(4)
+    x = rng.normal(size=(3, 5)).astype(np.float32)
+    y = np.array([2, 0, 1], np.uint8)
+    w = rng.normal(size=(5, 3)).astype(np.float32)
+    model = tf.keras.Sequential([tf.keras.Input(shape=(5,)), tf.keras.layers.Dense(3, kernel_initializer=tf.constant_initializer(w))])
+    predictions = model(x).numpy()
+    loss_fn = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    print(json.dumps({"losses": [float(loss_fn(y, predictions).numpy()), float(loss_fn(y[:1], predictions[:1]))]}))
+    ''')
+
+
+def test_a_loss_of_a_native_models_output_made_numpy_is_kerass(tmp_path):
+    """TF's quickstart calls its loss on `model(x).numpy()` and NumPy labels: MindSpore's loss
+    takes tensors of both (the labels int32), and gives Keras's value."""
+    out, findings = convert(ARRAY_LOSS)
+    assert "loss_fn = nn.CrossEntropyLoss(reduction=\"mean\")" in out and "mk." not in out
+    assert "loss_fn(ms.Tensor(predictions), ms.Tensor(y).astype(ms.int32)).numpy()" in out
+    [loss] = notes(findings, "TFL150")
+    assert loss.status == "converted"
+    pytest.importorskip("mindspore")
+    pytest.importorskip("tensorflow")
+    assert_same_numbers(python_json(out, script=tmp_path / "loss.py"), python_json(ARRAY_LOSS))
+
+
+def test_a_reduced_loss_called_directly_in_a_strategy_program_keeps_the_shim_which_scales_it():
+    """Keras scales a reduced loss by 1 / replicas in a strategy's scope (TF's quickstart under a
+    strategy, fixtures/programs/keras_quickstart); MindSpore's loss would not."""
+    source = ARRAY_LOSS.replace("model = tf.keras.Sequential(", "strategy = tf.distribute.MirroredStrategy()\nmodel = tf.keras.Sequential(")
+    out, findings = convert(source)
+    [loss] = notes(findings, "TFL150")
+    assert loss.status == "info" and "Keras scales a reduced loss by 1 / replicas" in loss.message, loss.message
+    assert "loss_fn = mk.losses.SparseCategoricalCrossentropy(from_logits=True)" in out
+    out, findings = convert(source.replace("from_logits=True)", "from_logits=True, reduction=\"none\")")
+                            .replace("float(loss_fn(y, predictions).numpy())", "float(loss_fn(y, predictions).numpy().sum())")
+                            .replace("float(loss_fn(y[:1], predictions[:1]))", "float(loss_fn(y[:1], predictions[:1])[0])"))
+    assert notes(findings, "TFL150")[0].status == "converted"  # (unreduced: nothing to scale)

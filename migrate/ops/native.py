@@ -76,6 +76,10 @@ class LowerNative(Operation):
         "refuse_when": Param(list, doc="words whose presence in the module changes what the shim objects do"),
         "refuse_when_modal": Param(list, doc="words whose presence in the module changes what a model with layers that compute differently in training does (a forward pass repeated with the first one's draws)"),
         "template": Param(str, doc="average_loss: the native expression; loss: the call, {loss}, {y_true}, {y_pred}"),
+        "scaled_when": Param(list, doc="loss: words marking a strategy program, where Keras scales a reduced loss "
+                                       "called directly by 1 / replicas (such a call keeps the shim)"),
+        "array_template": Param(str, doc="loss: the call where the predictions are a native model's output made a NumPy "
+                                         "array (`model(x).numpy()`), which Keras's loss takes"),
         "signatures": Param(dict, doc="random: the shim's function -> its parameters (TF's)"),
         "dtypes": Param(dict, doc="random: `float` / `integer` -> the dtypes (as converted code spells them) it lowers"),
         "require": Param(dict, doc="loss: Keras parameter -> the literal it must be (as code)"),
@@ -2611,22 +2615,49 @@ class NativePass:
         calls = {}
         for read in self.reads(name, binding):
             use = self.parent.get(read)
+            if self._native_compile_argument(read):
+                continue  # (the native loop makes its own loss of the same arguments: TFL160)
             if not (isinstance(use, cst.Call) and use.func is read and len(use.args) == 2
                     and all(a.keyword is None and not a.star for a in use.args)):
                 return f"`{name}` has a use other than `{name}(y_true, y_pred)`"
+            word = self.mentions(rule.params.get("scaled_when", [])) if reduction != "none" else None
+            if word is not None:
+                return (f"it is called in a strategy program (`{word}`), where Keras scales a reduced loss by 1 / replicas "
+                        "in the strategy's scope and replica context, and MindSpore's loss does not")
+            template = rule.params["template"]
             if not self._native_output(use.args[1].value):
-                return "its predictions are not a native model's output (their rank decides MindSpore's class axis)"
-            calls[use] = use
+                if "array_template" not in rule.params or not self._native_array_output(use.args[1].value):
+                    return "its predictions are not a native model's output (their rank decides MindSpore's class axis)"
+                template = rule.params["array_template"]  # (`model(x).numpy()`: NumPy, as Keras's loss takes)
+            calls[use] = template
         if not calls:
             return f"`{name}` is never called"
-        for use in calls:
-            self.out.nodes[use] = lambda new, template=rule.params["template"]: template_expression(
+        for use, template in calls.items():
+            self.out.nodes[use] = lambda new, template=template: template_expression(
                 template, loss=new.func, y_true=new.args[0].value, y_pred=new.args[1].value)
         self.out.nodes[call] = lambda new: native
         self.losses.add(name)
         self.loss_reductions[name] = reduction
         self.note(self.place(name, statement), rule, "converted", f"`{name}` is a native `{dotted(native.func)}`")
         return None
+
+    def _native_compile_argument(self, read: cst.Name) -> bool:
+        """``read`` is an argument of a native model's lowered ``compile`` (which the loop replaces)."""
+        arg = self.parent.get(read)
+        call = self.parent.get(arg) if isinstance(arg, cst.Arg) and arg.value is read else None
+        return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "compile" \
+            and isinstance(call.func.value, cst.Name) and call.func.value.value in self.models and call in self.out.nodes
+
+    def _native_array_output(self, node: cst.CSTNode) -> bool:
+        """A module name bound once to ``model(x).numpy()`` of a native model: its output as a NumPy
+        array (or rows of it, ``predictions[:1]``: the same rank)."""
+        if isinstance(node, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in node.slice):
+            return self._native_array_output(node.value)
+        if not isinstance(node, cst.Name) or self._local(node):
+            return False
+        value = self._bound_once_to(node, lambda read: True)
+        return isinstance(value, cst.Call) and not value.args and isinstance(value.func, cst.Attribute) \
+            and value.func.attr.value == "numpy" and self._native_output(value.func.value)
 
     def _native_output(self, node: cst.CSTNode) -> bool:
         """``model(x)`` of a native model, or a name bound once in its function to one."""
