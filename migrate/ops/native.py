@@ -2586,14 +2586,22 @@ class NativePass:
     def lower_losses(self) -> None:
         self._lower_objects("loss", self._loss)
 
-    def _native_loss(self, rule, call: cst.Call) -> tuple[cst.Call, str] | str:
-        """MindSpore's loss for a Keras loss constructor, and its reduction (MindSpore's name), or why not."""
+    def _bound_as_required(self, rule, call: cst.Call, what: str) -> dict | str:
+        """The constructor call's arguments bound to the rule's signature, each of the rule's
+        ``require`` the literal it names; else why not."""
         bound = argbind.bind(call, rule.params["signature"])
         if bound is None:
-            return "it is given arguments the native loss does not take"
+            return f"it is given arguments the native {what} does not take"
         for key, code in rule.params.get("require", {}).items():
             if not bound[key].deep_equals(parse_expression(code)):
                 return f"`{key}` is not `{code}`"
+        return bound
+
+    def _native_loss(self, rule, call: cst.Call) -> tuple[cst.Call, str] | str:
+        """MindSpore's loss for a Keras loss constructor, and its reduction (MindSpore's name), or why not."""
+        bound = self._bound_as_required(rule, call, "loss")
+        if isinstance(bound, str):
+            return bound
         reduction = _string(bound["reduction"]) or rule.params.get("reduction_names", {}).get(dotted(bound["reduction"]))
         if reduction not in rule.params["reductions"]:
             return "the reduction is not a literal " + " / ".join(f"'{r}'" for r in rule.params["reductions"])
@@ -2695,12 +2703,9 @@ class NativePass:
             return (f"the module distributes with a strategy (`{word}`), under which a Keras metric's result sums "
                     "every replica's updates (MindSpore's metric counts this process's)")
         constructor = dotted(call.func)
-        bound = argbind.bind(call, rule.params["signature"])
-        if bound is None:
-            return "it is given arguments the native metric does not take"
-        for key, code in rule.params.get("require", {}).items():
-            if not bound[key].deep_equals(parse_expression(code)):
-                return f"`{key}` is not `{code}`"
+        bound = self._bound_as_required(rule, call, "metric")
+        if isinstance(bound, str):
+            return bound
         update = rule.params["updates"][constructor]
         methods = rule.params["methods"]
         binding = statement.body[0].targets[0].target
@@ -2794,20 +2799,10 @@ class NativePass:
         given_to_loss = isinstance(y_true, cst.Name) and function is not None and any(
             isinstance(c, cst.Call) and isinstance(c.func, cst.Name) and c.func.value in self.losses
             and c.args and isinstance(c.args[0].value, cst.Name) and c.args[0].value.value == y_true.value
-            for c in self._calls_below(function))
+            for c in _nodes_below(function, cst.Call))
         if not given_to_loss:
             return "the labels it is updated with are not given to a native loss in the same function (whose labels are class indices)"
         return None
-
-    def _calls_below(self, node: cst.CSTNode) -> list[cst.Call]:
-        found = []
-
-        class Collect(cst.CSTVisitor):
-            def visit_Call(self, call: cst.Call) -> None:
-                found.append(call)
-
-        node.visit(Collect())
-        return found
 
     def _held(self, node: cst.CSTNode, depth: int = 0) -> cst.BaseExpression | None:
         """The value a function's own name holds where it is read: its one binding in the function
@@ -4029,15 +4024,22 @@ def _names_in(function: cst.FunctionDef) -> list[cst.Name]:
     return found
 
 
-def _assignments(function: cst.FunctionDef) -> list[cst.Assign]:
+def _nodes_below(node: cst.CSTNode, kind: type) -> list:
+    """The nodes of type ``kind`` in ``node`` (itself included), in order."""
     found = []
 
     class Collect(cst.CSTVisitor):
-        def visit_Assign(self, node: cst.Assign) -> None:
-            found.append(node)
+        def on_visit(self, visited: cst.CSTNode) -> bool:
+            if isinstance(visited, kind):
+                found.append(visited)
+            return True
 
-    function.visit(Collect())
+    node.visit(Collect())
     return found
+
+
+def _assignments(function: cst.FunctionDef) -> list[cst.Assign]:
+    return _nodes_below(function, cst.Assign)
 
 
 def _returns_one_tensor(function: cst.FunctionDef) -> bool:
