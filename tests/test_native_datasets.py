@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from migrate.rules import load_rules
-from tests.helpers import convert
+from tests.helpers import convert, python_json
 
 DISTRIBUTED = textwrap.dedent('''\
     import numpy as np
@@ -81,8 +81,9 @@ def test_two_pipelines_share_one_source_class():
     (".batch(8).prefetch", ".batch(8).map(lambda a, b: (a, b)).prefetch", "`.map(...)` has no native lowering yet"),
     (".batch(8).prefetch(tf.data.AUTOTUNE)", ".prefetch(2)", "the pipeline is not batched"),
     (".batch(8)", ".batch(8, num_parallel_calls=2)", "`batch` is given arguments the native source does not take"),
-    ("from_tensor_slices((x, labels))", "from_tensor_slices(x)", "not given a tuple of two or more names"),
-    ("from_tensor_slices((x, labels))", "from_tensor_slices({'x': x, 'y': labels})", "not given a tuple of two or more names"),
+    ("from_tensor_slices((x, labels))", "from_tensor_slices(x * 2)", "not given an array's name or a tuple of two or more names"),
+    ("from_tensor_slices((x, labels))", "from_tensor_slices({'x': x, 'y': labels})",
+     "not given an array's name or a tuple of two or more names"),
     ("labels = np.zeros(36, np.int64)", "labels = [0.5] * 36", "`labels` is bound to a Python sequence"),
     ("for batch in dist_ds:", "for batch in iter(dist_ds):", "read other than as a `for` loop's iterable"),
     ("strategy.run(train_step, args=(batch,))", "print(type(batch))", "used other than by unpacking it"),
@@ -490,3 +491,58 @@ def test_the_stream_of_one_statement_and_a_with_options():
     assert ('dist_ds = ds.GeneratorDataset(ArrayStream((x, labels)).shuffle(36, seed=1).batch(8).split(), '
             '["x", "labels"], shuffle=False)') in out
     assert [n.status for n in notes(findings)] == ["converted"]
+
+
+ONE_ARRAY = textwrap.dedent('''\
+    import json
+
+    import numpy as np
+    import tensorflow as tf
+
+    train_images = np.arange(84, dtype=np.float32).reshape(21, 2, 2)
+    test_images = train_images[:9] * 2
+    train_dataset = tf.data.Dataset.from_tensor_slices(train_images).batch(4)
+    test_dataset = tf.data.Dataset.from_tensor_slices(test_images).repeat().batch(2)
+    sums = []
+    for epoch in range(2):
+        for image_batch in train_dataset:
+            sums.append([float(tf.reduce_sum(image_batch)), float(image_batch.shape[0])])
+    for i, batch in enumerate(test_dataset.take(7)):
+        sums.append([float(i), float(tf.reduce_sum(batch))])
+    print(json.dumps({"sums": [x for pair in sums for x in pair]}))
+    ''')
+
+
+def test_a_pipeline_of_one_array_is_a_dataset_of_one_column_each_loop_unpacks():
+    """TF's generative tutorials (DCGAN, CVAE) batch one array of images: TF yields each batch,
+    MindSpore a list of its one column, so each loop names it `(batch,)`."""
+    out, findings = convert(ONE_ARRAY)
+    assert 'train_dataset = ds.GeneratorDataset(ArrayStream((train_images,)).batch(4), ["train_images"], shuffle=False)' in out
+    assert 'test_dataset = ds.GeneratorDataset(ArrayStream((test_images,)).repeat().batch(2).take(7), ["test_images"], ' in out
+    assert "    for (image_batch,) in train_dataset:\n" in out
+    assert "for i, (batch,) in enumerate(test_dataset):\n" in out
+    assert "tfdata" not in out
+    assert [n.status for n in notes(findings)] == ["converted", "converted"]
+    again, _ = convert(out)
+    assert again == out
+
+
+def test_a_pipeline_of_one_array_gives_tfs_batches(tmp_path):
+    pytest.importorskip("mindspore")
+    pytest.importorskip("tensorflow")
+    out, _ = convert(ONE_ARRAY)
+    assert python_json(out, script=tmp_path / "one.py") == python_json(ONE_ARRAY)
+
+
+def test_a_loop_unpacking_a_batch_of_one_array_keeps_the_shim():
+    # (TF unpacks the batch's rows there: `a, b = batch`)
+    program = textwrap.dedent('''\
+        import numpy as np
+        import tensorflow as tf
+
+        images = np.zeros((8, 3), np.float32)
+        pairs = tf.data.Dataset.from_tensor_slices(images).batch(2)
+        for a, b in pairs:
+            print(a.shape)
+        ''')
+    _keeps_the_shim(program, "batch(2)", "batch(2)", "a loop's element is not named")

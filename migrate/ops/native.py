@@ -320,6 +320,7 @@ class NativePass:
         self.lowered: set[cst.CSTNode] = set()  # the statements of the models lowered
         self.optimizers: dict[str, tuple[str, str]] = {}  # native optimizer -> (model, reducer name)
         self.losses: set[str] = set()  # native loss objects
+        self.single_targets: dict[cst.CSTNode, list[cst.Name]] = {}  # a one-array pipeline's statement -> its loops' targets
         self.inlined: dict[cst.CSTNode, tuple[str, cst.CSTNode]] = {}  # compile statement -> (optimizer, its statement), `_compiled_optimizer`
         self.loss_reductions: dict[str, str] = {}  # native loss -> its reduction (MindSpore's name)
         self.metrics: set[str] = set()  # native metric objects
@@ -3228,6 +3229,8 @@ class NativePass:
                     self._stream(rule, source, links, columns, data, steps, take)
                 else:
                     self._batches(rule, source, links[0], columns, data, steps)
+                for target in self.single_targets.get(links[-1][0], ()):  # (`for (batch,) in dataset`: its one column)
+                    self.out.nodes[target] = lambda new: cst.Tuple([cst.Element(new, comma=cst.Comma())])
                 name = links[-1][1]
                 how = "this process's contiguous part of each global batch, as TF splits it" if split else "its batches in TF's order"
                 if any(method == "shuffle" for method, _ in steps):
@@ -3294,9 +3297,13 @@ class NativePass:
         if len(data_call.args) != 1 or data_call.args[0].keyword is not None or data_call.args[0].star:
             return "`from_tensor_slices` is not given one tuple of arrays"
         data = data_call.args[0].value
-        if not (isinstance(data, cst.Tuple) and len(data.elements) >= 2
+        single = isinstance(data, cst.Name)  # (one array: TF yields its batches, MindSpore a list of one column)
+        if single:
+            data = cst.Tuple([cst.Element(data, comma=cst.Comma())])
+        if not (isinstance(data, cst.Tuple) and (single or len(data.elements) >= 2)
                 and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in data.elements)):
-            return "`from_tensor_slices` is not given a tuple of two or more names (a MindSpore dataset yields its columns as a list)"
+            return ("`from_tensor_slices` is not given an array's name or a tuple of two or more names "
+                    "(a MindSpore dataset yields its columns as a list)")
         for element in data.elements:
             why = self._array_name(element.value)
             if why is not None:
@@ -3325,9 +3332,11 @@ class NativePass:
         if not all(takes) or any(not t.args[0].value.deep_equals(takes[0].args[0].value) for t in takes):
             takes = [None] * len(reads)
         take = takes[0]
-        why = next(filter(None, (self._iterated_only(read, t) for read, t in zip(reads, takes))), None)
+        why = next(filter(None, (self._iterated_only(read, t, single) for read, t in zip(reads, takes))), None)
         if why is not None:
             return why
+        if single:  # (each loop unpacks the one column: `for (batch,) in dataset`)
+            self.single_targets[statement] = [self._loop_of(read, t).target for read, t in zip(reads, takes)]
         take = [t for t in takes if t is not None] or None
         names = [e.value.value for e in data.elements]
         columns = names if len(set(names)) == len(names) else [f"column_{i}" for i in range(len(names))]
@@ -3425,10 +3434,9 @@ class NativePass:
                     return f"`{name.value}` is bound to a dict (a structure of features, not an array)"
         return None
 
-    def _iterated_only(self, read: cst.Name, take: cst.Call | None = None) -> str | None:
-        """Why a read of a lowered dataset is not a ``for`` loop's iterable whose element is used
-        as a sequence (MindSpore yields a list where TF yields a tuple), or None; ``take``: the
-        read is ``name.take(n)``, which the pipeline takes instead (``_read_take``)."""
+    def _loop_of(self, read: cst.Name, take: cst.Call | None = None):
+        """The ``for`` loop whose iterable ``read`` is (or ``enumerate(read)``, or ``read.take(n)``,
+        ``take``), as an object whose ``target`` is the element's (``enumerate``'s second); or why not."""
         if take is not None:
             read = take
         loop = self.parent.get(read)
@@ -3442,6 +3450,19 @@ class NativePass:
         target = loop.target
         if enumerated:
             target = target.elements[1].value if isinstance(target, cst.Tuple) and len(target.elements) == 2 else None
+        return _Element(loop, target)
+
+    def _iterated_only(self, read: cst.Name, take: cst.Call | None = None, single: bool = False) -> str | None:
+        """Why a read of a lowered dataset is not a ``for`` loop's iterable whose element is used
+        as a sequence (MindSpore yields a list where TF yields a tuple), or None; ``take``: the
+        read is ``name.take(n)``, which the pipeline takes instead (``_read_take``). ``single``:
+        the pipeline is of one array, whose batches a loop names (the converted loop unpacks them)."""
+        found = self._loop_of(read, take)
+        if isinstance(found, str):
+            return found
+        loop, target = found.loop, found.target
+        if single:
+            return None if isinstance(target, cst.Name) else "a loop's element is not named (the pipeline is of one array)"
         if isinstance(target, (cst.Tuple, cst.List)):
             return None
         if not isinstance(target, cst.Name):
@@ -4106,6 +4127,14 @@ def _element_path(top: cst.CSTNode, node: cst.CSTNode) -> list[int] | None:
             if inner is not None:
                 return [i, *inner]
     return None
+
+
+@dataclass
+class _Element:
+    """A ``for`` loop over a pipeline and the target that names its element."""
+
+    loop: cst.For
+    target: cst.BaseExpression | None
 
 
 class _Renamed(cst.CSTTransformer):
