@@ -165,7 +165,7 @@ REFUSALS = [
     ("print(json.dumps", "kept = [train_accuracy]\nprint(json.dumps", "train_accuracy", "has a use other than calling it"),
     ('tf.keras.metrics.Mean(name="train_loss")', 'tf.keras.metrics.Mean(name="train_loss", dtype="float64")', "train_loss",
      "`dtype` is not `None`"),
-    ("train_loss(loss)", "train_loss(tf.square(loss))", "train_loss", "not a native loss's reduced (scalar) value"),
+    ("train_loss(loss)", "train_loss(tf.square(predictions))", "train_loss", "not a native loss's reduced value or another scalar"),
     ("train_accuracy(labels, predictions)", "train_accuracy(labels, tf.nn.softmax(predictions))", "train_accuracy",
      "not a native model's output"),
     ("train_accuracy(labels, predictions)", "train_accuracy(labels + 0, predictions)", "train_accuracy",
@@ -206,3 +206,18 @@ def test_a_parameter_the_step_binds_again_is_returned_and_the_updates_keep_their
     assert "        return labels, predictions, loss\n" in out
     assert "        labels_2, predictions, loss = train_step(images, labels)\n" \
            "        train_accuracy.update(predictions, labels_2)\n        train_loss.update(loss)\n" in out
+
+
+@pytest.mark.parametrize("value", ["tf.reduce_mean(tf.square(predictions))", "loss * 0.5 + 1.0", "-tf.reduce_sum(predictions) / 4"])
+def test_a_mean_of_another_scalar_it_can_prove_is_mindspores_loss_metric(value, tmp_path):
+    """A whole-tensor reduction, or arithmetic of scalars and numbers: one value per update, as
+    `Loss` counts it. (An expression is not moved out of the step: the step stays eager.)"""
+    source = EAGER.replace("    train_loss(loss)\n", f"    train_loss({value})\n")
+    out, findings = convert(source)
+    assert notes(findings)[0].status == "converted" and "train_loss = ms.train.Loss()" in out
+    if value.startswith("tf.reduce_mean"):
+        pytest.importorskip("mindspore")
+        pytest.importorskip("tensorflow")
+        want, got = python_json(source)["history"], python_json(out, script=tmp_path / "converted.py")["history"]
+        for g, w in zip(got, want):
+            assert g == pytest.approx(w, rel=1e-4, abs=1e-6)

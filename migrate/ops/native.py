@@ -104,8 +104,8 @@ class LowerNative(Operation):
                                    "metric: Keras's method -> MindSpore's"),
         "updates": Param(dict, doc="metric: the shim's constructor -> {signature: its update's parameters (Keras's), "
                                    "template: MindSpore's update, {metric} and the parameters as placeholders, "
-                                   "values: `scalar` (a native loss's reduced value) or `classes` (a native model's "
-                                   "logits and the labels a native loss is given)}"),
+                                   "values: `scalar` (a native loss's reduced value, or a whole-tensor reduction of "
+                                   "`reductions`) or `classes` (a native model's logits and the labels a native loss is given)}"),
         "positional": Param(dict, doc="fit: method -> how many leading arguments may be positional"),
         "optimizer_names": Param(dict, doc="fit: optimizer string -> the shim's constructor it stands for"),
         "metric_names": Param(list, doc="fit: the metric strings the loop resolves as Keras does"),
@@ -2726,7 +2726,7 @@ class NativePass:
                 values = argbind.bind(use, update["signature"])
                 if values is None or given(values, "sample_weight") is not None:
                     return f"`{name}` is updated with arguments other than {update['values']} values (a `sample_weight`)"
-                why = self._metric_values(update["values"], values, use)
+                why = self._metric_values(update["values"], values, use, update.get("reductions", ()))
                 if why is not None:
                     return why
                 template = update["template"]
@@ -2781,17 +2781,35 @@ class NativePass:
         function = self.parent.get(up) if isinstance(up, cst.IndentedBlock) else None
         return function if isinstance(function, cst.FunctionDef) and function in self.index else None
 
-    def _metric_values(self, kind: str, values: dict, call: cst.Call) -> str | None:
+    def _scalar(self, node: cst.CSTNode, reductions: set[str], depth: int = 0) -> bool:
+        """``node`` is a scalar tensor: a native loss's reduced value, a whole-tensor reduction
+        (``ops.mean(x)``), arithmetic of those and numbers, or a function's own name holding one."""
+        if depth > 6:
+            return False
+        if isinstance(node, cst.Name):
+            held = self._held(node)
+            return held is not None and self._scalar(held, reductions, depth + 1)
+        if isinstance(node, cst.UnaryOperation):
+            return self._scalar(node.expression, reductions, depth + 1)
+        if isinstance(node, cst.BinaryOperation):
+            sides = [node.left, node.right]
+            return any(not _number(side) for side in sides) and all(
+                _number(side) or self._scalar(side, reductions, depth + 1) for side in sides)
+        if not isinstance(node, cst.Call):
+            return False
+        if isinstance(node.func, cst.Name) and self.loss_reductions.get(node.func.value, "none") != "none":
+            return True
+        return self.ms_ops and dotted(node.func) in reductions and len(node.args) == 1 \
+            and node.args[0].keyword is None and not node.args[0].star
+
+    def _metric_values(self, kind: str, values: dict, call: cst.Call, reductions=()) -> str | None:
         """Why an update's values may not be what MindSpore's metric reads as Keras's does, or None:
         ``scalar``, a native loss's reduced value (MindSpore's `Loss` averages a vector before it
         counts it once); ``classes``, a native model's logits and labels a native loss is given
         in the same function (of shape `(batch,)`: MindSpore reads `(batch, 1)` labels as one-hot)."""
         if kind == "scalar":
-            value = values["values"]
-            value = self._held(value) if isinstance(value, cst.Name) else value
-            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
-                    and self.loss_reductions.get(value.func.value, "none") != "none"):
-                return "the value it is updated with is not a native loss's reduced (scalar) value"
+            if not self._scalar(values["values"], set(reductions)):
+                return "the value it is updated with is not a native loss's reduced value or another scalar it can prove"
             return None
         y_true, y_pred = values["y_true"], values["y_pred"]
         if not self._native_output(self._held(y_pred) or y_pred):
