@@ -500,7 +500,7 @@ ONE_ARRAY = textwrap.dedent('''\
     import tensorflow as tf
 
     train_images = np.arange(84, dtype=np.float32).reshape(21, 2, 2)
-    test_images = train_images[:9] * 2
+    test_images = train_images[:9] * 2.0
     train_dataset = tf.data.Dataset.from_tensor_slices(train_images).batch(4)
     test_dataset = tf.data.Dataset.from_tensor_slices(test_images).repeat().batch(2)
     sums = []
@@ -546,3 +546,23 @@ def test_a_loop_unpacking_a_batch_of_one_array_keeps_the_shim():
             print(a.shape)
         ''')
     _keeps_the_shim(program, "batch(2)", "batch(2)", "a loop's element is not named")
+
+
+@pytest.mark.parametrize("binding", ["train, test = tf.keras.datasets.mnist.load_data()", "train = load()"])
+def test_a_name_that_may_hold_a_tuple_of_arrays_keeps_the_shim(binding):
+    """TF yields tuples from a tuple of arrays given by one name (`load_data()`'s parts)."""
+    program = textwrap.dedent('''\
+        import numpy as np
+        import tensorflow as tf
+
+
+        def load():
+            return np.zeros((8, 3), np.float32), np.zeros(8)
+
+
+        BINDING
+        dataset = tf.data.Dataset.from_tensor_slices(train).batch(2)
+        for batch in dataset:
+            images, labels = batch
+        ''').replace("BINDING", binding)
+    _keeps_the_shim(program, "batch(2)", "batch(2)", "`train` is not known to be one array")

@@ -221,3 +221,32 @@ def test_a_mean_of_another_scalar_it_can_prove_is_mindspores_loss_metric(value, 
         want, got = python_json(source)["history"], python_json(out, script=tmp_path / "converted.py")["history"]
         for g, w in zip(got, want):
             assert g == pytest.approx(w, rel=1e-4, abs=1e-6)
+
+
+def test_keyword_updates_keep_their_keywords_when_the_steps_parameters_are_renamed():
+    source = PROGRAM.replace("def test_step(images, labels):", "def test_step(images, y_true):").replace(
+        "    t_loss = loss_object(labels, predictions)\n", "    t_loss = loss_object(y_true, predictions)\n").replace(
+        "    test_accuracy.update_state(labels, predictions)\n", "    test_accuracy.update_state(y_true=y_true, y_pred=predictions)\n")
+    out, findings = convert(source)
+    assert "        test_accuracy.update(predictions, test_labels)\n" in out
+    assert all(n.status == "converted" for n in notes(findings))
+
+
+def test_the_moved_updates_take_their_comments_and_the_return_none():
+    source = PROGRAM.replace("    train_loss(loss)\n    train_accuracy(labels, predictions)\n",
+                             "    # record the loss\n    train_loss(loss)  # running mean\n"
+                             "    # and the accuracy\n    train_accuracy(labels, predictions)  # running accuracy\n")
+    out, _ = convert(source)
+    assert "        optimizer(grad_reducer(gradients))\n\n        return loss, predictions\n" in out
+    assert "        loss, predictions = train_step(images, labels)\n        # record the loss\n" \
+           "        train_loss.update(loss)  # running mean\n        # and the accuracy\n" \
+           "        train_accuracy.update(predictions, labels)  # running accuracy\n" in out
+    assert out.count("# record the loss") == 1 and out.count("# and the accuracy") == 1
+
+
+def test_an_accuracy_of_predictions_with_more_than_a_class_axis_keeps_the_shim():
+    """Keras's argmax is over the last axis, MindSpore's `Accuracy`'s over axis 1."""
+    source = PROGRAM.replace("tf.keras.Input(shape=(6,)),", "tf.keras.Input(shape=(2, 6)),")
+    _, findings = convert(source)
+    accuracy = next(n for n in notes(findings) if n.message.startswith("`train_accuracy`"))
+    assert accuracy.status == "info" and "of shape (batch, classes)" in accuracy.message, accuracy.message

@@ -2694,3 +2694,27 @@ def test_a_reduced_loss_called_directly_in_a_strategy_program_keeps_the_shim_whi
                             .replace("float(loss_fn(y, predictions).numpy())", "float(loss_fn(y, predictions).numpy().sum())")
                             .replace("float(loss_fn(y[:1], predictions[:1]))", "float(loss_fn(y[:1], predictions[:1])[0])"))
     assert notes(findings, "TFL150")[0].status == "converted"  # (unreduced: nothing to scale)
+
+
+def test_an_optimizer_given_to_a_compile_that_runs_more_than_once_keeps_the_shim():
+    """Two compiles in a loop share the Keras optimizer's state: the loop's own optimizer per
+    compile would start its momentum again."""
+    source = REBOUND_OPTIMIZERS.replace(
+        "optimizer = tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)\n"
+        "model.compile(loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), optimizer=optimizer)\n"
+        "losses += model.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False).history[\"loss\"]\n",
+        "optimizer = tf.keras.optimizers.SGD(learning_rate=0.1, momentum=0.9)  # heavy-ball\n"
+        "for stage in range(2):\n"
+        "    model.compile(loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True), optimizer=optimizer)\n"
+        "    losses += model.fit(x, y, batch_size=8, epochs=2, verbose=0, shuffle=False).history[\"loss\"]\n")
+    assert source != REBOUND_OPTIMIZERS
+    out, findings = convert(source)
+    model = notes(findings, "TFL100")[-1]
+    assert model.status == "info" and "a `compile` that may run more than once" in model.message, model.message
+    assert "optimizer = mk.optimizers.SGD(learning_rate=0.1, momentum=0.9)  # heavy-ball" in out
+    # (the first binding's compile runs once: that optimizer is still the loop's, its trailing comment kept)
+    first = out.replace("optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)", "")
+    assert "optimizer=nn.SGD(model.trainable_params(), learning_rate=0.1))" in first
+    again, _ = convert(REBOUND_OPTIMIZERS.replace("optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)\n",
+                                                  "optimizer = tf.keras.optimizers.SGD(learning_rate=0.1)  # plain\n"))
+    assert "# plain SGD first\n# plain\ntraining.compile(model" in again

@@ -782,7 +782,11 @@ class NativePass:
                 span = None if once or kind != "sequential" else self.rebound(name, statement, functions=True)
                 if span is not None:
                     self.spans[binding] = span
-                if span is None and not once:
+                if span is None and not once and kind != "sequential" and self.rebound(name, statement) is not None:
+                    why = f"`{name}` is bound more than once" + (  # (straight-line bindings: only a model is judged by them)
+                        " (an optimizer bound again is the native loop's where a `compile` is each binding's one read, TFL160)"
+                        if kind == "optimizer" else "")
+                elif span is None and not once:
                     why = f"`{name}` is bound more than once, and not only by statements of the module's straight-line code"
                 else:
                     why = lower(rule, statement, name, call)
@@ -2209,6 +2213,11 @@ class NativePass:
         else why not (said after "which"). A name bound again is judged binding by binding."""
         if self._local(read):
             return "is a function's own"
+        node = read
+        while node in self.parent and node not in self.index:
+            node = self.parent[node]
+            if isinstance(node, (cst.For, cst.While, cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.BaseComp)):
+                return "is given to a `compile` that may run more than once (the optimizer's state lives on across them)"
         statements = [self.module.body[self.top_index(n)] for n in self.names.get(read.value, ()) if self.binds(n)]
         if not statements or any(_module_assign(s) is None or _module_assign(s)[0] != read.value for s in statements):
             return "is not bound by module statements `name = Optimizer(...)`"
@@ -2669,19 +2678,27 @@ class NativePass:
             and value.func.attr.value == "numpy" and self._native_output(value.func.value)
 
     def _native_output(self, node: cst.CSTNode) -> bool:
-        """``model(x)`` of a native model, or a name bound once in its function to one."""
+        """``model(x)`` of a native model, or a name bound once in its function to one, where the
+        model's output is not known to have other than one axis besides the batch's (MindSpore's
+        losses and `Accuracy` read the classes on axis 1, Keras on the last)."""
+        model = self._output_of(node)
+        shape = self.model_out.get(model, (None,))[0] if model is not None else None
+        return model is not None and (shape is None or len(shape) == 1)
+
+    def _output_of(self, node: cst.CSTNode) -> str | None:
+        """The native model whose output ``node`` is (``model(x)``, or a name bound once in its function to it)."""
         if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in self.models:
-            return True
+            return node.func.value
         if not isinstance(node, cst.Name):
-            return False
+            return None
         function = node
         while function is not None and not isinstance(function, cst.FunctionDef):
             function = self.parent.get(function)
         if function is None:
-            return False
+            return None
         values = [s.value for s in _assignments(function) if len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name)
                   and s.targets[0].target.value == node.value]
-        return len(values) == 1 and self._native_output(values[0])
+        return self._output_of(values[0]) if len(values) == 1 else None
 
     # -- metric objects -----------------------------------------------------------------------
 
@@ -2812,8 +2829,11 @@ class NativePass:
                 return "the value it is updated with is not a native loss's reduced value or another scalar it can prove"
             return None
         y_true, y_pred = values["y_true"], values["y_pred"]
-        if not self._native_output(self._held(y_pred) or y_pred):
-            return "the predictions it is updated with are not a native model's output (their rank decides the class axis)"
+        model = self._output_of(self._held(y_pred) or y_pred)
+        shape = self.model_out.get(model, (None,))[0] if model is not None else None
+        if shape is None or len(shape) != 1:
+            return ("the predictions it is updated with are not a native model's output of shape (batch, classes) "
+                    "(MindSpore's `Accuracy` reads the classes on axis 1, Keras on the last)")
         function = self._scope_of(call)
         given_to_loss = isinstance(y_true, cst.Name) and function is not None and any(
             isinstance(c, cst.Call) and isinstance(c.func, cst.Name) and c.func.value in self.losses
@@ -2913,7 +2933,10 @@ class NativePass:
         returned = [cst.Name(name) for name in read]
         if returned:
             value = returned[0] if len(returned) == 1 else cst.Tuple([cst.Element(n) for n in returned], lpar=[], rpar=[])
-            self._rewrite(lines[0], lambda new, value=value: new.with_changes(body=[cst.Return(value)]))
+            # (the return takes the first update's place, not its comments: they go with the update)
+            self._rewrite(lines[0], lambda new, value=value: new.with_changes(
+                body=[cst.Return(value)], leading_lines=[line for line in new.leading_lines if line.comment is None],
+                trailing_whitespace=cst.TrailingWhitespace()))
         for line in lines[1 if returned else 0:]:
             self._remove(line)
         for line in lines:
@@ -2930,7 +2953,8 @@ class NativePass:
                 target = bound[0] if len(bound) == 1 else cst.Tuple([cst.Element(n) for n in bound], lpar=[], rpar=[])
                 self._rewrite(line, lambda new, target=target: new.with_changes(
                     body=[cst.Assign([cst.AssignTarget(target)], new.body[0].value)]))
-            self.out.statements[line] = [line, *(s.with_changes(leading_lines=()) for s in after)]
+            self.out.statements[line] = [line, *(s.with_changes(leading_lines=[c for c in s.leading_lines if c.comment])
+                                                 for s in after)]
         return True
 
     # -- gradients and losses -----------------------------------------------------------------
@@ -3188,6 +3212,9 @@ class NativePass:
         at = block.index(statement)
         after = block[at + 1] if at + 1 < len(block) else None
         lines = [line for line in statement.leading_lines if line.comment]
+        trailing = statement.trailing_whitespace.comment if isinstance(statement, cst.SimpleStatementLine) else None
+        if trailing is not None:  # (`x = f()  # why`: the comment stays, on a line of its own)
+            lines.append(cst.EmptyLine(comment=trailing))
         if after is None or not lines or after in self.out.removed:
             return
         before = self.out.nodes.get(after, lambda new: new)
@@ -3317,6 +3344,9 @@ class NativePass:
         data = data_call.args[0].value
         single = isinstance(data, cst.Name)  # (one array: TF yields its batches, MindSpore a list of one column)
         if single:
+            if not self._one_array(data, links[0][0]):
+                return (f"`{data.value}` is not known to be one array (a name bound to a tuple of arrays, "
+                        "as `load_data()` gives, makes TF yield tuples)")
             data = cst.Tuple([cst.Element(data, comma=cst.Comma())])
         if not (isinstance(data, cst.Tuple) and (single or len(data.elements) >= 2)
                 and all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in data.elements)):
@@ -3360,6 +3390,25 @@ class NativePass:
         columns = names if len(set(names)) == len(names) else [f"column_{i}" for i in range(len(names))]
         simple = len(links) == 1 and take is None and [m for m, _ in steps] in (["batch"], ["shard", "batch"])
         return columns, data, steps, take, simple, split
+
+    def _one_array(self, name: cst.Name, statement) -> bool:
+        """``name``, where ``statement`` reads it, is one array, not a tuple of them: an array the
+        module's shapes know, or the value of its last module assignment before ``statement``
+        (``name = value``, not unpacked) is arithmetic no tuple has (``(x - 127.5) / 127.5``,
+        ``x * 2.0``), an array's method (``.astype``, ``.reshape``) or NumPy's."""
+        known = self.shapes.at(statement, name)
+        if isinstance(known, shapes_of.Arr) or isinstance(known, tuple) or self._local(name):
+            return isinstance(known, shapes_of.Arr)
+        before = [n for n in self.names.get(name.value, ()) if self.binds(n) and self.top_index(n) < self.index[statement]]
+        if not before:
+            return False
+        last = max(before, key=self.top_index)
+        target = self.parent.get(last)
+        assign = self.parent.get(target)
+        if len([n for n in before if self.top_index(n) == self.top_index(last)]) > 1 or not (
+                isinstance(target, cst.AssignTarget) and target.target is last and isinstance(assign, cst.Assign)):
+            return False
+        return _array_valued(assign.value)
 
     def _read_take(self, read: cst.Name, statement) -> cst.Call | None:
         """``read`` as ``name.take(n)`` whose count the pipeline's last statement can take instead:
@@ -4129,6 +4178,23 @@ class _Apply(cst.CSTTransformer):
         return body
 
 
+_NO_TUPLE_OPERATORS = (cst.Subtract, cst.Divide, cst.FloorDivide, cst.Power, cst.MatrixMultiply)
+_ARRAY_METHODS = frozenset({"astype", "reshape", "transpose", "squeeze", "copy", "clip", "flatten", "swapaxes"})
+
+
+def _array_valued(value: cst.BaseExpression) -> bool:
+    """``value`` is an array, never a tuple: arithmetic a tuple has not (``-``, ``/``, ``**``, or
+    ``*``/``+`` with a float), an array's method, or a NumPy call."""
+    if isinstance(value, cst.BinaryOperation):
+        return isinstance(value.operator, _NO_TUPLE_OPERATORS) or any(
+            isinstance(side, cst.Float) for side in (value.left, value.right))
+    if isinstance(value, cst.Call):
+        func = dotted(value.func)
+        return (isinstance(value.func, cst.Attribute) and value.func.attr.value in _ARRAY_METHODS) or (
+            func is not None and func.split(".")[0] in ("np", "numpy"))
+    return False
+
+
 def _metric_object(line: cst.SimpleStatementLine) -> cst.BaseExpression:
     """The metric an update statement (``metric(x)``, ``metric.update_state(x)``) updates."""
     func = line.body[0].value.func
@@ -4167,6 +4233,9 @@ class _Renamed(cst.CSTTransformer):
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         return updated.with_changes(attr=original.attr)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        return updated.with_changes(keyword=original.keyword)  # (`y_true=labels`: the parameter's name stays)
 
 
 def _keep_parens(original, replacement):
