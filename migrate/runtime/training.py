@@ -40,6 +40,7 @@ from mindspore import nn
 
 from .keras._tensors import map_structure
 from .keras.callbacks import CallbackList
+from .keras.metrics import fresh_values
 from .keras.models.data_adapter import DataAdapter, local_share, predict_outputs, to_device
 from .keras.models.training import _logs_to_floats, _resolve_metric, _validation_args
 from .parameters import write_in_place
@@ -228,9 +229,10 @@ def _run(state: _Compiled, batch, step):
         raise ValueError("sample weights are not supported by the native loop (the shim's `fit` takes them)")
     loss, logits = step(x, y)
     state.resolve(y, logits)
-    state.loss_tracker.update_state(loss, sample_weight=float(count))
-    for metric in state.metrics:
-        metric.update_state(y, logits)
+    with fresh_values():  # (the step's outputs and this batch: nothing changes them after)
+        state.loss_tracker.update_state(loss, sample_weight=float(count))
+        for metric in state.metrics:
+            metric.update_state(y, logits)
     return count
 
 

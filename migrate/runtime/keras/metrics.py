@@ -42,6 +42,19 @@ def _ops():
 
 _WAIT_CALLS = 32  # calls whose updates wait to be made as one
 _WAIT_VALUES = 1 << 22  # ... unless their inputs hold more values than this
+_FRESH = [False]  # (inside `fresh_values()`: the updates' tensors are kept as they are)
+
+
+@contextlib.contextmanager
+def fresh_values():
+    """Updates made inside keep their tensors, not copies: the caller made them for these calls
+    and changes none of them later (a compiled step's outputs, a loop's batch). A copy of each
+    costs about as much as the update itself on a small batch."""
+    before, _FRESH[0] = _FRESH[0], True
+    try:
+        yield
+    finally:
+        _FRESH[0] = before
 
 
 def _synchronized_result(result):
@@ -147,7 +160,7 @@ class Metric(AutoConfig):
         if not fits:
             self._flush()
             return False
-        joined = [v if v is None else v.copy() for v in kept]
+        joined = [v if v is None or _FRESH[0] else v.copy() for v in kept]
         key = (update, stacked, weight is None, *((v.dtype, tuple(v.shape[1:])) for v in joined if v is not None))
         waiting = self.__dict__.get("_waiting")
         if waiting is not None and waiting["key"] != key:

@@ -154,3 +154,23 @@ def test_a_bad_call_raises_and_the_calls_before_it_count():
         metric.result()
     assert float(metric.result()) == 18.0
     assert getattr(mk.metrics.Mean.__new__(mk.metrics.Mean), "total", "absent") == "absent"
+
+
+def test_updates_of_fresh_values_keep_their_tensors_and_give_the_same_result(step_by_step):
+    """`fresh_values()` (the native loop's steps: a compiled step's outputs and its batch, which
+    nothing changes later) keeps the tensors, not copies; the result is the call-by-call one, and
+    outside it, and after an error inside it, updates copy again."""
+    ours, reference = mk.metrics.SparseCategoricalAccuracy(), step_by_step(mk.metrics.SparseCategoricalAccuracy)
+    calls = list(_calls(9, 40))
+    with metrics_module.fresh_values():
+        for y, logits, _, _, _ in calls:
+            ours.update_state(y, logits)
+        assert ours.__dict__["_waiting"]["calls"][-1][1] is calls[-1][1]
+    for y, logits, _, _, _ in calls:
+        reference.update_state(y, logits)
+    assert float(ours.result()) == pytest.approx(float(reference.result()), rel=1e-6)
+    y, logits = calls[0][:2]
+    with pytest.raises(RuntimeError), metrics_module.fresh_values():
+        raise RuntimeError("a step failed")
+    ours.update_state(y, logits)
+    assert ours.__dict__["_waiting"]["calls"][-1][1] is not logits
