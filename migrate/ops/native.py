@@ -324,6 +324,8 @@ class NativePass:
         self.inlined: dict[cst.CSTNode, tuple[str, cst.CSTNode]] = {}  # compile statement -> (optimizer, its statement), `_compiled_optimizer`
         self.loss_reductions: dict[str, str] = {}  # native loss -> its reduction (MindSpore's name)
         self.metrics: set[str] = set()  # native metric objects
+        # a module function (None: module level) -> its native metrics' updates, (statement, rewrite, values)
+        self.metric_updates: dict[cst.FunctionDef | None, list] = {}
         self.used: set[str] = set()  # ids of the rules that lowered something
         self.taken = set(self.names)
         self.reducer_statements: list[cst.CSTNode] = []
@@ -2630,6 +2632,7 @@ class NativePass:
         if isinstance(native, str):
             return native
         native, reduction = native
+        scaled = self.mentions(rule.params.get("scaled_when", [])) if reduction != "none" else None
         calls = {}
         for read in self.reads(name, binding):
             use = self.parent.get(read)
@@ -2638,9 +2641,8 @@ class NativePass:
             if not (isinstance(use, cst.Call) and use.func is read and len(use.args) == 2
                     and all(a.keyword is None and not a.star for a in use.args)):
                 return f"`{name}` has a use other than `{name}(y_true, y_pred)`"
-            word = self.mentions(rule.params.get("scaled_when", [])) if reduction != "none" else None
-            if word is not None:
-                return (f"it is called in a strategy program (`{word}`), where Keras scales a reduced loss by 1 / replicas "
+            if scaled is not None:
+                return (f"it is called in a strategy program (`{scaled}`), where Keras scales a reduced loss by 1 / replicas "
                         "in the strategy's scope and replica context, and MindSpore's loss does not")
             template = rule.params["template"]
             if not self._native_output(use.args[1].value):
@@ -2681,9 +2683,13 @@ class NativePass:
         """``model(x)`` of a native model, or a name bound once in its function to one, where the
         model's output is not known to have other than one axis besides the batch's (MindSpore's
         losses and `Accuracy` read the classes on axis 1, Keras on the last)."""
-        model = self._output_of(node)
-        shape = self.model_out.get(model, (None,))[0] if model is not None else None
+        model, shape = self._output_shape(node)
         return model is not None and (shape is None or len(shape) == 1)
+
+    def _output_shape(self, node: cst.CSTNode) -> tuple[str | None, tuple | None]:
+        """The native model whose output ``node`` is, and that output's shape (batch left out), where known."""
+        model = self._output_of(node)
+        return model, self.model_out.get(model, (None,))[0] if model is not None else None
 
     def _output_of(self, node: cst.CSTNode) -> str | None:
         """The native model whose output ``node`` is (``model(x)``, or a name bound once in its function to it)."""
@@ -2707,7 +2713,6 @@ class NativePass:
         result or a reset becomes MindSpore's ``mindspore.train`` metric; a compiled step's last
         statements updating such metrics move to each of its calls, the step returning what they read,
         so that the step compiles and the metrics (host objects) update after it."""
-        self.metric_updates: dict[cst.FunctionDef | None, list] = {}  # function (None: module) -> [(statement, rewrite)]
         self._lower_objects("metric", self._metric)
         for function, updates in self.metric_updates.items():
             updates.sort(key=lambda update: self._position(update[0]))
@@ -2761,7 +2766,7 @@ class NativePass:
                 use = after  # (`.result().numpy()`: MindSpore's `eval()` is a number already)
             elif method != "result" and self._update_line(use) is None:
                 return f"`{name}.{method}()` is not a statement of its own"
-            rewrites[use] = template_expression("{m}.{f}()".replace("{f}", methods[method]), m=cst.Name(name))
+            rewrites[use] = parse_expression(f"{name}.{methods[method]}()")
         if not updates:
             return f"`{name}` is never updated"
         for use, native in rewrites.items():
@@ -2829,8 +2834,7 @@ class NativePass:
                 return "the value it is updated with is not a native loss's reduced value or another scalar it can prove"
             return None
         y_true, y_pred = values["y_true"], values["y_pred"]
-        model = self._output_of(self._held(y_pred) or y_pred)
-        shape = self.model_out.get(model, (None,))[0] if model is not None else None
+        _, shape = self._output_shape(self._held(y_pred) or y_pred)
         if shape is None or len(shape) != 1:
             return ("the predictions it is updated with are not a native model's output of shape (batch, classes) "
                     "(MindSpore's `Accuracy` reads the classes on axis 1, Keras on the last)")
@@ -3217,9 +3221,8 @@ class NativePass:
             lines.append(cst.EmptyLine(comment=trailing))
         if after is None or not lines or after in self.out.removed:
             return
-        before = self.out.nodes.get(after, lambda new: new)
-        self.out.nodes[after] = lambda new: (lambda done: done.with_changes(leading_lines=[*lines, *done.leading_lines])
-                                             if hasattr(done, "leading_lines") else done)(before(new))
+        self._rewrite(after, lambda done: done.with_changes(leading_lines=[*lines, *done.leading_lines])
+                      if hasattr(done, "leading_lines") else done)
 
     def _replaced(self, node: cst.CSTNode) -> bool:
         """``node`` is (in) weights a lowering dropped (:attr:`weights_dropped`)."""
@@ -3379,7 +3382,6 @@ class NativePass:
         takes = [self._read_take(read, statement) for read in reads]
         if not all(takes) or any(not t.args[0].value.deep_equals(takes[0].args[0].value) for t in takes):
             takes = [None] * len(reads)
-        take = takes[0]
         why = next(filter(None, (self._iterated_only(read, t, single) for read, t in zip(reads, takes))), None)
         if why is not None:
             return why
